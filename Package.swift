@@ -1,0 +1,115 @@
+// swift-tools-version: 6.1
+// RoomBridge: a Linux daemon that bridges a room's NFC reader and BLE curtain to a Varlink socket.
+//
+// Dependency direction (see docs/architecture.md):
+//   executables -> RoomBridgeDaemon -> adapters (NFCReader, BlueZClient, LendingStore, VarlinkNIO)
+//   adapters -> pure modules (RoomBridgeCore, NDEF, CurtainProtocol, Varlink) ; C modules only under adapters.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "RoomBridge",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "roombridged", targets: ["roombridged"]),
+        .executable(name: "roombridgectl", targets: ["roombridgectl"]),
+        .executable(name: "pn532-sim", targets: ["pn532-sim"]),
+        .executable(name: "bluez-sim", targets: ["bluez-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // MARK: C libraries — one thin module each; nothing outside the adapters imports them.
+        .target(name: "CShims", path: "Sources/C/CShims"),
+        .systemLibrary(name: "CLibNFC", path: "Sources/C/CLibNFC", pkgConfig: "libnfc",
+                       providers: [.apt(["libnfc-dev"])]),
+        .systemLibrary(name: "CDBus", path: "Sources/C/CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CBluetooth", path: "Sources/C/CBluetooth", pkgConfig: "bluez",
+                       providers: [.apt(["libbluetooth-dev"])]),
+
+        // MARK: Pure modules — codecs and domain logic, no I/O, no C.
+        .target(name: "RoomBridgeCore", swiftSettings: swiftSettings),
+        .target(name: "NDEF", swiftSettings: swiftSettings),
+        .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
+        .target(name: "Varlink", swiftSettings: swiftSettings),
+
+        // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
+        .target(name: "VarlinkNIO", dependencies: [
+            "Varlink", "CShims",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "NFCReader", dependencies: [
+            "RoomBridgeCore", "NDEF", "CLibNFC", "CShims",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "DBus", dependencies: [
+            "CDBus", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "BlueZClient", dependencies: [
+            "RoomBridgeCore", "CurtainProtocol", "DBus", "CBluetooth",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "LendingStore", dependencies: [
+            "RoomBridgeCore",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "RoomBridgeInterfaces", dependencies: [
+            "RoomBridgeCore", "Varlink",
+        ], swiftSettings: swiftSettings),
+
+        // MARK: Composition and executables.
+        .target(name: "RoomBridgeDaemon", dependencies: [
+            "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
+            "NFCReader", "BlueZClient", "LendingStore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ], swiftSettings: swiftSettings),
+        .executableTarget(name: "roombridged", dependencies: [
+            "RoomBridgeDaemon",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+        .executableTarget(name: "roombridgectl", dependencies: [
+            "Varlink", "VarlinkNIO", "RoomBridgeCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+
+        // MARK: Simulators at the hardware boundary (shipped with the product).
+        .target(name: "PN532Simulator", dependencies: ["CShims"], swiftSettings: swiftSettings),
+        .executableTarget(name: "pn532-sim", dependencies: [
+            "PN532Simulator",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "BlueZSimulator", dependencies: [
+            "DBus", "CurtainProtocol",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
+        .executableTarget(name: "bluez-sim", dependencies: [
+            "BlueZSimulator",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+
+        // MARK: Tests mirror modules.
+        .testTarget(name: "RoomBridgeCoreTests", dependencies: ["RoomBridgeCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "NDEFTests", dependencies: ["NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "CurtainProtocolTests", dependencies: ["CurtainProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkNIO"], swiftSettings: swiftSettings),
+        .testTarget(name: "NFCReaderTests", dependencies: ["NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "LendingStoreTests", dependencies: ["LendingStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,1 @@
+#include <libnfc/nfc.h>
