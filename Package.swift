@@ -42,6 +42,7 @@ let package = Package(
         .target(name: "NDEF", swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "Varlink", swiftSettings: swiftSettings),
+        .target(name: "Lending", swiftSettings: swiftSettings),
 
         // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
         .target(name: "VarlinkNIO", dependencies: [
@@ -62,17 +63,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
-            "RoomBridgeCore",
+            "Lending",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
-            "RoomBridgeCore", "Varlink",
+            "RoomBridgeCore", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
 
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
             "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
-            "NFCReader", "BlueZClient", "LendingStore",
+            "NFCReader", "BlueZClient", "Lending", "LendingStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -109,7 +110,9 @@ let package = Package(
         .testTarget(name: "NFCReaderTests", dependencies: ["NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZClientTests", dependencies: ["BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "LendingTests", dependencies: ["Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["LendingStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
     ]
 )
