@@ -1,1 +1,2 @@
-print("not implemented yet")
+// Placeholder until the Varlink client lands.
+@main struct RoomBridgeCtlPlaceholder { static func main() { print("not implemented yet") } }
