@@ -91,16 +91,19 @@ public actor SystemState {
     private var arm: LendingArm?
     private var lastOutcome: LendingOutcome?
     private var counters = StateSnapshot.Counters()
-    private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int)] = [:]
+    private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
     private var nextSubscriberID: UInt64 = 0
     private var closed = false
 
     /// - Parameters:
     ///   - bufferLimit: events a subscriber may fall behind before it is dropped.
     ///   - now: the wall clock (injected in tests).
-    public init(bufferLimit: Int = 1024, now: @escaping @Sendable () -> Date = { Date() }) {
+    ///   - curtain: the initial curtain state (e.g. `.disabled` when no curtain is configured).
+    public init(bufferLimit: Int = 1024, curtain: CurtainState = CurtainState(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
         precondition(bufferLimit > 0, "bufferLimit must be positive")
         self.now = now
+        self.curtain = curtain
         self.defaultBufferLimit = bufferLimit
         self.startedAt = now()
     }
@@ -135,8 +138,11 @@ public actor SystemState {
     public func ping() -> UInt64 { seq }
 
     /// Subscribes to every change from now on.
-    /// - Parameter bufferLimit: overrides the default buffer limit for this subscriber.
-    public func subscribe(bufferLimit: Int? = nil) -> Subscription {
+    /// - Parameters:
+    ///   - bufferLimit: overrides the default buffer limit for this subscriber.
+    ///   - counted: whether the subscriber counts in `counters.subscribers` (clients do; the
+    ///     daemon's own listeners, such as the systemd status line, do not).
+    public func subscribe(bufferLimit: Int? = nil, counted: Bool = true) -> Subscription {
         let limit = max(1, bufferLimit ?? defaultBufferLimit)
         let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream(
             bufferingPolicy: .bufferingOldest(limit))
@@ -147,8 +153,8 @@ public actor SystemState {
         }
         nextSubscriberID += 1
         let id = nextSubscriberID
-        subscribers[id] = (continuation, limit)
-        counters.subscribers = UInt64(subscribers.count)
+        subscribers[id] = (continuation, limit, counted)
+        updateSubscriberCount()
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             Task { await self.removeSubscriber(id) }
@@ -158,8 +164,12 @@ public actor SystemState {
 
     private func removeSubscriber(_ id: UInt64) {
         if subscribers.removeValue(forKey: id) != nil {
-            counters.subscribers = UInt64(subscribers.count)
+            updateSubscriberCount()
         }
+    }
+
+    private func updateSubscriberCount() {
+        counters.subscribers = UInt64(subscribers.values.lazy.filter(\.counted).count)
     }
 
     /// Ends every subscription with ``SubscriptionError/shuttingDown``; later subscriptions end at once.
@@ -271,10 +281,10 @@ public actor SystemState {
         for id in gone { subscribers.removeValue(forKey: id) }
         for id in dropped {
             if let sub = subscribers.removeValue(forKey: id) {
-                counters.subscribersDropped += 1
+                if sub.counted { counters.subscribersDropped += 1 }
                 sub.continuation.finish(throwing: SubscriptionError.tooSlow(bufferLimit: sub.limit))
             }
         }
-        counters.subscribers = UInt64(subscribers.count)
+        if !gone.isEmpty || !dropped.isEmpty { updateSubscriberCount() }
     }
 }

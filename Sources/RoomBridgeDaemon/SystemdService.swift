@@ -13,8 +13,9 @@ struct SystemdService: Service {
     let logger: Logger
 
     func run() async throws {
-        notifier.ready(status: await state.snapshot().statusLine)
-        logger.info("ready", metadata: ["status": "\(await state.snapshot().statusLine)"])
+        let status = await state.snapshot().statusLine
+        notifier.ready(status: status)
+        logger.info("ready: \(status)")
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await publishStatus() }
@@ -31,7 +32,7 @@ struct SystemdService: Service {
     private func publishStatus() async {
         var last = ""
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            let subscription = await state.subscribe()
+            let subscription = await state.subscribe(counted: false)
             do {
                 last = send(subscription.snapshot.statusLine, last)
                 for try await _ in subscription.events.cancelOnGracefulShutdown() {

@@ -49,6 +49,10 @@ final class EncodingBox {
             content = .value(json)
             return
         }
+        if let date = JSONDates.encode(value) {
+            content = .value(date)
+            return
+        }
         try value.encode(to: BoxEncoder(box: self, codingPath: codingPath))
     }
 }
@@ -220,7 +224,7 @@ public struct JSONValueDecoder: Sendable {
 
     public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         if T.self == JSONValue.self { return value as! T }
-        return try T(from: ValueDecoder(value: value, codingPath: []))
+        return try decodeScalar(type, from: value, codingPath: [])
     }
 
     /// Decodes from a parameters object.
@@ -281,6 +285,7 @@ func decodeScalar<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPat
         .typeMismatch(T.self, .init(codingPath: codingPath, debugDescription: "expected \(expected), found \(value.typeName)"))
     }
     if T.self == JSONValue.self { return value as! T }
+    if JSONDates.isDate(T.self) { return try JSONDates.decode(value, codingPath: codingPath) as! T }
     if T.self == Bool.self {
         guard case .bool(let b) = value else { throw mismatch("a bool") }
         return b as! T

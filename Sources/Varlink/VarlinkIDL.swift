@@ -285,15 +285,19 @@ private struct IDLParser {
     }
 
     static func isInterfaceName(_ s: String) -> Bool {
-        // [a-z]([-]*[a-z0-9])*(\.[a-z0-9]([-]*[a-z0-9])*)+
+        // As the reference implementations accept it (python-varlink's scanner, systemd's
+        // io.systemd.* names): [A-Za-z]... segments of letters, digits and inner dashes.
+        // [A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9]([-]*[A-Za-z0-9])*)+
+        func isAlpha(_ c: Unicode.Scalar) -> Bool { (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") }
+        func isDigit(_ c: Unicode.Scalar) -> Bool { c >= "0" && c <= "9" }
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count >= 2 else { return false }
         for (i, part) in parts.enumerated() {
             let scalars = Array(part.unicodeScalars)
             guard let first = scalars.first, let last = scalars.last else { return false }
-            let firstOK = i == 0 ? (first >= "a" && first <= "z") : ((first >= "a" && first <= "z") || (first >= "0" && first <= "9"))
+            let firstOK = i == 0 ? isAlpha(first) : (isAlpha(first) || isDigit(first))
             guard firstOK, last != "-" else { return false }
-            for c in scalars where !((c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "-") { return false }
+            for c in scalars where !(isAlpha(c) || isDigit(c) || c == "-") { return false }
         }
         return true
     }
@@ -326,7 +330,7 @@ private struct IDLParser {
     mutating func parseInterface() throws(VarlinkIDLError) -> VarlinkInterfaceDefinition {
         guard try next() == .word("interface") else { throw error("an interface description must start with 'interface <name>'") }
         let name = try expectWord("an interface name")
-        guard Self.isInterfaceName(name) else { throw error("'\(name)' is not a valid interface name (reverse-domain, lowercase, e.g. org.example.thing)") }
+        guard Self.isInterfaceName(name) else { throw error("'\(name)' is not a valid interface name (reverse-domain, e.g. org.example.thing)") }
         var def = VarlinkInterfaceDefinition(name: name)
         var namedReferences: [(String, Int, Int)] = []
         func addMember(_ member: String, line: Int, column: Int) throws(VarlinkIDLError) {

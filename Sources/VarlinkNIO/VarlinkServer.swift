@@ -213,7 +213,9 @@ public final class VarlinkServer: Sendable {
                     for try await connection in inbound {
                         let channel = connection.channel.channel
                         guard admit(channel) else {
-                            channel.close(promise: nil)
+                            // Close through the async wrapper: dropping an NIOAsyncChannel
+                            // without finishing its writer traps.
+                            group.addTask { try? await connection.channel.executeThenClose { _, _ in } }
                             continue
                         }
                         group.addTask {
