@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "roombridgectl", targets: ["roombridgectl"]),
         .executable(name: "pn532-sim", targets: ["pn532-sim"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
+        .executable(name: "roombridge-bench", targets: ["roombridge-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -87,6 +88,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
+        .executableTarget(name: "roombridge-bench", dependencies: [
+            "CShims", "Varlink",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+
         // MARK: Simulators at the hardware boundary (shipped with the product).
         .target(name: "PN532Simulator", dependencies: ["CShims"], swiftSettings: swiftSettings),
         .executableTarget(name: "pn532-sim", dependencies: [
@@ -113,6 +119,9 @@ let package = Package(
         .testTarget(name: "LendingTests", dependencies: ["Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["LendingStore"], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeInterfacesTests", dependencies: [
+            "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO",
+        ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
     ]
 )
