@@ -71,20 +71,27 @@ let package = Package(
             "RoomBridgeCore", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
 
+        // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
+        .target(name: "RoomBridgeConfig", dependencies: [
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "Diagnostics", dependencies: [
+            "RoomBridgeConfig", "RoomBridgeCore", "Varlink", "VarlinkNIO",
+        ], swiftSettings: swiftSettings),
+
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
-            "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
+            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
             "NFCReader", "BlueZClient", "Lending", "LendingStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridged", dependencies: [
             "RoomBridgeDaemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
-            "Varlink", "VarlinkNIO", "RoomBridgeCore",
+            "Varlink", "VarlinkNIO", "RoomBridgeCore", "Diagnostics",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
@@ -122,6 +129,8 @@ let package = Package(
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: [
             "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO",
         ], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeConfigTests", dependencies: ["RoomBridgeConfig"], swiftSettings: swiftSettings),
+        .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RoomBridgeConfig
 import RoomBridgeCore
 import RoomBridgeInterfaces
 import ServiceLifecycle

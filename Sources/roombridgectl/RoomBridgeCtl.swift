@@ -1,4 +1,5 @@
 import ArgumentParser
+import Diagnostics
 import Foundation
 import RoomBridgeCore
 import Varlink
@@ -16,6 +17,8 @@ enum CtlExit: Int32 {
     case refused = 5
     /// The connection broke or the daemon sent something unexpected.
     case protocolError = 6
+    /// `doctor` found at least one problem.
+    case checksFailed = 7
 }
 
 /// A failure with the message to print and the exit status.
@@ -39,11 +42,12 @@ struct RoomBridgeCtl: AsyncParsableCommand {
         abstract: "Control and watch roombridged, the room's NFC lending and curtain daemon.",
         discussion: """
             Exit status: 0 ok, 1 failure, 3 roombridged not running, 4 permission denied,
-            5 refused by the daemon, 6 connection or protocol error, 64 bad usage.
+            5 refused by the daemon, 6 connection or protocol error, 7 doctor found problems,
+            64 bad usage.
             Shell completions: roombridgectl --generate-completion-script bash|zsh|fish
             """,
         version: RoomBridgeVersion.string,
-        subcommands: [Status.self, Watch.self, LogLevel.self])
+        subcommands: [Status.self, Watch.self, LogLevel.self, DoctorCommand.self])
 }
 
 extension RoomBridgeCtl {
@@ -107,6 +111,37 @@ extension RoomBridgeCtl {
         }
     }
 }
+
+extension RoomBridgeCtl {
+    struct DoctorCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "doctor",
+            abstract: "Check the configuration, the socket, the reader, Bluetooth and the database; print a fix for each problem.")
+
+        @Option(name: .long, help: ArgumentHelp("roombridged's configuration file.", valueName: "PATH"))
+        var config = "/etc/roombridge/roombridged.toml"
+
+        @Option(name: .long, help: ArgumentHelp("Socket path (default: from the configuration).", valueName: "PATH"))
+        var socket: String?
+
+        @Flag(name: .long, help: "Print the findings as JSON, one object per line.")
+        var json = false
+
+        func run() async throws {
+            let findings = await Doctor(configPath: config, socketPath: socket ?? ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"],
+                                        probes: doctorProbes()).run()
+            if json {
+                for f in findings { emit(String(decoding: try JSONEncoder().encode(f), as: UTF8.self)) }
+            } else {
+                emit(Doctor.render(findings))
+            }
+            if findings.contains(where: { $0.status == .failed }) { throw ExitCode(CtlExit.checksFailed.rawValue) }
+        }
+    }
+}
+
+/// Checks contributed by the adapters (libnfc, BlueZ, the store).
+func doctorProbes() -> [any DoctorProbe] { [] }
 
 // MARK: Plumbing
 

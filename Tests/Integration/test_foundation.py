@@ -424,3 +424,27 @@ def test_ctl_completion_script():
     out = subprocess.run([binary("roombridgectl"), "--generate-completion-script", "bash"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "roombridgectl" in out.stdout
+
+
+def test_doctor_reports_on_this_machine(daemon, tmpdir_path):
+    cfg = tmpdir_path / "roombridged.toml"
+    out = subprocess.run([binary("roombridgectl"), "doctor", "--config", str(cfg), "--socket", daemon.socket_path, "--json"],
+                         capture_output=True, text=True, timeout=60)
+    findings = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
+    by_check = {f["check"]: f for f in findings}
+    assert by_check["configuration parses"]["status"] == "ok"
+    assert by_check["roombridged answers"]["status"] == "ok"
+    assert {"config", "socket", "reader", "bluetooth"} <= {f["area"] for f in findings}
+    failed = [f for f in findings if f["status"] == "failed"]
+    assert all(f.get("fix") for f in failed), failed
+    assert out.returncode == (7 if failed else 0)
+    human = subprocess.run([binary("roombridgectl"), "doctor", "--config", str(cfg), "--socket", daemon.socket_path],
+                           capture_output=True, text=True, timeout=60)
+    assert "SOCKET" in human.stdout and "roombridged answers" in human.stdout
+
+
+def test_doctor_without_daemon(tmpdir_path):
+    out = subprocess.run([binary("roombridgectl"), "doctor", "--config", str(tmpdir_path / "x.toml"),
+                          "--socket", str(tmpdir_path / "none.sock")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 7
+    assert "systemctl start roombridged" in out.stdout
