@@ -62,6 +62,9 @@ struct TestInterface: VarlinkInterface {
 
         method Note(text: string) -> ()
 
+        # The caller's credentials as the server sees them.
+        method WhoAmI() -> (pid: int, uid: int, gid: int, groups: []int)
+
         error Custom (reason: string)
         """
     }
@@ -113,6 +116,12 @@ struct TestInterface: VarlinkInterface {
                     probe.record("second reply refused")
                 }
             }
+        case "WhoAmI":
+            guard let peer = context.peer else { throw VarlinkError.permissionDenied }
+            try await replies.reply([
+                "pid": .int(Int64(peer.pid)), "uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid)),
+                "groups": .array(peer.groups.map { .int(Int64($0)) }),
+            ])
         case "Note":
             probe.record("note \(p["text"]!.stringValue!)")
         default:
