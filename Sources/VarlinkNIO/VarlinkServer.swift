@@ -261,6 +261,12 @@ public final class VarlinkServer: Sendable {
         }
     }
 
+    /// Starts a graceful shutdown without waiting (e.g. from a synchronous
+    /// graceful-shutdown handler); ``run()`` returns once it completes.
+    public func beginShutdown() {
+        initiateShutdown()
+    }
+
     /// Number of client connections being served.
     public var connectionCount: Int { state.withLock { $0.connections.count } }
 

@@ -53,6 +53,19 @@ import Testing
         #expect(try await single("org.example.test.Add", ["a": 1, "b": 2]).parameters == ["sum": 3])
     }
 
+    @Test func unknownParametersCanBeAllowed() async throws {
+        let service = try VarlinkService(vendor: "", product: "", version: "", url: "", interfaces: [TestInterface(probe: probe)],
+                                         allowUnknownParameters: true)
+        #expect(await service.replies(to: VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 2, "future": true]))
+            == [VarlinkReply(parameters: ["sum": 3])])
+        var person = validPerson.objectValue!
+        person["newField"] = 1
+        #expect(await service.replies(to: VarlinkCall(method: "org.example.test.Echo", parameters: ["person": .object(person)])).first?.error == nil)
+        // Declared fields are still checked.
+        #expect(await service.replies(to: VarlinkCall(method: "org.example.test.Add", parameters: ["a": "1", "b": 2]))
+            == [VarlinkReply(.invalidParameter("a"))])
+    }
+
     @Test func echoNestedTypes() async throws {
         let r = try await single("org.example.test.Echo", ["person": validPerson, "note": "hi"])
         #expect(r.error == nil)

@@ -123,8 +123,9 @@ import Varlink
             } catch { return error }
         }
         #expect(await eventually { probe.started.load(ordering: .relaxed) == 1 })
-        await server.shutdown()
+        server.beginShutdown()
         try await run.value
+        await server.shutdown()  // after run() returned: returns at once
         #expect(probe.cancelled.load(ordering: .relaxed) == 1)
         #expect(await stream.value as? VarlinkClientError == .connectionClosed)
         #expect(access(path, F_OK) != 0)
