@@ -105,20 +105,28 @@ public struct VarlinkInterfaceDefinition: Sendable, Hashable {
     /// declared are rejected. An `int` accepts a JSON number that is a whole number.
     /// - Returns: `nil` if valid, else the offending field as a dotted path
     ///   (`"name"`, `"filter.room"`, `"items[2].id"`).
-    public func firstInvalidField(_ parameters: [String: JSONValue], against fields: [VarlinkField]) -> String? {
-        validateFields(fields, parameters, path: "", depth: 0)
+    /// - Parameter allowUnknownFields: accept (and ignore) undeclared fields at every level
+    ///   instead of rejecting them.
+    public func firstInvalidField(_ parameters: [String: JSONValue], against fields: [VarlinkField], allowUnknownFields: Bool = false) -> String? {
+        Validator(definition: self, allowUnknownFields: allowUnknownFields).validateFields(fields, parameters, path: "", depth: 0)
     }
 
     /// Validates a call's parameters against the input of method `method` (unqualified).
     /// - Throws: `MethodNotFound` if the method is not declared, `InvalidParameter` naming the field.
-    public func validateCall(method: String, parameters: [String: JSONValue]) throws(VarlinkError) {
+    public func validateCall(method: String, parameters: [String: JSONValue], allowUnknownFields: Bool = false) throws(VarlinkError) {
         guard let m = methods[method] else { throw .methodNotFound("\(name).\(method)") }
-        if let bad = firstInvalidField(parameters, against: m.input) { throw .invalidParameter(bad) }
+        if let bad = firstInvalidField(parameters, against: m.input, allowUnknownFields: allowUnknownFields) { throw .invalidParameter(bad) }
     }
+}
+
+private struct Validator {
+    let definition: VarlinkInterfaceDefinition
+    let allowUnknownFields: Bool
+    var types: [String: VarlinkType] { definition.types }
 
     private func join(_ path: String, _ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
 
-    private func validateFields(_ fields: [VarlinkField], _ object: [String: JSONValue], path: String, depth: Int) -> String? {
+    func validateFields(_ fields: [VarlinkField], _ object: [String: JSONValue], path: String, depth: Int) -> String? {
         for field in fields {
             let fieldPath = join(path, field.name)
             let value = object[field.name] ?? .null
@@ -128,7 +136,7 @@ public struct VarlinkInterfaceDefinition: Sendable, Hashable {
             }
             if let bad = validate(value, field.type, path: fieldPath, depth: depth) { return bad }
         }
-        for key in object.keys where !fields.contains(where: { $0.name == key }) {
+        for key in object.keys where !allowUnknownFields && !fields.contains(where: { $0.name == key }) {
             return join(path, key)
         }
         return nil

@@ -165,15 +165,22 @@ public final class VarlinkService: Sendable {
     /// Interface names in `GetInfo` order (`org.varlink.service` first).
     public let interfaceNames: [String]
     private let unexpectedErrorHandler: (@Sendable (VarlinkCall, any Error) -> Void)?
+    private let allowUnknownParameters: Bool
 
     /// Creates a service; parses every interface description.
-    /// - Parameter onUnexpectedError: called when a handler throws an error that is not a
-    ///   ``VarlinkError`` (the client gets `InternalError`); use it to log.
+    /// - Parameters:
+    ///   - allowUnknownParameters: accept and ignore call parameters (at any nesting level)
+    ///     that the method does not declare. The default rejects them with `InvalidParameter`
+    ///     naming the field, as sd-varlink and python-varlink do.
+    ///   - onUnexpectedError: called when a handler throws an error that is not a
+    ///     ``VarlinkError`` (the client gets `InternalError`); use it to log.
     public init(
         vendor: String, product: String, version: String, url: String,
         interfaces: [any VarlinkInterface],
+        allowUnknownParameters: Bool = false,
         onUnexpectedError: (@Sendable (VarlinkCall, any Error) -> Void)? = nil
     ) throws(VarlinkServiceError) {
+        self.allowUnknownParameters = allowUnknownParameters
         self.vendor = vendor
         self.product = product
         self.version = version
@@ -224,7 +231,8 @@ public final class VarlinkService: Sendable {
         do {
             if call.upgrade { throw VarlinkError.invalidParameter("upgrade") }  // protocol upgrades are not supported
             guard let registered = interfaces[call.interface] else { throw VarlinkError.interfaceNotFound(call.interface) }
-            try registered.definition.validateCall(method: call.methodName, parameters: call.parameters)
+            try registered.definition.validateCall(method: call.methodName, parameters: call.parameters,
+                                                  allowUnknownFields: allowUnknownParameters)
             if let implementation = registered.implementation {
                 try await implementation.handle(call, context: context, replies: sink)
             } else {

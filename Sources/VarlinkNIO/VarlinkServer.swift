@@ -112,6 +112,13 @@ public final class VarlinkServer: Sendable {
         self.finished = serverChannel.channel.eventLoop.makePromise(of: Void.self)
     }
 
+    deinit {
+        // Completing twice is a no-op; this only keeps NIO's leak check quiet for a server
+        // that is dropped without shutdown().
+        finished.succeed(())
+        serverChannel.channel.close(promise: nil)
+    }
+
     /// Creates the listening socket. Connections are accepted (and queued) from now on, but
     /// served only once ``run()`` is called.
     public static func bind(
@@ -202,7 +209,11 @@ public final class VarlinkServer: Sendable {
     /// Serves connections until ``shutdown()`` is called or the calling task is cancelled.
     /// Returns after every connection is closed and the socket file (if we created it) is removed.
     public func run() async throws {
-        precondition(!runStarted.exchange(true, ordering: .relaxed), "VarlinkServer.run() called twice")
+        if runStarted.exchange(true, ordering: .acquiringAndReleasing) {
+            // Already running or already shut down: just wait for the end.
+            try? await finished.futureResult.get()
+            return
+        }
         defer {
             removeSocketFile()
             finished.succeed(())
@@ -213,9 +224,9 @@ public final class VarlinkServer: Sendable {
                     for try await connection in inbound {
                         let channel = connection.channel.channel
                         guard admit(channel) else {
-                            // Close through the async wrapper: dropping an NIOAsyncChannel
-                            // without finishing its writer traps.
-                            group.addTask { try? await connection.channel.executeThenClose { _, _ in } }
+                            // Closes at once; executeThenClose also finishes the NIOAsyncChannel's
+                            // writer, which NIO requires before it is released.
+                            try? await connection.channel.executeThenClose { _, _ in }
                             continue
                         }
                         group.addTask {
@@ -235,12 +246,25 @@ public final class VarlinkServer: Sendable {
     /// ``run()`` to return if it is running.
     public func shutdown() async {
         initiateShutdown()
-        if runStarted.load(ordering: .relaxed) {
+        if runStarted.exchange(true, ordering: .acquiringAndReleasing) {
             try? await finished.futureResult.get()
         } else {
-            try? await serverChannel.channel.closeFuture.get()
+            // Never ran: close connections accepted meanwhile (NIO requires every wrapped
+            // channel to be closed through executeThenClose).
+            try? await serverChannel.executeThenClose { inbound in
+                for try await connection in inbound {
+                    try? await connection.channel.executeThenClose { _, _ in }
+                }
+            }
             removeSocketFile()
+            finished.succeed(())
         }
+    }
+
+    /// Starts a graceful shutdown without waiting (e.g. from a synchronous
+    /// graceful-shutdown handler); ``run()`` returns once it completes.
+    public func beginShutdown() {
+        initiateShutdown()
     }
 
     /// Number of client connections being served.
