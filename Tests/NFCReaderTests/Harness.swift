@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NDEF
 import NFCReader
 import PN532Simulator
@@ -95,3 +96,15 @@ func card(_ spec: TagSpec) throws -> SimulatedCard { try spec.makeCard() }
 
 func openFDCount() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
 func threadCount() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
+
+let quietLogger: Logger = {
+    var l = Logger(label: "test.nfc")
+    l.logLevel = .error
+    return l
+}()
+
+func processCPUTime() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
