@@ -13,14 +13,17 @@ public enum PollModulation: String, Sendable, Hashable, CaseIterable, Codable {
 /// Product family of a detected tag.
 public enum TagKind: String, Sendable, Hashable, Codable {
     case ntag213, ntag215, ntag216
-    /// MIFARE Ultralight (no GET_VERSION answer), or an unidentified Type 2 tag.
+    /// MIFARE Ultralight: no GET_VERSION answer and a 48-byte data area.
     case ultralight
+    /// Another NFC Forum Type 2 tag (no GET_VERSION answer, CC announces more than 48 bytes:
+    /// NTAG203, Ultralight C, …); its memory size is taken from the CC.
+    case type2
     /// An ISO/IEC 14443-A card that is not a Type 2 tag (badge, MIFARE Classic, DESFire…).
     case iso14443a
     case felica
 
     /// True for NFC Forum Type 2 tags.
-    public var isType2: Bool { [.ntag213, .ntag215, .ntag216, .ultralight].contains(self) }
+    public var isType2: Bool { [.ntag213, .ntag215, .ntag216, .ultralight, .type2].contains(self) }
 }
 
 /// Radio-level identity of a tag.

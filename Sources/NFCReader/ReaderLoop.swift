@@ -329,9 +329,10 @@ public final class NFCReaderLoop: @unchecked Sendable {
         arrival.kind = version.map(TagKind.fromVersion) ?? .ultralight
         if version == nil { LibNFC.reselect(dev, uid: uid) }
         do {
-            let (cc, content) = try Type2ContentReader.read(LibNFCType2Transport(dev: dev), kind: arrival.kind)
+            let (cc, content, kind) = try Type2ContentReader.read(LibNFCType2Transport(dev: dev), kind: arrival.kind)
             arrival.capabilityContainer = cc
             arrival.ndef = content
+            arrival.kind = kind
         } catch {
             if case .device = error { throw error }
             arrival.ndef = .unreadable(error.description)

@@ -69,16 +69,25 @@ enum Type2ContentReader {
     /// Largest FAST_READ span: the PN532 returns at most ~262 bytes per InDataExchange.
     static let maxFastReadPages = 60
 
+    /// Reads CC and NDEF TLV. `kind` comes from GET_VERSION; a tag without GET_VERSION whose
+    /// CC announces more than the 48 bytes of an Ultralight is reported as `.type2`.
     static func read(_ t: Type2Transport, kind: TagKind) throws(Type2IOError)
-        -> (cc: Type2CapabilityContainer?, content: NDEFContent) {
+        -> (cc: Type2CapabilityContainer?, content: NDEFContent, kind: TagKind) {
         let first = try t.read(page: 3)            // CC + the first 12 data-area bytes
         let cc: Type2CapabilityContainer
         do {
             cc = try Type2CapabilityContainer(bytes: first.prefix(4))
         } catch {
-            if case .unsupportedMappingVersion = error { return (nil, .unreadable(error.description)) }
-            return (nil, .notFormatted)
+            if case .unsupportedMappingVersion = error { return (nil, .unreadable(error.description), kind) }
+            return (nil, .notFormatted, kind)
         }
+        let kind = (kind == .ultralight && cc.dataAreaSize > TagKind.ultralight.type2Model!.dataAreaSize) ? .type2 : kind
+        let (c, content) = try readContent(t, cc: cc, first: first, kind: kind)
+        return (c, content, kind)
+    }
+
+    private static func readContent(_ t: Type2Transport, cc: Type2CapabilityContainer, first: [UInt8], kind: TagKind) throws(Type2IOError)
+        -> (cc: Type2CapabilityContainer?, content: NDEFContent) {
         guard cc.isReadable else { return (cc, .unreadable("The tag denies read access (CC read access 0x\(String(cc.readAccess, radix: 16))).")) }
         var area = Array(first.dropFirst(4))
         do {

@@ -6,6 +6,11 @@ import PN532Simulator
 import Synchronization
 import Testing
 
+/// Parent suite: every test that opens ptys, spawns libnfc tools or counts descriptors runs
+/// one at a time (the leak check counts process-wide fds and threads).
+@Suite("NFC hardware boundary", .serialized)
+struct NFCHardwareTests {}
+
 /// A simulator on a pty in a private temporary directory.
 final class SimHarness: @unchecked Sendable {
     let dir: String
