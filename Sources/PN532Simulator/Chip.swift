@@ -234,6 +234,8 @@ final class PN532Chip {
         let timeout = ChipOutcome.response([responseCode, 0x01], delay: rfTimeout)
         var frame = data
         if raw {
+            // Frames with host-made parity bits (ManualRCV.ParityDisable) are not modelled: no answer.
+            if register(0x630D) & 0x10 != 0 { return timeout }
             let txBits = register(0x633D) & 0x07
             // 7-bit short frames REQA / WUPA: the PICC answers its ATQA (LSB first on air).
             if txBits == 7, frame.count == 1, frame[0] == 0x26 || frame[0] == 0x52 {

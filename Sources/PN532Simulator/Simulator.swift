@@ -39,7 +39,11 @@ public final class PN532Simulator: @unchecked Sendable {
     private var pending: PendingCommand?
     private var lastResponse: [UInt8] = []
     private var removeAt: Double?
-    private var running = false
+    private var runningFlag = false     // guarded by `lock`
+    private var running: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return runningFlag }
+        set { lock.lock(); runningFlag = newValue; lock.unlock() }
+    }
     private var thread: Thread?
     private var control: ControlServer?
     private let lock = NSLock()
@@ -204,12 +208,14 @@ public final class PN532Simulator: @unchecked Sendable {
 
     /// Runs `body` on the I/O thread and returns its result.
     private func sync<T>(_ body: @escaping () -> T) -> T {
-        if Thread.current === thread || !running {
-            return body()
-        }
+        if Thread.current === thread { return body() }
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: T?
         lock.lock()
+        guard runningFlag else {
+            lock.unlock()
+            return body()
+        }
         jobs.append { result = body(); done.signal() }
         lock.unlock()
         var b: UInt8 = 1
@@ -277,6 +283,9 @@ public final class PN532Simulator: @unchecked Sendable {
                 if got > 0 { receive(Array(buf[0 ..< got])) }
             }
         }
+        // Jobs queued just before the stop still run (their callers are waiting).
+        lock.lock(); let late = jobs; jobs.removeAll(); lock.unlock()
+        for j in late { j() }
         stopped.signal()
     }
 
