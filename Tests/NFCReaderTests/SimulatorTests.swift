@@ -141,3 +141,47 @@ extension NFCHardwareTests {
         }
     }
 }
+
+extension NFCHardwareTests {
+    @Suite("pn532-sim executable")
+    struct ExecutableTests {
+        @Test("pn532-sim run prints its device path; ctl places a tag that nfc-list sees; SIGTERM cleans up")
+        func runAndControl() throws {
+            let h = try SimHarness()             // only for the temp dir and runTool
+            h.sim.stop()
+            let exe = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pn532-sim").path
+            let found = FileManager.default.isExecutableFile(atPath: exe)
+            try #require(found, "build the pn532-sim product first (swift build), looked at \(exe)")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: exe)
+            p.arguments = ["run", "--link", h.device, "--control", h.dir + "/ctl", "--tag", "ntag213"]
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            defer { if p.isRunning { p.terminate() } }
+            var line = Data()
+            while !line.contains(0x0A) {
+                let d = out.fileHandleForReading.availableData
+                if d.isEmpty { break }
+                line += d
+            }
+            let ready = String(decoding: line, as: UTF8.self)
+            #expect(ready.hasPrefix("pn532-sim ready: device=\(h.device) pty=/dev/pts/"))
+            let ctl = Process()
+            ctl.executableURL = p.executableURL
+            ctl.arguments = ["ctl", "--control", h.dir + "/ctl", "place", "isoa:0a0b0c0d"]
+            ctl.standardOutput = FileHandle.nullDevice
+            try ctl.run()
+            ctl.waitUntilExit()
+            #expect(ctl.terminationStatus == 0)
+            let (status, list) = try h.runTool(["nfc-list", "-t", "1"])
+            #expect(status == 0)
+            #expect(list.contains("UID (NFCID1): 0a  0b  0c  0d"))
+            p.terminate()
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0)
+            #expect(!FileManager.default.fileExists(atPath: h.device))
+        }
+    }
+}
