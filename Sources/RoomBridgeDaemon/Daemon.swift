@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NFCReader
 import RoomBridgeConfig
 import RoomBridgeCore
 import RoomBridgeInterfaces
@@ -138,12 +139,17 @@ public enum Daemon {
         case .path(let path, _, _): logger.info("listening on \(path)")
         }
 
-        let services: [any Service] = [
-            VarlinkSocketService(server: server, state: state, logger: logger),
-            SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
-                           watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
-                           logger: logger),
-        ]
+        // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
+        // the socket last (Watch clients are told, connections closed, the socket file removed).
+        var services: [any Service] = [VarlinkSocketService(server: server, state: state, logger: logger)]
+        if config.bool("nfc.enabled") {
+            services.append(NFCBridge(readers: NFCBridge.parse(config.strings("nfc.readers")),
+                                      modulations: config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:)),
+                                      state: state, handler: nil, logger: logger))
+        }
+        services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
+                                       watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
+                                       logger: logger))
         let group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
