@@ -38,6 +38,9 @@ public final class PN532Simulator: @unchecked Sendable {
     private var wakeWrite: Int32 = -1
     private var pending: PendingCommand?
     private var lastResponse: [UInt8] = []
+    /// UART bytes received from and sent to the host since the last `counters reset` (I/O thread).
+    private var bytesReceived = 0
+    private var bytesSent = 0
     private var removeAt: Double?
     private var runningFlag = false     // guarded by `lock`
     private var running: Bool {
@@ -188,8 +191,16 @@ public final class PN532Simulator: @unchecked Sendable {
                 return "ok \(options.linkPath) \(ptyPath)"
             case "status":
                 return "ok plugged=\(isPlugged) card=\(card.map { $0.summary } ?? "none")"
+            case "counters":
+                // `counters` reports UART bytes both ways; `counters reset` zeroes them. The
+                // benchmark turns them into the wire-time minimum of a tap at 115200 baud.
+                return sync {
+                    let line = "ok rx=\(self.bytesReceived) tx=\(self.bytesSent)"
+                    if rest == "reset" { self.bytesReceived = 0; self.bytesSent = 0 }
+                    return line
+                }
             default:
-                return "error unknown command '\(cmd)' (place, tap, remove, list, dump, unplug, replug, path, status)"
+                return "error unknown command '\(cmd)' (place, tap, remove, list, dump, unplug, replug, path, status, counters [reset])"
             }
         } catch {
             return "error \(error.description)"
@@ -290,6 +301,7 @@ public final class PN532Simulator: @unchecked Sendable {
     }
 
     private func receive(_ bytes: [UInt8]) {
+        bytesReceived += bytes.count
         log("<< \(hex(bytes))")
         for frame in parser.feed(bytes) {
             switch frame {
@@ -333,6 +345,7 @@ public final class PN532Simulator: @unchecked Sendable {
 
     private func send(_ bytes: [UInt8]) {
         guard masterFD >= 0 else { return }
+        bytesSent += bytes.count
         log(">> \(hex(bytes))")
         var off = 0
         while off < bytes.count {

@@ -59,6 +59,7 @@ public enum Daemon {
             JournalAwareLogHandler(label: label, levels: levels, journal: journal)
         }
         let logger = Logger(label: "roombridged")
+        raiseOpenFileLimit(logger)
 
         do {
             return try await runServices(config: config, environment: environment, levels: levels, logger: logger)
@@ -157,6 +158,21 @@ public enum Daemon {
         try await group.run()
         logger.info("stopped")
         return DaemonExit.ok.rawValue
+    }
+
+    /// Raises the soft limit on open files to the hard limit (at most 65536), as servers that
+    /// hold many client connections do; systemd sets a soft limit of 1024 by default.
+    private static func raiseOpenFileLimit(_ logger: Logger) {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65536)
+        if limit.rlim_cur < wanted {
+            limit.rlim_cur = wanted
+            if setrlimit(resource, &limit) != 0 {
+                logger.debug("could not raise the open-file limit: \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
     private static func printError(_ message: String) {
