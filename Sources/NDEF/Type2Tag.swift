@@ -115,9 +115,12 @@ public enum Type2TLVScanner {
     /// data area) and locates the first NDEF Message TLV.
     ///
     /// NULL TLVs are skipped byte by byte; Lock Control, Memory Control, Proprietary and
-    /// unknown TLVs are skipped by their length. Reserved/lock areas announced by Memory/Lock
-    /// Control TLVs are not subtracted from the NDEF value: on NTAG21x and Ultralight the
-    /// dynamic lock bytes lie behind the data area, so the NDEF TLV value is contiguous.
+    /// unknown TLVs are skipped by their length (as nfcpy's tt2.py does). On NTAG21x and
+    /// MIFARE Ultralight (C) the lock bytes lie behind the data area (e.g. Lock Control
+    /// `01 03 A0 10 44` points at tag byte 160, page 40), so the NDEF TLV value is contiguous.
+    /// If a Lock/Memory Control TLV announces a reserved area inside the NDEF value, the value
+    /// would have to be read around it; that layout is refused with
+    /// ``NDEFError/reservedAreaInsideNDEF(offset:)``.
     /// Bytes of `dataArea` beyond `dataAreaSize` are ignored.
     ///
     /// - Parameters:
@@ -128,6 +131,7 @@ public enum Type2TLVScanner {
     public static func locate(in dataArea: [UInt8], dataAreaSize: Int) throws(NDEFError) -> Type2Locate {
         guard dataAreaSize >= 0, dataAreaSize <= maxDataAreaSize else { throw .invalidDataAreaSize(dataAreaSize) }
         let available = min(dataArea.count, dataAreaSize)
+        var reserved: [Range<Int>] = []
         var i = 0
         while true {
             if i >= dataAreaSize { return .noNDEFMessage }
@@ -165,12 +169,29 @@ public enum Type2TLVScanner {
             }
             if tag == Type2TLVTag.ndefMessage {
                 if length == 0 { return .noNDEFMessage }
+                if let area = reserved.first(where: { $0.overlaps(valueStart..<valueEnd) }) {
+                    throw .reservedAreaInsideNDEF(offset: area.lowerBound)
+                }
                 if valueEnd > available { return .needMore(totalBytes: valueEnd) }
                 return .ndef(range: valueStart..<valueEnd)
+            }
+            if (tag == Type2TLVTag.lockControl || tag == Type2TLVTag.memoryControl), length == 3, valueEnd <= available {
+                reserved.append(reservedArea(tag: tag, value: dataArea[valueStart], dataArea[valueStart + 1], dataArea[valueStart + 2]))
             }
             // Lock Control (01), Memory Control (02), Proprietary (FD) and unknown TLVs: skip.
             i = valueEnd
         }
+    }
+
+    /// The data-area byte range announced by a Lock Control (lock bits → bytes) or Memory
+    /// Control TLV: position = page × bytes-per-page + byte offset, counted from tag byte 0
+    /// (the data area starts at byte 16).
+    static func reservedArea(tag: UInt8, value v0: UInt8, _ v1: UInt8, _ v2: UInt8) -> Range<Int> {
+        let bytesPerPage = 1 << Int(v2 & 0x0F)
+        let start = Int(v0 >> 4) * bytesPerPage + Int(v0 & 0x0F) - 16
+        let count = v1 == 0 ? 256 : Int(v1)
+        let size = tag == Type2TLVTag.lockControl ? (count + 7) / 8 : count
+        return start..<(start + size)
     }
 
     /// Locates and decodes the NDEF message in a complete data area.

@@ -65,7 +65,7 @@ struct Type2Tests {
         ("03 00 FE", 48, "none"),                                  // empty NDEF TLV (factory NTAG)
         ("FE 03 03 D0 00 00", 48, "none"),                         // terminator first
         ("00 00 00 03 03 D0 00 00 FE", 48, "ndef 5..<8"),          // NULL padding
-        ("02 03 00 00 00 FD 02 AA BB 03 03 D0 00 00", 48, "ndef 11..<14"), // memory control + proprietary
+        ("02 03 A0 10 04 FD 02 AA BB 03 03 D0 00 00", 48, "ndef 11..<14"), // memory control (behind the data area) + proprietary
         ("00 00 00 00", 4, "none"),                                // all NULL, end of data area
         ("03 03 D0 00", 48, "more 5"),                             // value not fully read
         ("03 FF", 48, "more 4"),                                   // 3-byte length header incomplete
@@ -75,6 +75,10 @@ struct Type2Tests {
         ("03", 1, "error tlvOutOfBounds"),                         // no room for the length
         ("", -1, "error invalidDataAreaSize"),
         ("", 0, "none"),
+        ("01 03 A0 10 44 03 03 D0 00 00 FE", 144, "ndef 7..<10"),  // Ultralight C lock bytes at tag byte 160: outside
+        ("01 03 18 10 44 03 03 D0 00 00 FE", 144, "error reservedAreaInsideNDEF"), // lock bytes at data byte 8..<10
+        ("02 03 15 02 04 03 03 D0 00 00 FE", 144, "ndef 7..<10"),   // memory control, 2 bytes at data 5..<7: before the NDEF value
+        ("FD 00 05 01 AA 03 00", 48, "none"),                            // proprietary TLV, then an unknown 05 TLV, empty NDEF
     ])
     func tlvVectors(input: String, size: Int, expected: String) {
         let result: String
