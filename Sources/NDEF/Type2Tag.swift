@@ -68,7 +68,15 @@ public struct Type2CapabilityContainer: Hashable, Sendable {
 
 /// Known Type 2 tag products and their NDEF formatting.
 public enum Type2TagModel: String, Hashable, Sendable, CaseIterable {
-    case ntag213, ntag215, ntag216, ultralight
+    /// NXP NTAG213: 144 bytes of user memory (pages 4–39).
+    case ntag213
+    /// NXP NTAG215: 496 bytes of user memory (pages 4–129).
+    case ntag215
+    /// NXP NTAG216: 872 bytes of user memory (pages 4–221).
+    case ntag216
+    /// MIFARE Ultralight (MF0ICU1): 48 bytes (pages 4–15); too small for a device record,
+    /// whose MIME type alone takes 38 bytes.
+    case ultralight
 
     /// The CC to write into page 3 when formatting a factory-blank tag.
     public var capabilityContainer: Type2CapabilityContainer {
@@ -98,11 +106,17 @@ public enum Type2Locate: Hashable, Sendable {
 
 /// TLV block tags used in the Type 2 data area.
 public enum Type2TLVTag {
+    /// NULL TLV (padding, no length field).
     public static let null: UInt8 = 0x00
+    /// Lock Control TLV (position of dynamic lock bits).
     public static let lockControl: UInt8 = 0x01
+    /// Memory Control TLV (reserved memory area).
     public static let memoryControl: UInt8 = 0x02
+    /// NDEF Message TLV.
     public static let ndefMessage: UInt8 = 0x03
+    /// Proprietary TLV.
     public static let proprietary: UInt8 = 0xFD
+    /// Terminator TLV (last TLV, no length field).
     public static let terminator: UInt8 = 0xFE
 }
 
@@ -212,6 +226,20 @@ public enum Type2TLVScanner {
     }
 }
 
+/// One 4-byte page write to a Type 2 tag.
+public struct Type2PageWrite: Hashable, Sendable {
+    /// Page number (the data area starts at page 4).
+    public var page: Int
+    /// The four bytes to write.
+    public var bytes: [UInt8]
+
+    /// Creates a page write.
+    public init(page: Int, bytes: [UInt8]) {
+        self.page = page
+        self.bytes = bytes
+    }
+}
+
 /// Builds the data-area image written to a Type 2 tag.
 public enum Type2TagImage {
     /// Page size of Type 2 tags in bytes.
@@ -241,6 +269,29 @@ public enum Type2TagImage {
         if out.count < capacity { out.append(Type2TLVTag.terminator) }
         while out.count % pageSize != 0 && out.count < capacity { out.append(Type2TLVTag.null) }
         return out
+    }
+
+    /// The page writes that store `message` from page 4, in a tear-safe order (as nfcpy's
+    /// tt2.py does): first page 4 with the NDEF TLV length set to 0 (a reader that sees a
+    /// half-written tag finds an empty NDEF message), then pages 5…, finally page 4 with the
+    /// real length. Write each with the Type 2 WRITE command (0xA2).
+    ///
+    /// - Throws: ``NDEFError/tooLarge(needed:capacity:)`` as ``dataArea(for:capacity:)``.
+    public static func writeSequence(for message: NDEFMessage, capacity: Int) throws(NDEFError) -> [Type2PageWrite] {
+        let area = try dataArea(for: message, capacity: capacity)
+        var pages: [Type2PageWrite] = []
+        var index = 0
+        while index < area.count {
+            let end = min(index + pageSize, area.count)
+            var page = Array(area[index..<end])
+            while page.count < pageSize { page.append(Type2TLVTag.null) }
+            pages.append(Type2PageWrite(page: 4 + index / pageSize, bytes: page))
+            index = end
+        }
+        guard var first = pages.first else { return [] }
+        let final = first
+        first.bytes[1] = 0
+        return [first] + pages.dropFirst() + [final]
     }
 
     /// Size of the NDEF TLV (header + message) for a message of `messageLength` bytes.

@@ -124,6 +124,30 @@ struct Type2Tests {
         #expect(Type2TagImage.tlvSize(messageLength: 254) == 256 && Type2TagImage.tlvSize(messageLength: 255) == 259)
     }
 
+    @Test("tear-safe write sequence: length 0 first, data pages, then the real length")
+    func writeSequence() throws {
+        let message = NDEFMessage(records: [.uri("tel:1")])  // TLV 03 06 D1 01 02 55 05 31 FE
+        let writes = try Type2TagImage.writeSequence(for: message, capacity: 144)
+        #expect(writes == [
+            Type2PageWrite(page: 4, bytes: bytes("03 00 D1 01")),
+            Type2PageWrite(page: 5, bytes: bytes("02 55 05 31")),
+            Type2PageWrite(page: 6, bytes: bytes("FE 00 00 00")),
+            Type2PageWrite(page: 4, bytes: bytes("03 06 D1 01")),
+        ])
+        // Applying the writes in order to a tag image gives the data area; after the first
+        // write alone the tag reads as empty.
+        var memory = [UInt8](repeating: 0, count: 144)
+        for (n, write) in writes.enumerated() {
+            memory.replaceSubrange((write.page - 4) * 4..<(write.page - 3) * 4, with: write.bytes)
+            if n == 0 { #expect(try Type2TLVScanner.locate(in: memory, dataAreaSize: 144) == .noNDEFMessage) }
+        }
+        #expect(try Type2TLVScanner.decodeMessage(in: memory, dataAreaSize: 144) == message)
+        let large = NDEFMessage(records: [.mime(type: "a/b", payload: [UInt8](repeating: 1, count: 300))])
+        let largeWrites = try Type2TagImage.writeSequence(for: large, capacity: 496)
+        #expect(largeWrites.first?.bytes == bytes("03 00 01 35"))  // 3-byte length hidden behind 00
+        #expect(largeWrites.last?.bytes == bytes("03 FF 01 35"))
+    }
+
     @Test("blank tag (no NDEF TLV) and data shorter than the NDEF TLV")
     func blankAndShort() throws {
         #expect(try Type2TLVScanner.decodeMessage(in: bytes("03 00 FE 00"), dataAreaSize: 144) == nil)
