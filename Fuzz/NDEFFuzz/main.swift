@@ -24,6 +24,13 @@ private func fuzzMessage(_ input: [UInt8]) {
         precondition(again == message, "plain round trip changed the message")
         let chunked = try NDEFMessage.decode(message.encoded(chunkSize: 7), options: options)
         precondition(chunked == message, "chunked round trip changed the message")
+        // Writer side: the Type 2 image (and the tear-safe page writes) locate back to it.
+        if let area = try? Type2TagImage.dataArea(for: message, capacity: Type2TLVScanner.maxDataAreaSize) {
+            let located = try Type2TLVScanner.decodeMessage(in: area, dataAreaSize: Type2TLVScanner.maxDataAreaSize, options: options)
+            precondition(located == message, "Type 2 image round trip changed the message")
+            let writes = try Type2TagImage.writeSequence(for: message, capacity: Type2TLVScanner.maxDataAreaSize)
+            precondition(writes.count == (area.count + 3) / 4 + 1, "unexpected number of page writes")
+        }
     } catch {
         preconditionFailure("a decoded message failed to re-encode/decode: \(error)")
     }
