@@ -316,7 +316,9 @@ public final class PN532Simulator: @unchecked Sendable {
                 send(PN532Frames.ack)
                 switch chip.handle(cmd, now: Self.now()) {
                 case .response(let r, let delay):
-                    let total = delay + uartTime(r.count + 7)
+                    // On a real 115200-baud link the command frame, the ACK and the response
+                    // frame each take their byte times; the pty delivers instantly, so charge them.
+                    let total = delay + uartTime(cmd.count + 7) + uartTime(PN532Frames.ack.count) + uartTime(r.count + 7)
                     if total <= 0 { sendResponse(r) } else {
                         pending = PendingCommand(command: cmd, deadline: Self.now() + total, response: r)
                     }
