@@ -55,6 +55,10 @@ public final class VarlinkClient: Sendable {
         self.path = path
     }
 
+    deinit {
+        channel.close(promise: nil)
+    }
+
     /// Connects to the Varlink socket at `path`.
     /// - Throws: ``VarlinkClientError`` (`socketNotFound`, `connectionRefused`, `permissionDenied`, `connectFailed`).
     public static func connect(
