@@ -152,5 +152,15 @@ func talkToPythonServer(path: String) async throws {
     let info = try await client.call("org.varlink.service.GetInfo")
     #expect(info["interfaces"]?.arrayValue?.contains("org.example.py") == true)
     await #expect(throws: VarlinkError.methodNotFound("Nope")) { try await client.call("org.example.py.Nope") }
+    // python-varlink streams even when the call did not ask for `more`; the client must
+    // not mis-pair those replies with later calls: it fails the call and drops the connection.
+    do {
+        _ = try await client.call("org.example.py.Count", parameters: ["n": 2])
+        Issue.record("expected a protocol error")
+    } catch let error as VarlinkClientError {
+        if case .protocolError = error {} else { Issue.record("unexpected \(error)") }
+    }
+    try await client.closeFuture.get()
+    await #expect(throws: VarlinkClientError.self) { try await client.call("org.example.py.Ping", parameters: ["ping": "x"]) }
     await client.close()
 }
