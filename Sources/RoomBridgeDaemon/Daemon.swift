@@ -104,13 +104,8 @@ public enum Daemon {
 
         // Bind before READY=1: a socket-activated socket if systemd passed one, else the path.
         let listen: VarlinkServerConfiguration.Listen
-        let passed = SocketActivation.passedDescriptors(environment: environment)
-        SocketActivation.unsetEnvironment()
-        if let fd = passed.first {
-            guard SocketActivation.isListeningUnixSocket(fd) else {
-                throw StartupError(.config, "systemd passed fd \(fd), which is not a listening Unix stream socket; check roombridged.socket (ListenStream=)")
-            }
-            listen = .inheritedSocket(fileDescriptor: fd)
+        if let activated = VarlinkServerConfiguration.Listen.systemdActivatedSocket() {
+            listen = activated
         } else {
             let groupName = config.string("socket.group")
             var gid: UInt32? = nil

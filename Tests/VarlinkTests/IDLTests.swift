@@ -70,7 +70,7 @@ import Testing
         ("", 1),
         ("# only a comment\n", 2),
         ("interface org.example.x", 1),                                    // no members
-        ("interface Org.example.x\nmethod A() -> ()", 1),                 // uppercase interface
+        ("interface org.-example.x\nmethod A() -> ()", 1),               // segment starting with a dash
         ("interface orgexample\nmethod A() -> ()", 1),                    // no dot
         ("interface org.example.x\nmethod a() -> ()", 2),                 // lowercase method
         ("interface org.example.x\nmethod A() -> ()\nmethod A() -> ()", 3),  // duplicate
