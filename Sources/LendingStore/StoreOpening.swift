@@ -1,0 +1,212 @@
+import Foundation
+import GRDB
+import Lending
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where and how to open the lending database.
+public struct StoreConfiguration: Sendable, Hashable {
+    /// How much checking to do at open.
+    public enum IntegrityCheck: Sendable, Hashable {
+        /// No check (fast start on huge files).
+        case none
+        /// `PRAGMA quick_check`: page and row structure, O(size) but skips index contents.
+        case quick
+        /// `PRAGMA integrity_check`: also verifies every index against its table.
+        case full
+    }
+
+    /// Default database path.
+    public static let defaultPath = "/var/lib/roombridge/roombridge.sqlite"
+
+    /// Database file; its directory is created (mode 0750) if missing.
+    public var path: String
+    /// How long a write waits for another process (a second daemon) holding the lock.
+    public var busyTimeout: TimeInterval
+    public var integrityCheck: IntegrityCheck
+    /// Concurrent read connections.
+    public var maximumReaderCount: Int
+
+    public init(
+        path: String = StoreConfiguration.defaultPath, busyTimeout: TimeInterval = 5,
+        integrityCheck: IntegrityCheck = .quick, maximumReaderCount: Int = 4
+    ) {
+        self.path = path
+        self.busyTimeout = busyTimeout
+        self.integrityCheck = integrityCheck
+        self.maximumReaderCount = maximumReaderCount
+    }
+}
+
+/// Why the database could not be opened. Nothing was modified when one of these is thrown.
+public enum StoreOpenError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The database has migrations this binary does not know: it was written by a newer
+    /// RoomBridge.
+    case newerThanBinary(path: String, unknownMigrations: [String])
+    /// Not an SQLite database, or it fails the integrity check.
+    case corrupt(path: String, detail: String)
+    /// An SQLite database of another application.
+    case foreignDatabase(path: String, detail: String)
+    /// The file or its directory cannot be written.
+    case notWritable(path: String, reason: String)
+    /// The directory could not be created.
+    case cannotCreateDirectory(path: String, reason: String)
+    /// Any other SQLite failure at open.
+    case openFailed(path: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .newerThanBinary(let path, let unknown):
+            return "\(path) was written by a newer RoomBridge (unknown schema migrations: \(unknown.joined(separator: ", "))); upgrade roombridged or point it at another database"
+        case .corrupt(let path, let detail):
+            return "\(path) is corrupt (\(detail)); restore it from a backup or move it aside to start empty"
+        case .foreignDatabase(let path, let detail):
+            return "\(path) is not a RoomBridge database (\(detail)); configure another database path"
+        case .notWritable(let path, let reason):
+            return "\(path) is not writable (\(reason)); fix its owner/permissions or configure another path"
+        case .cannotCreateDirectory(let path, let reason):
+            return "cannot create directory \(path) (\(reason)); create it or configure another database path"
+        case .openFailed(let path, let detail):
+            return "cannot open \(path) (\(detail))"
+        }
+    }
+}
+
+extension SQLiteInventoryStore {
+    /// Opens (creating if needed) and migrates the database, refusing — without changing
+    /// anything — a database that is newer than this binary, corrupt, foreign or not writable.
+    /// The blocking work runs on a Dispatch queue, not on the cooperative pool.
+    public static func open(_ configuration: StoreConfiguration = StoreConfiguration()) async throws -> SQLiteInventoryStore {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try openBlocking(configuration) })
+            }
+        }
+    }
+
+    /// Synchronous ``open(_:)`` for tools and tests that are not async.
+    public static func openBlocking(_ configuration: StoreConfiguration) throws -> SQLiteInventoryStore {
+        let path = configuration.path
+        try preflight(path)
+
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(configuration.busyTimeout)
+        config.maximumReaderCount = max(1, configuration.maximumReaderCount)
+        config.label = "roombridge.lending"
+        config.prepareDatabase { db in
+            // WAL + FULL: the WAL is fsynced at every commit, so an acknowledged lend
+            // survives a power cut (https://sqlite.org/pragma.html#pragma_synchronous).
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch let error as DatabaseError {
+            throw mapOpenError(error, path: path)
+        }
+        do {
+            try pool.read { db in try check(db, path: path, configuration: configuration) }
+            try Schema.migrator.migrate(pool)
+        } catch let error as DatabaseError {
+            try? pool.close()
+            throw mapOpenError(error, path: path)
+        } catch {
+            try? pool.close()
+            throw error
+        }
+        return SQLiteInventoryStore(pool: pool, path: path)
+    }
+
+    /// File-level checks before SQLite touches anything.
+    private static func preflight(_ path: String) throws {
+        let fm = FileManager.default
+        let directory = (path as NSString).deletingLastPathComponent.isEmpty
+            ? "." : (path as NSString).deletingLastPathComponent
+        if !fm.fileExists(atPath: directory) {
+            do {
+                try fm.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                       attributes: [.posixPermissions: 0o750])
+            } catch {
+                throw StoreOpenError.cannotCreateDirectory(path: directory, reason: "\(error.localizedDescription)")
+            }
+        }
+        // WAL needs to create -wal and -shm beside the file: probe the directory for real
+        // (permission bits say nothing for root, and read-only mounts/immutable dirs exist).
+        let probe = directory + "/.roombridge-write-probe-\(getpid())"
+        let fd = Glibc.open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            throw StoreOpenError.notWritable(path: directory, reason: String(cString: strerror(errno)))
+        }
+        Glibc.close(fd)
+        unlink(probe)
+
+        for file in [path, path + "-wal", path + "-shm"] where fm.fileExists(atPath: file) {
+            let fd = Glibc.open(file, O_RDWR | O_CLOEXEC)
+            if fd < 0 {
+                throw StoreOpenError.notWritable(path: file, reason: String(cString: strerror(errno)))
+            }
+            if file == path {
+                // https://sqlite.org/fileformat.html#the_database_header: 100-byte header that
+                // starts with "SQLite format 3\0". An empty file is an empty database.
+                var header = [UInt8](repeating: 0, count: 100)
+                let n = read(fd, &header, 100)
+                Glibc.close(fd)
+                if n != 0 {
+                    let magic = Array("SQLite format 3\u{0}".utf8)
+                    if n < 100 || Array(header[0..<16]) != magic {
+                        throw StoreOpenError.corrupt(path: path, detail: "not an SQLite database file")
+                    }
+                }
+            } else {
+                Glibc.close(fd)
+            }
+        }
+    }
+
+    /// Integrity, ownership and version checks on an open connection (read-only).
+    private static func check(_ db: Database, path: String, configuration: StoreConfiguration) throws {
+        let pragma: String? = switch configuration.integrityCheck {
+        case .none: nil
+        case .quick: "PRAGMA quick_check(10)"
+        case .full: "PRAGMA integrity_check(10)"
+        }
+        if let pragma {
+            let rows = try String.fetchAll(db, sql: pragma)
+            if rows != ["ok"] {
+                throw StoreOpenError.corrupt(path: path, detail: rows.joined(separator: "; "))
+            }
+        }
+        let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        if applicationID != 0 && applicationID != Schema.applicationID {
+            throw StoreOpenError.foreignDatabase(path: path, detail: "application_id \(applicationID)")
+        }
+        let hasMigrations = try db.tableExists("grdb_migrations")
+        if !hasMigrations {
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' LIMIT 3")
+            if !tables.isEmpty {
+                throw StoreOpenError.foreignDatabase(path: path, detail: "unknown tables \(tables.joined(separator: ", "))")
+            }
+            return
+        }
+        let migrator = Schema.migrator
+        if try migrator.hasBeenSuperseded(db) {
+            let known = Set(migrator.migrations)
+            let unknown = try migrator.appliedIdentifiers(db).subtracting(known).sorted()
+            throw StoreOpenError.newerThanBinary(path: path, unknownMigrations: unknown)
+        }
+    }
+
+    private static func mapOpenError(_ error: DatabaseError, path: String) -> StoreOpenError {
+        switch error.resultCode {
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            return .corrupt(path: path, detail: error.message ?? "\(error)")
+        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH:
+            return .notWritable(path: path, reason: error.message ?? "\(error)")
+        default:
+            return .openFailed(path: path, detail: "\(error)")
+        }
+    }
+}
