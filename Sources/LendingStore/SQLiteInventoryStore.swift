@@ -373,7 +373,10 @@ public final class SQLiteInventoryStore: InventoryStore {
             clauses.append("(r.rented_at, r.id) > (?, ?)")
             arguments += [t, id]
         }
-        let sql = "SELECT \(Self.rentalColumns) FROM rentals r \(Self.whereSQL(clauses)) ORDER BY r.rented_at, r.id LIMIT ?"
+        // Without statistics the planner prefers the full per-user history index; the
+        // partial index only holds active rentals.
+        let index = userID == nil ? "rentals_active_by_time" : "rentals_active_by_user"
+        let sql = "SELECT \(Self.rentalColumns) FROM rentals r INDEXED BY \(index) \(Self.whereSQL(clauses)) ORDER BY r.rented_at, r.id LIMIT ?"
         arguments += [page.limit + 1]
         let rentals = try await fetchRentals(sql, arguments)
         return Self.page(rentals, limit: page.limit) { "\(Millis.from($0.rentedAt)).\($0.id)" }
@@ -562,5 +565,38 @@ extension SQLiteInventoryStore {
         guard rows.count > limit else { return Page(items: rows, nextCursor: nil) }
         let items = Array(rows.prefix(limit))
         return Page(items: items, nextCursor: items.last.map(cursor))
+    }
+}
+
+/// Settings of an open store, for status output and checks.
+public struct StoreDiagnostics: Sendable, Hashable {
+    public var path: String
+    /// `wal` when open normally.
+    public var journalMode: String
+    /// 2 = FULL.
+    public var synchronous: Int
+    public var foreignKeys: Bool
+    /// Schema migrations applied to the file, in order.
+    public var appliedMigrations: [String]
+    /// Schema migrations this binary knows.
+    public var knownMigrations: [String]
+}
+
+extension SQLiteInventoryStore {
+    /// The schema migration identifiers this binary knows, oldest first.
+    public static var knownMigrations: [String] { Schema.migrator.migrations }
+
+    /// The writer connection's settings and the schema version.
+    public func diagnostics() async throws -> StoreDiagnostics {
+        let path = self.path
+        return try await pool.writeWithoutTransaction { db in
+            StoreDiagnostics(
+                path: path,
+                journalMode: try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
+                synchronous: try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
+                foreignKeys: try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false,
+                appliedMigrations: try Schema.migrator.appliedMigrations(db),
+                knownMigrations: Schema.migrator.migrations)
+        }
     }
 }

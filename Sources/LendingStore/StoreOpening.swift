@@ -95,10 +95,25 @@ extension SQLiteInventoryStore {
         config.busyMode = .timeout(configuration.busyTimeout)
         config.maximumReaderCount = max(1, configuration.maximumReaderCount)
         config.label = "roombridge.lending"
-        config.prepareDatabase { db in
-            // WAL + FULL: the WAL is fsynced at every commit, so an acknowledged lend
-            // survives a power cut (https://sqlite.org/pragma.html#pragma_synchronous).
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+        // WAL + synchronous=FULL: the WAL is fsynced at every commit, so an acknowledged
+        // lend survives a power cut (https://sqlite.org/pragma.html#pragma_synchronous);
+        // NORMAL in WAL mode may lose the last commits. Set below, after GRDB's own setup.
+
+        // Check an existing file through a read-only connection first: opening a
+        // DatabasePool writes (GRDB's setUpWALMode switches to WAL and commits a dummy
+        // CREATE/DROP TABLE so that the -wal file is not empty), which must not happen to a
+        // corrupt, foreign or newer database.
+        if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            readOnly.busyMode = .timeout(configuration.busyTimeout)
+            do {
+                let queue = try DatabaseQueue(path: path, configuration: readOnly)
+                defer { try? queue.close() }
+                try queue.read { db in try check(db, path: path, configuration: configuration) }
+            } catch let error as DatabaseError {
+                throw mapOpenError(error, path: path)
+            }
         }
 
         let pool: DatabasePool
@@ -108,7 +123,10 @@ extension SQLiteInventoryStore {
             throw mapOpenError(error, path: path)
         }
         do {
-            try pool.read { db in try check(db, path: path, configuration: configuration) }
+            // GRDB sets synchronous=NORMAL on the writer after `prepareDatabase`
+            // (Database.setUpWALMode); the writer connection lives as long as the pool, so
+            // setting FULL once here holds for every write.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Schema.migrator.migrate(pool)
         } catch let error as DatabaseError {
             try? pool.close()
