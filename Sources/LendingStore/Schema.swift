@@ -82,6 +82,31 @@ enum Schema {
                 SELECT DISTINCT "group", "group", 100 FROM devices;
             """)
 
+        // Device log: names of the domain; survives device deletion (no foreign key).
+        try db.execute(sql: """
+            ALTER TABLE device_log RENAME COLUMN operation_type TO operation;
+            ALTER TABLE device_log RENAME COLUMN registered_at TO at;
+            DROP INDEX device_log_by_device;
+            CREATE INDEX device_log_by_device ON device_log(device_id, id);
+            """)
+
+        // Statuses: v1 stored free text (the seed's app wrote 正常 / 故障 / 廃棄). Unknown
+        // values become `broken` — not lendable until an administrator looks — and every
+        // mapped value is logged with its original text.
+        let mappedStatus = """
+            CASE
+                WHEN lower(trim(status)) IN ('normal', '正常') THEN 'normal'
+                WHEN lower(trim(status)) IN ('broken', '故障') THEN 'broken'
+                WHEN lower(trim(status)) IN ('disposed', '廃棄') THEN 'disposed'
+                ELSE 'broken'
+            END
+            """
+        try db.execute(sql: """
+            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at)
+                SELECT id, 'update', 'status', status, \(mappedStatus), CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)
+                FROM devices WHERE status NOT IN ('normal', 'broken', 'disposed');
+            """)
+
         // Devices: group becomes a reference; is_rental is dropped (derived from rentals).
         try db.execute(sql: """
             CREATE TABLE devices_v2 (
@@ -98,21 +123,13 @@ enum Schema {
             );
             INSERT INTO devices_v2
                 SELECT id, "group", model, serial_number, os_version,
-                       CASE WHEN status IN ('normal', 'broken', 'disposed') THEN status ELSE 'normal' END,
+                       \(mappedStatus),
                        connector_type, registered_at, note, is_nfc_registered != 0
                 FROM devices;
             DROP TABLE devices;
             ALTER TABLE devices_v2 RENAME TO devices;
             CREATE INDEX devices_by_group ON devices(group_id, id);
             CREATE INDEX devices_by_status ON devices(status, id);
-            """)
-
-        // Device log: names of the domain; survives device deletion (no foreign key).
-        try db.execute(sql: """
-            ALTER TABLE device_log RENAME COLUMN operation_type TO operation;
-            ALTER TABLE device_log RENAME COLUMN registered_at TO at;
-            DROP INDEX device_log_by_device;
-            CREATE INDEX device_log_by_device ON device_log(device_id, id);
             """)
 
         // Users: registration date becomes mandatory (unknown legacy dates become 0 = 1970).

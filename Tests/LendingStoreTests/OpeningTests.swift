@@ -51,7 +51,13 @@ struct OpeningTests {
         #expect(try await store.groups().contains { $0.id == "Androidスマホ" })
         // "Lent" is derived from rentals now.
         #expect(d1.activeRental?.userName == "Suzuki")
-        #expect(try await store.device(id: "D-3")?.device.status == .broken)
+        #expect(d1.device.status == .normal)  // was 正常
+        #expect(try await store.device(id: "D-3")?.device.status == .broken)  // was 故障
+        // An unknown status is not lendable until someone looks; the original text is in the log.
+        #expect(try await store.device(id: "D-4")?.device.status == .broken)
+        let d4Log = try await store.deviceLog(deviceID: "D-4", page: .first).items
+        #expect(d4Log.map(\.oldValue) == ["紛失"] && d4Log.map(\.newValue) == ["broken"])
+        #expect(try await store.deviceLog(deviceID: "D-1", page: .first).items.map(\.oldValue) == ["正常"])
         #expect(try await store.device(id: "D-3")?.isLent == false)
         // The two open rentals of D-2: the newest stays open, the older is closed when it was lent again.
         let d2 = try await store.history(HistoryQuery(deviceID: "D-2"), page: .first).items

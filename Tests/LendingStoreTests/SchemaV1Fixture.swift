@@ -45,9 +45,10 @@ let schemaV1FixtureSQL = """
     );
     CREATE INDEX rentals_by_device ON rentals(device_id);
 
-    INSERT INTO devices VALUES ('D-1', 'Androidスマホ', 'Pixel 7', 'SN1', '14', 'normal', 'USB-C', 1700000000000, 1, NULL, 1);
+    INSERT INTO devices VALUES ('D-1', 'Androidスマホ', 'Pixel 7', 'SN1', '14', '正常', 'USB-C', 1700000000000, 1, NULL, 1);
     INSERT INTO devices VALUES ('D-2', 'iPhone', 'iPhone 12', 'SN2', '17.0', 'normal', 'Lightning', 1700000000000, 1, 'scratched', 0);
-    INSERT INTO devices VALUES ('D-3', 'iPhone', 'iPhone 8', 'SN3', '16.7', 'broken', 'Lightning', 1700000000000, 0, NULL, 0);
+    INSERT INTO devices VALUES ('D-3', 'iPhone', 'iPhone 8', 'SN3', '16.7', '故障', 'Lightning', 1700000000000, 0, NULL, 0);
+    INSERT INTO devices VALUES ('D-4', 'iPhone', 'iPhone SE', 'SN4', '15.0', '紛失', 'Lightning', 1700000000000, 0, NULL, 0);
     INSERT INTO device_log (device_id, operation_type, field, old_value, new_value, registered_at)
         VALUES ('D-2', 'update', 'osVersion', '16.0', '17.0', 1700000100000);
     INSERT INTO users VALUES ('U-1', '山田', 1700000000000);
