@@ -134,6 +134,23 @@ let whoHas = try await seconds {
 report("who has device X (device + active rental)", count: lookups, seconds: whoHas)
 print("  (\(found) of \(lookups) were lent)")
 
+// The same lookup as plain synchronous SQL in one read transaction: the difference to the
+// line above is the cost of the async hop (cooperative pool -> GRDB queue -> back).
+let rawQueue = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+let rawWhoHas = try await seconds {
+    try rawQueue.read { db in
+        let statement = try db.makeStatement(sql: """
+            SELECT r.user_id FROM devices d LEFT JOIN rentals r ON r.device_id = d.id AND r.returned_at IS NULL
+            WHERE d.id = ?
+            """)
+        for i in 0..<lookups {
+            _ = try String.fetchOne(statement, arguments: [String(format: "D-%06d", (i * 7_919) % deviceCount)])
+        }
+    }
+}
+report("  same, raw synchronous SQL", count: lookups, seconds: rawWhoHas)
+try rawQueue.close()
+
 var items = 0
 let userHas = try await seconds {
     for i in 0..<lookups {
