@@ -127,7 +127,7 @@ extension SQLiteInventoryStore {
             // (Database.setUpWALMode); the writer connection lives as long as the pool, so
             // setting FULL once here holds for every write.
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-            try Schema.migrator.migrate(pool)
+            try migrate(pool)
         } catch let error as DatabaseError {
             try? pool.close()
             throw mapOpenError(error, path: path)
@@ -139,10 +139,15 @@ extension SQLiteInventoryStore {
     }
 
     /// File-level checks before SQLite touches anything.
+    ///
+    /// Only `access(2)` is used on the database files: opening and closing another descriptor
+    /// of a file would drop every POSIX lock this process holds on it, including SQLite's
+    /// (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
+    /// `access(W_OK)` also reports immutable files and read-only mounts for root.
     private static func preflight(_ path: String) throws {
         let fm = FileManager.default
-        let directory = (path as NSString).deletingLastPathComponent.isEmpty
-            ? "." : (path as NSString).deletingLastPathComponent
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
         if !fm.fileExists(atPath: directory) {
             do {
                 try fm.createDirectory(atPath: directory, withIntermediateDirectories: true,
@@ -151,35 +156,13 @@ extension SQLiteInventoryStore {
                 throw StoreOpenError.cannotCreateDirectory(path: directory, reason: "\(error.localizedDescription)")
             }
         }
-        // WAL needs to create -wal and -shm beside the file: probe the directory for real
-        // (permission bits say nothing for root, and read-only mounts/immutable dirs exist).
-        let probe = directory + "/.roombridge-write-probe-\(getpid())"
-        let fd = Glibc.open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        if fd < 0 {
+        // WAL needs to create -wal and -shm beside the file.
+        if access(directory, W_OK | X_OK) != 0 {
             throw StoreOpenError.notWritable(path: directory, reason: String(cString: strerror(errno)))
         }
-        Glibc.close(fd)
-        unlink(probe)
-
         for file in [path, path + "-wal", path + "-shm"] where fm.fileExists(atPath: file) {
-            let fd = Glibc.open(file, O_RDWR | O_CLOEXEC)
-            if fd < 0 {
+            if access(file, R_OK | W_OK) != 0 {
                 throw StoreOpenError.notWritable(path: file, reason: String(cString: strerror(errno)))
-            }
-            if file == path {
-                // https://sqlite.org/fileformat.html#the_database_header: 100-byte header that
-                // starts with "SQLite format 3\0". An empty file is an empty database.
-                var header = [UInt8](repeating: 0, count: 100)
-                let n = read(fd, &header, 100)
-                Glibc.close(fd)
-                if n != 0 {
-                    let magic = Array("SQLite format 3\u{0}".utf8)
-                    if n < 100 || Array(header[0..<16]) != magic {
-                        throw StoreOpenError.corrupt(path: path, detail: "not an SQLite database file")
-                    }
-                }
-            } else {
-                Glibc.close(fd)
             }
         }
     }
@@ -214,6 +197,24 @@ extension SQLiteInventoryStore {
             let known = Set(migrator.migrations)
             let unknown = try migrator.appliedIdentifiers(db).subtracting(known).sorted()
             throw StoreOpenError.newerThanBinary(path: path, unknownMigrations: unknown)
+        }
+    }
+
+    /// Runs the migrations. GRDB reads the applied identifiers outside the migrations'
+    /// transactions, so two daemons starting together on a fresh file can both try the same
+    /// migration; the loser's transaction rolls back and it tries again from the new state.
+    private static func migrate(_ pool: DatabasePool) throws {
+        let migrator = Schema.migrator
+        var attempt = 0
+        while true {
+            do {
+                try migrator.migrate(pool)
+                return
+            } catch let error as DatabaseError {
+                attempt += 1
+                if try pool.read(migrator.hasCompletedMigrations) { return }
+                if attempt >= 5 { throw error }
+            }
         }
     }
 
