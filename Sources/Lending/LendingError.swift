@@ -75,3 +75,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension LendingError: LocalizedError {
+    /// Same as ``description``, so `localizedDescription` shows the actionable text.
+    public var errorDescription: String? { description }
+}

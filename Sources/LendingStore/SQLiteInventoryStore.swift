@@ -20,7 +20,8 @@ public final class SQLiteInventoryStore: InventoryStore {
         self.path = path
     }
 
-    /// Closes the connections (further calls fail).
+    /// Closes the connections (further calls fail). Blocks until running accesses finish;
+    /// call it once at shutdown, off the cooperative pool if accesses may be long.
     public func close() throws {
         try pool.close()
     }

@@ -229,3 +229,8 @@ extension SQLiteInventoryStore {
         }
     }
 }
+
+extension StoreOpenError: LocalizedError {
+    /// Same as ``description``, so `localizedDescription` shows the actionable text.
+    public var errorDescription: String? { description }
+}

@@ -219,6 +219,8 @@ struct CardIdentifierTests {
 struct ErrorMessageTests {
     @Test func noSuchUserPointsAtTheCLI() {
         #expect(LendingError.noSuchUser("U-17").description == "no user U-17; see roombridgectl users list")
+        let error: any Error = LendingError.noSuchUser("U-17")
+        #expect(error.localizedDescription == "no user U-17; see roombridgectl users list")
     }
 
     @Test func alreadyLentNamesTheBorrower() {
