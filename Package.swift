@@ -100,6 +100,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
+        .executableTarget(name: "lending-bench", dependencies: [
+            "Lending", "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: swiftSettings),
+
         // MARK: Simulators at the hardware boundary (shipped with the product).
         .target(name: "PN532Simulator", dependencies: ["CShims"], swiftSettings: swiftSettings),
         .executableTarget(name: "pn532-sim", dependencies: [
@@ -124,7 +128,9 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZClientTests", dependencies: ["BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: ["Lending"], swiftSettings: swiftSettings),
-        .testTarget(name: "LendingStoreTests", dependencies: ["LendingStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "LendingStoreTests", dependencies: [
+            "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: [
             "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO",

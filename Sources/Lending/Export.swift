@@ -1,0 +1,105 @@
+import Foundation
+
+/// Text forms of dates used in messages, logs and exports.
+public enum LendingFormat {
+    /// `2026-11-21T18:00:00Z` (UTC, whole seconds).
+    public static func iso8601(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(secondsFromGMT: 0)!))
+    }
+
+    /// `2026-11-21 18:00:00` in `timeZone`: the form spreadsheets parse as a date-time.
+    public static func spreadsheet(_ date: Date, timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ v: Int?) -> String { let v = v ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
+        let year = String(c.year ?? 0)
+        return "\(year)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second))"
+    }
+}
+
+/// Rental history as CSV (RFC 4180) and JSON, for offices that paste it into a spreadsheet.
+public enum RentalExport {
+    /// CSV options.
+    public struct CSVOptions: Sendable, Hashable {
+        /// Time zone of the date columns (an office wants its local time).
+        public var timeZone: TimeZone
+        /// Prefix a UTF-8 byte order mark so that Excel opens non-ASCII names correctly.
+        public var byteOrderMark: Bool
+        /// Prefix `'` to cells starting with `=`, `+`, `-`, `@`, tab or CR, so a spreadsheet
+        /// does not run them as formulas (OWASP "CSV injection").
+        public var neutralizeFormulas: Bool
+
+        public init(timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!, byteOrderMark: Bool = false,
+                    neutralizeFormulas: Bool = true) {
+            self.timeZone = timeZone
+            self.byteOrderMark = byteOrderMark
+            self.neutralizeFormulas = neutralizeFormulas
+        }
+    }
+
+    /// Column names of the CSV export, in order.
+    public static let csvHeader = [
+        "rental_id", "device_id", "model", "os_version", "serial_number", "user_id", "user_name",
+        "rented_at", "due_at", "returned_at", "returned_by", "location", "return_location",
+    ]
+
+    /// One RFC 4180 field: quoted when it contains `"`, `,`, CR or LF; quotes doubled.
+    public static func csvField(_ value: String, neutralizeFormulas: Bool = false) -> String {
+        var v = value
+        if neutralizeFormulas, let first = v.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) {
+            v = "'" + v
+        }
+        if v.contains(where: { $0 == "\"" || $0 == "," || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) {
+            return "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        return v
+    }
+
+    /// The rentals as CSV: a header line, then one record per rental, CRLF line ends.
+    public static func csv(_ rentals: [Rental], options: CSVOptions = CSVOptions()) -> String {
+        func date(_ d: Date?) -> String { d.map { LendingFormat.spreadsheet($0, timeZone: options.timeZone) } ?? "" }
+        var out = options.byteOrderMark ? "\u{FEFF}" : ""
+        out += csvHeader.joined(separator: ",") + "\r\n"
+        for r in rentals {
+            let fields = [
+                String(r.id), r.deviceID, r.model, r.osVersion, r.serialNumber, r.userID, r.userName,
+                date(r.rentedAt), date(r.dueAt), date(r.returnedAt), r.returnedBy ?? "", r.location ?? "",
+                r.returnLocation ?? "",
+            ]
+            out += fields.map { csvField($0, neutralizeFormulas: options.neutralizeFormulas) }
+                .joined(separator: ",") + "\r\n"
+        }
+        return out
+    }
+
+    /// The rentals as a JSON array (ISO 8601 UTC dates, sorted keys, absent values as null).
+    public static func json(_ rentals: [Rental]) throws -> Data {
+        struct Row: Encodable {
+            let r: Rental
+            enum K: String, CodingKey {
+                case id, deviceId, model, osVersion, serialNumber, userId, userName
+                case rentedAt, dueAt, returnedAt, returnedBy, location, returnLocation
+            }
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: K.self)
+                try c.encode(r.id, forKey: .id)
+                try c.encode(r.deviceID, forKey: .deviceId)
+                try c.encode(r.model, forKey: .model)
+                try c.encode(r.osVersion, forKey: .osVersion)
+                try c.encode(r.serialNumber, forKey: .serialNumber)
+                try c.encode(r.userID, forKey: .userId)
+                try c.encode(r.userName, forKey: .userName)
+                try c.encode(LendingFormat.iso8601(r.rentedAt), forKey: .rentedAt)
+                try c.encode(r.dueAt.map(LendingFormat.iso8601), forKey: .dueAt)
+                try c.encode(r.returnedAt.map(LendingFormat.iso8601), forKey: .returnedAt)
+                try c.encode(r.returnedBy, forKey: .returnedBy)
+                try c.encode(r.location, forKey: .location)
+                try c.encode(r.returnLocation, forKey: .returnLocation)
+            }
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return try encoder.encode(rentals.map(Row.init))
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+
+/// A page request for keyset paging: at most `limit` items after `cursor`.
+public struct PageRequest: Sendable, Hashable {
+    /// Largest allowed page size.
+    public static let maximumLimit = 1000
+    /// Items per page (1...``maximumLimit``; clamped).
+    public var limit: Int
+    /// Opaque cursor from a previous ``Page/nextCursor``; nil for the first page.
+    public var cursor: String?
+
+    public init(limit: Int = 100, cursor: String? = nil) {
+        self.limit = min(max(limit, 1), Self.maximumLimit)
+        self.cursor = cursor
+    }
+
+    /// The first page with the default size.
+    public static let first = PageRequest()
+}
+
+/// One page of results. `nextCursor` is nil on the last page.
+public struct Page<Item: Sendable>: Sendable {
+    public var items: [Item]
+    /// Pass as ``PageRequest/cursor`` to get the next page; nil when there is none.
+    public var nextCursor: String?
+
+    public init(items: [Item], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
+
+extension Page: Equatable where Item: Equatable {}
+
+/// Filters for listing devices; nil fields do not filter.
+public struct DeviceFilter: Sendable, Hashable {
+    public var groupID: GroupID?
+    public var status: DeviceStatus?
+    /// true: lent devices only; false: available devices only.
+    public var isLent: Bool?
+    public var isNFCRegistered: Bool?
+    /// Case-insensitive substring of model, serial number or ID.
+    public var text: String?
+
+    public init(
+        groupID: GroupID? = nil, status: DeviceStatus? = nil, isLent: Bool? = nil,
+        isNFCRegistered: Bool? = nil, text: String? = nil
+    ) {
+        self.groupID = groupID
+        self.status = status
+        self.isLent = isLent
+        self.isNFCRegistered = isNFCRegistered
+        self.text = text
+    }
+}
+
+/// Which rentals a history query returns: those whose `rentedAt` is in `[since, until)`,
+/// newest first. Nil fields do not filter.
+public struct HistoryQuery: Sendable, Hashable {
+    public var deviceID: DeviceID?
+    public var userID: UserID?
+    public var since: Date?
+    public var until: Date?
+    /// false: only returned rentals.
+    public var includeActive: Bool
+
+    public init(
+        deviceID: DeviceID? = nil, userID: UserID? = nil, since: Date? = nil, until: Date? = nil,
+        includeActive: Bool = true
+    ) {
+        self.deviceID = deviceID
+        self.userID = userID
+        self.since = since
+        self.until = until
+        self.includeActive = includeActive
+    }
+}
+
+/// A lend to perform atomically.
+public struct LendRequest: Sendable, Hashable {
+    public var deviceID: DeviceID
+    public var userID: UserID
+    public var at: Date
+    /// Nil for an open-ended loan (see ``LendingPolicy/dueDate(for:)``).
+    public var dueAt: Date?
+    /// Reader/kiosk name.
+    public var location: String?
+
+    public init(deviceID: DeviceID, userID: UserID, at: Date, dueAt: Date? = nil, location: String? = nil) {
+        self.deviceID = deviceID
+        self.userID = userID
+        self.at = at
+        self.dueAt = dueAt
+        self.location = location
+    }
+}
+
+/// A return to perform atomically.
+public struct ReturnRequest: Sendable, Hashable {
+    public var deviceID: DeviceID
+    public var at: Date
+    /// Who brought it back, when known.
+    public var returnedBy: UserID?
+    /// Reader/kiosk name.
+    public var location: String?
+
+    public init(deviceID: DeviceID, at: Date, returnedBy: UserID? = nil, location: String? = nil) {
+        self.deviceID = deviceID
+        self.at = at
+        self.returnedBy = returnedBy
+        self.location = location
+    }
+}
+
+/// The persistence the lending domain needs. Implementations perform each mutating call in
+/// one transaction; `lend` relies on the backend's uniqueness guarantee (one active rental
+/// per device) as the final arbiter, so two processes sharing a backend never lend a device
+/// twice. Errors are ``LendingError`` unless the backend itself fails.
+public protocol InventoryStore: Sendable {
+    // MARK: Groups
+    func groups() async throws -> [DeviceGroup]
+    func addGroup(_ group: DeviceGroup) async throws
+    func updateGroup(_ group: DeviceGroup) async throws
+    /// Fails with ``LendingError/groupInUse(_:deviceCount:)`` while devices use it.
+    func deleteGroup(id: GroupID) async throws
+
+    // MARK: Devices
+    /// Adds a device and one `add` log row per field.
+    func addDevice(_ device: Device, at: Date) async throws
+    /// Replaces a device's fields and logs one `update` row per changed field (old, new).
+    /// Returns the log rows written (empty when nothing changed).
+    @discardableResult
+    func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry]
+    /// Deletes a device (its history and log stay). Refused while it is lent.
+    func deleteDevice(id: DeviceID, at: Date) async throws
+    func device(id: DeviceID) async throws -> DeviceRecord?
+    func devices(_ filter: DeviceFilter, page: PageRequest) async throws -> Page<DeviceRecord>
+    /// A device's change log, newest first (also for deleted devices).
+    func deviceLog(deviceID: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry>
+
+    // MARK: Users
+    func addUser(_ user: User) async throws
+    func updateUser(_ user: User) async throws
+    /// Deletes a user and their badges (history stays). Refused while they have devices.
+    func deleteUser(id: UserID) async throws
+    func user(id: UserID) async throws -> User?
+    /// Users ordered by ID; `nameContains` filters case-insensitively.
+    func users(nameContains: String?, page: PageRequest) async throws -> Page<User>
+
+    // MARK: Badges and tag bindings
+    /// Binds a badge to a user. The identifier must not be bound to a device tag.
+    func addBadge(_ badge: Badge) async throws
+    func deleteBadge(identifier: String) async throws
+    func badges(userID: UserID) async throws -> [Badge]
+    /// Binds a tag UID to a device. The UID must not be a badge.
+    func bindTag(_ binding: TagBinding) async throws
+    func unbindTag(uid: String) async throws
+    func tagBindings(deviceID: DeviceID) async throws -> [TagBinding]
+    /// Binds `uid` to the device and marks it NFC-registered, in one transaction, logging
+    /// the flag change (the last step of tag registration in device-tag.md).
+    func registerTag(uid: String, deviceID: DeviceID, at: Date) async throws
+    /// What a UID is bound to (device tag or badge), if anything.
+    func resolve(uid: String) async throws -> UIDBinding?
+
+    // MARK: Rentals
+    /// Lends atomically. Fails with ``LendingError/alreadyLent(_:userID:userName:since:)``,
+    /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)`` or
+    /// ``LendingError/noSuchUser(_:)``.
+    func lend(_ request: LendRequest) async throws -> Rental
+    /// Returns atomically; fails with ``LendingError/notLent(_:)``.
+    func returnDevice(_ request: ReturnRequest) async throws -> Rental
+    /// Active rentals, oldest first; `userID` filters ("what does user U have").
+    func activeRentals(userID: UserID?, page: PageRequest) async throws -> Page<Rental>
+    /// Active rentals with a due date before `now`, most overdue first.
+    func overdueRentals(at now: Date, page: PageRequest) async throws -> Page<Rental>
+    /// Rental history, newest first.
+    func history(_ query: HistoryQuery, page: PageRequest) async throws -> Page<Rental>
+}
+
+extension InventoryStore {
+    /// Every rental matching `query`, fetched page by page (for exports).
+    public func allHistory(_ query: HistoryQuery, pageSize: Int = PageRequest.maximumLimit) async throws -> [Rental] {
+        var result: [Rental] = []
+        var request = PageRequest(limit: pageSize)
+        while true {
+            let page = try await history(query, page: request)
+            result += page.items
+            guard let next = page.nextCursor else { return result }
+            request.cursor = next
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Errors of the inventory and lending rules. Each message says what to do next.
+public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
+    case noSuchDevice(DeviceID)
+    case noSuchUser(UserID)
+    case noSuchGroup(GroupID)
+    case noSuchBadge(String)
+    case noSuchTagBinding(String)
+    case deviceAlreadyExists(DeviceID)
+    case userAlreadyExists(UserID)
+    case groupAlreadyExists(GroupID)
+    /// The group still has devices.
+    case groupInUse(GroupID, deviceCount: Int)
+    /// The device has an active rental (to `userID` since `since`).
+    case alreadyLent(DeviceID, userID: UserID, userName: String, since: Date)
+    /// Return of a device that is not lent.
+    case notLent(DeviceID)
+    /// Lend of a device whose status is not `normal`.
+    case notLendable(DeviceID, status: DeviceStatus)
+    /// Delete of a device that is lent.
+    case deviceIsLent(DeviceID, userID: UserID)
+    /// Delete of a user who still has devices.
+    case userHasDevices(UserID, deviceIDs: [DeviceID])
+    /// The UID is already bound (`boundTo` describes to what, e.g. "device D-0001").
+    case uidAlreadyBound(String, boundTo: String)
+    case invalidCardIdentifier(String, reason: String)
+    /// A field value is not acceptable (empty ID, due date before lend time, …).
+    case invalidField(String, reason: String)
+    /// A page cursor that this store did not issue.
+    case invalidCursor(String)
+    /// No user is armed at the reader (internal to the rules; taps report `badgeRequired`).
+    case noArmedUser
+
+    public var description: String {
+        switch self {
+        case .noSuchDevice(let id):
+            return "no device \(id); see roombridgectl devices list"
+        case .noSuchUser(let id):
+            return "no user \(id); see roombridgectl users list"
+        case .noSuchGroup(let id):
+            return "no device group \(id); see roombridgectl groups list, or add it first"
+        case .noSuchBadge(let id):
+            return "no badge \(id); see roombridgectl badges list"
+        case .noSuchTagBinding(let uid):
+            return "tag \(uid) is not bound to any device; bind it with roombridgectl tags bind"
+        case .deviceAlreadyExists(let id):
+            return "device \(id) already exists; choose another ID or update it instead"
+        case .userAlreadyExists(let id):
+            return "user \(id) already exists; choose another ID or update it instead"
+        case .groupAlreadyExists(let id):
+            return "device group \(id) already exists; choose another ID or update it instead"
+        case .groupInUse(let id, let count):
+            return "device group \(id) still has \(count) device(s); move or delete them first"
+        case .alreadyLent(let id, let userID, let userName, let since):
+            return "device \(id) is already lent to \(userName) (\(userID)) since \(LendingFormat.iso8601(since)); return it first"
+        case .notLent(let id):
+            return "device \(id) is not lent; nothing to return"
+        case .notLendable(let id, let status):
+            return "device \(id) is \(status.rawValue) and cannot be lent; set its status to normal first"
+        case .deviceIsLent(let id, let userID):
+            return "device \(id) is lent to \(userID); return it before deleting it"
+        case .userHasDevices(let id, let devices):
+            return "user \(id) still has \(devices.joined(separator: ", ")); return them before deleting the user"
+        case .uidAlreadyBound(let uid, let boundTo):
+            return "UID \(uid) is already bound to \(boundTo); unbind it first"
+        case .invalidCardIdentifier(let text, let reason):
+            return "invalid card identifier '\(text)': \(reason)"
+        case .invalidField(let field, let reason):
+            return "invalid \(field): \(reason)"
+        case .invalidCursor(let cursor):
+            return "invalid page cursor '\(cursor)'; start again without a cursor"
+        case .noArmedUser:
+            return "no user is armed at the reader; tap a badge first"
+        }
+    }
+}
+
+extension LendingError: LocalizedError {
+    /// Same as ``description``, so `localizedDescription` shows the actionable text.
+    public var errorDescription: String? { description }
+}

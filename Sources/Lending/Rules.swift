@@ -1,0 +1,225 @@
+import Foundation
+
+/// Tunable lending rules (from the daemon's configuration).
+public struct LendingPolicy: Sendable, Hashable {
+    /// How long a badge tap keeps the reader armed for its user (default 30 s).
+    public var armDuration: TimeInterval
+    /// Default loan period; nil for open-ended loans (no due date, never overdue).
+    public var defaultLoanPeriod: TimeInterval?
+
+    public init(armDuration: TimeInterval = 30, defaultLoanPeriod: TimeInterval? = nil) {
+        self.armDuration = armDuration
+        self.defaultLoanPeriod = defaultLoanPeriod
+    }
+
+    /// Due date of a loan that starts at `rentedAt`.
+    public func dueDate(for rentedAt: Date) -> Date? {
+        defaultLoanPeriod.map { rentedAt.addingTimeInterval($0) }
+    }
+}
+
+/// A user armed at a reader: device taps until `expiresAt` lend to this user.
+public struct ArmSession: Sendable, Hashable {
+    public var user: User
+    /// The badge that armed it; nil when armed from a client (`Arm(userId)`).
+    public var badgeIdentifier: String?
+    public var armedAt: Date
+    public var expiresAt: Date
+
+    public init(user: User, badgeIdentifier: String?, armedAt: Date, expiresAt: Date) {
+        self.user = user
+        self.badgeIdentifier = badgeIdentifier
+        self.armedAt = armedAt
+        self.expiresAt = expiresAt
+    }
+
+    /// True until `expiresAt` (exclusive).
+    public func isActive(at now: Date) -> Bool { now < expiresAt }
+
+    /// Seconds left at `now` (0 once expired).
+    public func remaining(at now: Date) -> TimeInterval { max(0, expiresAt.timeIntervalSince(now)) }
+}
+
+/// What the reader saw: the tag's UID and, when its NDEF message has a device record
+/// (device-tag.md), the device ID in it.
+public struct TagTap: Sendable, Hashable {
+    /// UID (ISO 14443-A) or IDm (FeliCa), any hex spelling.
+    public var uid: String
+    /// `deviceId` from the tag's device record, if any.
+    public var deviceIDOnTag: DeviceID?
+
+    public init(uid: String, deviceIDOnTag: DeviceID? = nil) {
+        self.uid = CardIdentifier.canonical(uid) ?? uid
+        self.deviceIDOnTag = deviceIDOnTag
+    }
+}
+
+/// What a tap identified, after the lookups of ``TapIdentification``.
+public enum TapIdentity: Sendable, Hashable {
+    /// A device in the inventory, with its active rental.
+    case device(DeviceRecord)
+    /// A user's badge.
+    case badge(Badge, User)
+    /// The tag names a device ID that is not in the inventory.
+    case unknownDevice(DeviceID, uid: String)
+    /// Nothing known: an administrator can bind the UID.
+    case unknownTag(uid: String)
+}
+
+/// The identification order of device-tag.md: (1) a device record on the tag naming a
+/// known device, (2) the UID's binding to a device or to a badge, (3) unknown.
+public enum TapIdentification {
+    /// - Parameters:
+    ///   - deviceOnTag: the inventory record of `tap.deviceIDOnTag` (nil if absent or unknown).
+    ///   - uidBinding: what `tap.uid` is bound to (nil if nothing).
+    public static func identify(_ tap: TagTap, deviceOnTag: DeviceRecord?, uidBinding: UIDBinding?) -> TapIdentity {
+        if let deviceOnTag, deviceOnTag.device.id == tap.deviceIDOnTag {
+            return .device(deviceOnTag)
+        }
+        switch uidBinding {
+        case .device(let record):
+            return .device(record)
+        case .badge(let badge, let user):
+            return .badge(badge, user)
+        case nil:
+            if let id = tap.deviceIDOnTag { return .unknownDevice(id, uid: tap.uid) }
+            return .unknownTag(uid: tap.uid)
+        }
+    }
+}
+
+/// The store operation a decision asks for.
+public enum StoreOperation: Sendable, Hashable {
+    case lend(LendRequest)
+    case returnDevice(ReturnRequest)
+}
+
+/// What happened at the reader; ``message`` is for the person standing there.
+public enum TapOutcome: Sendable, Hashable {
+    /// A badge (or client) armed the reader; `replacing` is the previously armed user.
+    case armed(ArmSession, replacing: UserID?)
+    /// The armed session was cleared from a client.
+    case disarmed(UserID?)
+    case lent(deviceID: DeviceID, model: String, userID: UserID, userName: String, dueAt: Date?)
+    case returned(deviceID: DeviceID, model: String, borrowerID: UserID, borrowerName: String, returnedBy: UserID?)
+    /// An available device was tapped with nobody armed: nothing recorded.
+    case badgeRequired(deviceID: DeviceID, model: String)
+    /// The device cannot be lent in its state (broken, disposed).
+    case refused(deviceID: DeviceID, model: String, status: DeviceStatus)
+    /// The tag names a device that is not in the inventory.
+    case unknownDevice(deviceID: DeviceID, uid: String)
+    /// Unknown UID: an administrator can bind it to a device or a badge.
+    case unknownTag(uid: String)
+    /// The store refused or failed (e.g. lost a race with another reader); nothing changed.
+    case failed(reason: String)
+
+    /// Stable machine-readable name of the case (for Varlink/CLI).
+    public var kind: String {
+        switch self {
+        case .armed: "armed"
+        case .disarmed: "disarmed"
+        case .lent: "lent"
+        case .returned: "returned"
+        case .badgeRequired: "badgeRequired"
+        case .refused: "refused"
+        case .unknownDevice: "unknownDevice"
+        case .unknownTag: "unknownTag"
+        case .failed: "failed"
+        }
+    }
+
+    /// A sentence for the person at the reader.
+    public var message: String {
+        switch self {
+        case .armed(let session, let replacing):
+            let seconds = Int(session.expiresAt.timeIntervalSince(session.armedAt).rounded())
+            let prefix = replacing.map { $0 == session.user.id ? "Renewed: " : "Switched from \($0): " } ?? ""
+            return "\(prefix)Hello \(session.user.name). Tap devices to borrow them within \(seconds) s."
+        case .disarmed(let user):
+            return user.map { "Lending session of \($0) ended." } ?? "No lending session was active."
+        case .lent(let id, let model, _, let userName, let dueAt):
+            let due = dueAt.map { "; due \(LendingFormat.iso8601($0))" } ?? ""
+            return "\(model) (\(id)) lent to \(userName)\(due)."
+        case .returned(let id, let model, _, let borrowerName, _):
+            return "\(model) (\(id)) returned. Thank you (lent to \(borrowerName))."
+        case .badgeRequired(let id, let model):
+            return "\(model) (\(id)) is available. Tap your badge first to borrow it."
+        case .refused(let id, let model, let status):
+            return "\(model) (\(id)) is \(status.rawValue) and cannot be lent; please give it to the administrator."
+        case .unknownDevice(let id, let uid):
+            return "Device \(id) on tag \(uid) is not in the inventory; ask the administrator to add it."
+        case .unknownTag(let uid):
+            return "Unknown tag \(uid); ask the administrator to register it."
+        case .failed(let reason):
+            return "Nothing was recorded: \(reason)"
+        }
+    }
+}
+
+/// The result of the rules for one tap.
+public struct TapDecision: Sendable, Hashable {
+    public var outcome: TapOutcome
+    /// The store operation to perform; nil when nothing is recorded.
+    public var operation: StoreOperation?
+    /// The arm session after the tap (nil when none is active).
+    public var session: ArmSession?
+
+    public init(outcome: TapOutcome, operation: StoreOperation?, session: ArmSession?) {
+        self.outcome = outcome
+        self.operation = operation
+        self.session = session
+    }
+}
+
+/// The lending rules as pure functions of (tap identity, arm session, now).
+public enum LendingRules {
+    /// A new session for `user` starting at `now`.
+    public static func arm(_ user: User, badgeIdentifier: String?, now: Date, policy: LendingPolicy) -> ArmSession {
+        ArmSession(user: user, badgeIdentifier: badgeIdentifier, armedAt: now,
+                   expiresAt: now.addingTimeInterval(policy.armDuration))
+    }
+
+    /// Decides what a tap does.
+    /// - badge → arms its user (replacing any session);
+    /// - lent device → returned, whoever taps it (`returnedBy` = the armed user, if any);
+    /// - available normal device with a user armed → lent to that user (session stays);
+    /// - available normal device, nobody armed → `badgeRequired`, nothing recorded;
+    /// - available broken/disposed device → refused with its status;
+    /// - unknown device / tag → reported; the session is untouched.
+    public static func decide(
+        _ identity: TapIdentity, session: ArmSession?, now: Date, policy: LendingPolicy, location: String?
+    ) -> TapDecision {
+        let active = session.flatMap { $0.isActive(at: now) ? $0 : nil }
+        switch identity {
+        case .badge(let badge, let user):
+            let new = arm(user, badgeIdentifier: badge.identifier, now: now, policy: policy)
+            return TapDecision(outcome: .armed(new, replacing: active?.user.id), operation: nil, session: new)
+        case .unknownTag(let uid):
+            return TapDecision(outcome: .unknownTag(uid: uid), operation: nil, session: active)
+        case .unknownDevice(let id, let uid):
+            return TapDecision(outcome: .unknownDevice(deviceID: id, uid: uid), operation: nil, session: active)
+        case .device(let record):
+            let device = record.device
+            if let rental = record.activeRental {
+                // A return is never refused, whatever the device's status, so it can come back.
+                let request = ReturnRequest(deviceID: device.id, at: now, returnedBy: active?.user.id, location: location)
+                let outcome = TapOutcome.returned(deviceID: device.id, model: device.model, borrowerID: rental.userID,
+                                                  borrowerName: rental.userName, returnedBy: active?.user.id)
+                return TapDecision(outcome: outcome, operation: .returnDevice(request), session: active)
+            }
+            guard device.status == .normal else {
+                return TapDecision(outcome: .refused(deviceID: device.id, model: device.model, status: device.status),
+                                   operation: nil, session: active)
+            }
+            guard let active else {
+                return TapDecision(outcome: .badgeRequired(deviceID: device.id, model: device.model),
+                                   operation: nil, session: nil)
+            }
+            let due = policy.dueDate(for: now)
+            let request = LendRequest(deviceID: device.id, userID: active.user.id, at: now, dueAt: due, location: location)
+            let outcome = TapOutcome.lent(deviceID: device.id, model: device.model, userID: active.user.id,
+                                          userName: active.user.name, dueAt: due)
+            return TapDecision(outcome: outcome, operation: .lend(request), session: active)
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import GRDB
+import Lending
+
+/// The schema's versioned migrations. Identifiers are never renamed or removed: a database
+/// holding an identifier this list lacks was written by a newer binary and is refused.
+enum Schema {
+    /// `PRAGMA application_id` of a RoomBridge database ("RBDG").
+    static let applicationID: Int32 = 0x5242_4447
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in try db.execute(sql: v1) }
+        migrator.registerMigration("v2") { db in try migrateToV2(db) }
+        return migrator
+    }
+
+    /// Version 1: the seed's data model as first shipped (group as free text, a stored
+    /// `is_rental` flag, no badges or tag bindings, no unique active rental).
+    static let v1 = """
+        CREATE TABLE devices (
+            id TEXT PRIMARY KEY NOT NULL,
+            "group" TEXT NOT NULL,
+            model TEXT NOT NULL,
+            serial_number TEXT NOT NULL,
+            os_version TEXT NOT NULL,
+            status TEXT NOT NULL,
+            connector_type TEXT NOT NULL,
+            registered_at INTEGER NOT NULL,
+            is_rental INTEGER NOT NULL DEFAULT 0,
+            note TEXT,
+            is_nfc_registered INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE device_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            device_id TEXT NOT NULL,
+            operation_type TEXT NOT NULL,
+            field TEXT NOT NULL,
+            old_value TEXT,
+            new_value TEXT,
+            registered_at INTEGER NOT NULL
+        );
+        CREATE INDEX device_log_by_device ON device_log(device_id);
+        CREATE TABLE users (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL,
+            registered_at INTEGER
+        );
+        CREATE TABLE rentals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            device_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            os_version TEXT NOT NULL,
+            serial_number TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            user_name TEXT NOT NULL,
+            rented_at INTEGER NOT NULL,
+            returned_at INTEGER
+        );
+        CREATE INDEX rentals_by_device ON rentals(device_id);
+        """
+
+    /// Version 2: device groups as a table with stable IDs, badges, tag bindings, due dates,
+    /// return details, the one-active-rental-per-device unique index, range-query indexes,
+    /// and triggers that keep the invariants even against raw SQL.
+    static func migrateToV2(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA application_id = \(applicationID)")
+
+        // Groups: stable IDs; legacy free-text groups keep their text as ID.
+        try db.execute(sql: """
+            CREATE TABLE device_groups (
+                id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+                name TEXT NOT NULL,
+                sort_order INTEGER NOT NULL DEFAULT 0
+            );
+            """)
+        for group in DeviceGroup.defaults {
+            try db.execute(sql: "INSERT INTO device_groups (id, name, sort_order) VALUES (?, ?, ?)",
+                           arguments: [group.id, group.name, group.sortOrder])
+        }
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO device_groups (id, name, sort_order)
+                SELECT DISTINCT "group", "group", 100 FROM devices;
+            """)
+
+        // Device log: names of the domain; survives device deletion (no foreign key).
+        try db.execute(sql: """
+            ALTER TABLE device_log RENAME COLUMN operation_type TO operation;
+            ALTER TABLE device_log RENAME COLUMN registered_at TO at;
+            DROP INDEX device_log_by_device;
+            CREATE INDEX device_log_by_device ON device_log(device_id, id);
+            """)
+
+        // Statuses: v1 stored free text (the seed's app wrote 正常 / 故障 / 廃棄). Unknown
+        // values become `broken` — not lendable until an administrator looks — and every
+        // mapped value is logged with its original text.
+        let mappedStatus = """
+            CASE
+                WHEN lower(trim(status)) IN ('normal', '正常') THEN 'normal'
+                WHEN lower(trim(status)) IN ('broken', '故障') THEN 'broken'
+                WHEN lower(trim(status)) IN ('disposed', '廃棄') THEN 'disposed'
+                ELSE 'broken'
+            END
+            """
+        try db.execute(sql: """
+            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at)
+                SELECT id, 'update', 'status', status, \(mappedStatus), CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)
+                FROM devices WHERE status NOT IN ('normal', 'broken', 'disposed');
+            """)
+
+        // Devices: group becomes a reference; is_rental is dropped (derived from rentals).
+        try db.execute(sql: """
+            CREATE TABLE devices_v2 (
+                id TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+                group_id TEXT NOT NULL REFERENCES device_groups(id) ON DELETE RESTRICT,
+                model TEXT NOT NULL,
+                serial_number TEXT NOT NULL,
+                os_version TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('normal', 'broken', 'disposed')),
+                connector_type TEXT NOT NULL,
+                registered_at INTEGER NOT NULL,
+                note TEXT,
+                is_nfc_registered INTEGER NOT NULL DEFAULT 0 CHECK (is_nfc_registered IN (0, 1))
+            );
+            INSERT INTO devices_v2
+                SELECT id, "group", model, serial_number, os_version,
+                       \(mappedStatus),
+                       connector_type, registered_at, note, is_nfc_registered != 0
+                FROM devices;
+            DROP TABLE devices;
+            ALTER TABLE devices_v2 RENAME TO devices;
+            CREATE INDEX devices_by_group ON devices(group_id, id);
+            CREATE INDEX devices_by_status ON devices(status, id);
+            """)
+
+        // Users: registration date becomes mandatory (unknown legacy dates become 0 = 1970).
+        try db.execute(sql: """
+            UPDATE users SET registered_at = 0 WHERE registered_at IS NULL;
+            CREATE TABLE badges (
+                identifier TEXT PRIMARY KEY NOT NULL CHECK (length(identifier) > 0),
+                kind TEXT NOT NULL CHECK (kind IN ('iso14443a', 'felica')),
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                registered_at INTEGER NOT NULL,
+                label TEXT
+            );
+            CREATE INDEX badges_by_user ON badges(user_id);
+            CREATE TABLE tag_bindings (
+                uid TEXT PRIMARY KEY NOT NULL CHECK (length(uid) > 0),
+                device_id TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+                bound_at INTEGER NOT NULL
+            );
+            CREATE INDEX tag_bindings_by_device ON tag_bindings(device_id);
+            """)
+
+        // Rentals: v1 had no uniqueness, so it may hold several open rentals of one device.
+        // Keep the newest open; close older ones at the moment the device was lent again.
+        try db.execute(sql: """
+            ALTER TABLE rentals ADD COLUMN due_at INTEGER;
+            ALTER TABLE rentals ADD COLUMN returned_by TEXT;
+            ALTER TABLE rentals ADD COLUMN location TEXT;
+            ALTER TABLE rentals ADD COLUMN return_location TEXT;
+            UPDATE rentals AS old
+               SET returned_at = (SELECT MIN(newer.rented_at) FROM rentals AS newer
+                                   WHERE newer.device_id = old.device_id AND newer.returned_at IS NULL
+                                     AND (newer.rented_at, newer.id) > (old.rented_at, old.id)),
+                   return_location = 'closed by migration v2: lent again while open'
+             WHERE old.returned_at IS NULL
+               AND EXISTS (SELECT 1 FROM rentals AS newer
+                            WHERE newer.device_id = old.device_id AND newer.returned_at IS NULL
+                              AND (newer.rented_at, newer.id) > (old.rented_at, old.id));
+            UPDATE rentals SET returned_at = rented_at WHERE returned_at < rented_at;
+            DROP INDEX rentals_by_device;
+            CREATE UNIQUE INDEX rentals_one_active_per_device ON rentals(device_id) WHERE returned_at IS NULL;
+            CREATE INDEX rentals_active_by_user ON rentals(user_id, rented_at, id) WHERE returned_at IS NULL;
+            CREATE INDEX rentals_active_by_time ON rentals(rented_at, id) WHERE returned_at IS NULL;
+            CREATE INDEX rentals_by_user ON rentals(user_id, rented_at, id);
+            CREATE INDEX rentals_by_device ON rentals(device_id, rented_at, id);
+            CREATE INDEX rentals_by_time ON rentals(rented_at, id);
+            CREATE INDEX rentals_overdue ON rentals(due_at, id) WHERE returned_at IS NULL AND due_at IS NOT NULL;
+            """)
+
+        // Invariants that raw SQL must not break either.
+        try db.execute(sql: """
+            CREATE TRIGGER rentals_check_insert BEFORE INSERT ON rentals
+            BEGIN
+                SELECT RAISE(ABORT, 'rental returned before it started') WHERE NEW.returned_at < NEW.rented_at;
+                SELECT RAISE(ABORT, 'rental due before it started') WHERE NEW.due_at < NEW.rented_at;
+            END;
+            CREATE TRIGGER rentals_check_update BEFORE UPDATE OF returned_at, due_at, rented_at ON rentals
+            BEGIN
+                SELECT RAISE(ABORT, 'rental returned before it started') WHERE NEW.returned_at < NEW.rented_at;
+                SELECT RAISE(ABORT, 'rental due before it started') WHERE NEW.due_at < NEW.rented_at;
+            END;
+            CREATE TRIGGER devices_keep_lent BEFORE DELETE ON devices
+            WHEN EXISTS (SELECT 1 FROM rentals WHERE device_id = OLD.id AND returned_at IS NULL)
+            BEGIN
+                SELECT RAISE(ABORT, 'device is lent');
+            END;
+            CREATE TRIGGER users_keep_borrowers BEFORE DELETE ON users
+            WHEN EXISTS (SELECT 1 FROM rentals WHERE user_id = OLD.id AND returned_at IS NULL)
+            BEGIN
+                SELECT RAISE(ABORT, 'user has devices');
+            END;
+            CREATE TRIGGER badges_not_tags BEFORE INSERT ON badges
+            WHEN EXISTS (SELECT 1 FROM tag_bindings WHERE uid = NEW.identifier)
+            BEGIN
+                SELECT RAISE(ABORT, 'uid is bound to a device');
+            END;
+            CREATE TRIGGER tags_not_badges BEFORE INSERT ON tag_bindings
+            WHEN EXISTS (SELECT 1 FROM badges WHERE identifier = NEW.uid)
+            BEGIN
+                SELECT RAISE(ABORT, 'uid is a badge');
+            END;
+            """)
+    }
+}

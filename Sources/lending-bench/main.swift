@@ -1,0 +1,181 @@
+// lending-bench: fills a temporary database with 100 k devices and 1 M rentals, then measures
+// durable lend+return pairs per second and the three lookups the daemon serves.
+//   swift run -c release lending-bench [devices] [rentals] [directory]
+import Foundation
+import GRDB
+import Lending
+import LendingStore
+
+let arguments = CommandLine.arguments
+let deviceCount = arguments.count > 1 ? Int(arguments[1]) ?? 100_000 : 100_000
+let rentalCount = arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000
+let userCount = 2_000
+let directory = arguments.count > 3 ? arguments[3] : NSTemporaryDirectory() + "lending-bench-\(getpid())"
+let path = directory + "/bench.sqlite"
+let day: Int64 = 86_400_000
+let start: Int64 = 1_735_689_600_000  // 2025-01-01
+let span: Int64 = 730 * day           // two years of history
+
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let t = ContinuousClock.now
+    try await body()
+    let d = ContinuousClock.now - t
+    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+func report(_ name: String, count: Int, seconds: Double) {
+    let perSecond = Double(count) / seconds
+    let micros = seconds / Double(count) * 1e6
+    let padded = name.padding(toLength: 44, withPad: " ", startingAt: 0)
+    print(padded + String(format: " %9d ops %8.2f s %10.0f ops/s %9.1f µs/op", count, seconds, perSecond, micros))
+}
+
+try? FileManager.default.removeItem(atPath: directory)
+print("database: \(path) (\(deviceCount) devices, \(rentalCount) rentals, \(userCount) users)")
+
+// 1. Schema through the store, then a bulk fill in one raw transaction.
+try await SQLiteInventoryStore.open(StoreConfiguration(path: path)).close()
+let fill = try await seconds {
+    var configuration = Configuration()
+    configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
+    let queue = try DatabaseQueue(path: path, configuration: configuration)
+    try await queue.write { db in
+        let addUser = try db.makeStatement(sql: "INSERT INTO users (id, name, registered_at) VALUES (?, ?, ?)")
+        for u in 0..<userCount {
+            try addUser.execute(arguments: [String(format: "U-%05d", u), "User \(u)", start])
+        }
+        let groups = DeviceGroup.defaults.map(\.id)
+        let addDevice = try db.makeStatement(sql: """
+            INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type, registered_at,
+                                 note, is_nfc_registered) VALUES (?, ?, ?, ?, ?, 'normal', 'USB-C', ?, NULL, 1)
+            """)
+        for d in 0..<deviceCount {
+            try addDevice.execute(arguments: [String(format: "D-%06d", d), groups[d % groups.count], "Model \(d % 50)",
+                                              "SN\(d)", "\(d % 20).0", start])
+        }
+        // Rentals: device d gets rentals one after another over two years; the newest rental
+        // of every 10th device stays open. Users are spread pseudo-randomly.
+        let addRental = try db.makeStatement(sql: """
+            INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name, rented_at, due_at,
+                                 returned_at, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'bench')
+            """)
+        let perDevice = max(1, rentalCount / deviceCount)
+        let slot = span / Int64(perDevice)
+        for d in 0..<deviceCount {
+            let device = String(format: "D-%06d", d)
+            for k in 0..<perDevice {
+                let u = (d &* 7919 &+ k &* 104_729) % userCount
+                let rentedAt = start + Int64(k) * slot + Int64(d % 1000) * 60_000
+                let open = k == perDevice - 1 && d % 10 == 0
+                try addRental.execute(arguments: [
+                    device, "Model \(d % 50)", "\(d % 20).0", "SN\(d)", String(format: "U-%05d", u), "User \(u)",
+                    rentedAt, rentedAt + 14 * day, open ? nil : rentedAt + 3 * day,
+                ])
+            }
+        }
+    }
+    try await queue.write { db in try db.execute(sql: "ANALYZE") }
+    try queue.close()
+}
+let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+print(String(format: "fill: %.1f s, file %.0f MB", fill, Double(size) / 1e6))
+
+// 2. Open as the daemon would (quick_check), and with the full integrity check.
+let openQuick = try await seconds { try await SQLiteInventoryStore.open(StoreConfiguration(path: path)).close() }
+print(String(format: "open with quick_check: %.2f s", openQuick))
+let openFull = try await seconds {
+    try await SQLiteInventoryStore.open(StoreConfiguration(path: path, integrityCheck: .full)).close()
+}
+print(String(format: "open with integrity_check: %.2f s", openFull))
+let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: path, integrityCheck: .none))
+let diagnostics = try await store.diagnostics()
+print("journal_mode=\(diagnostics.journalMode) synchronous=\(diagnostics.synchronous) migrations=\(diagnostics.appliedMigrations)")
+
+// 3. Durable lend+return pairs (synchronous=FULL, one transaction each), sequential.
+let pairs = 2_000
+let now = Date(timeIntervalSince1970: Double(start + span + 10 * day) / 1000)
+let sequential = try await seconds {
+    for i in 0..<pairs {
+        let device = String(format: "D-%06d", (i * 37 % deviceCount) | 1)  // odd IDs: never open in the fill
+        let t = now.addingTimeInterval(Double(i))
+        _ = try await store.lend(LendRequest(deviceID: device, userID: "U-00001", at: t, location: "bench"))
+        _ = try await store.returnDevice(ReturnRequest(deviceID: device, at: t.addingTimeInterval(0.5)))
+    }
+}
+report("lend+return pairs, 1 task", count: pairs, seconds: sequential)
+
+// Same with 8 concurrent tasks (GRDB serializes writes; shows queueing, not parallelism).
+let concurrent = try await seconds {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for w in 0..<8 {
+            group.addTask {
+                for i in 0..<(pairs / 8) {
+                    let device = String(format: "D-%06d", ((w * 10_007 + i * 13) % deviceCount) | 1)
+                    let t = now.addingTimeInterval(Double(100_000 + i))
+                    _ = try await store.lend(LendRequest(deviceID: device, userID: "U-00002", at: t))
+                    _ = try await store.returnDevice(ReturnRequest(deviceID: device, at: t.addingTimeInterval(0.5)))
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+}
+report("lend+return pairs, 8 tasks", count: pairs, seconds: concurrent)
+
+// 4. Lookups.
+let lookups = 10_000
+var found = 0
+let whoHas = try await seconds {
+    for i in 0..<lookups {
+        let id = String(format: "D-%06d", (i * 7_919) % deviceCount)
+        if try await store.device(id: id)?.activeRental != nil { found += 1 }
+    }
+}
+report("who has device X (device + active rental)", count: lookups, seconds: whoHas)
+print("  (\(found) of \(lookups) were lent)")
+
+// The same lookup as plain synchronous SQL in one read transaction: the difference to the
+// line above is the cost of the async hop (cooperative pool -> GRDB queue -> back).
+let rawQueue = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+let rawWhoHas = try await seconds {
+    try rawQueue.read { db in
+        let statement = try db.makeStatement(sql: """
+            SELECT r.user_id FROM devices d LEFT JOIN rentals r ON r.device_id = d.id AND r.returned_at IS NULL
+            WHERE d.id = ?
+            """)
+        for i in 0..<lookups {
+            _ = try String.fetchOne(statement, arguments: [String(format: "D-%06d", (i * 7_919) % deviceCount)])
+        }
+    }
+}
+report("  same, raw synchronous SQL", count: lookups, seconds: rawWhoHas)
+try rawQueue.close()
+
+var items = 0
+let userHas = try await seconds {
+    for i in 0..<lookups {
+        items += try await store.activeRentals(userID: String(format: "U-%05d", i % userCount), page: .first).items.count
+    }
+}
+report("what does user U have (active rentals)", count: lookups, seconds: userHas)
+print("  (\(Double(items) / Double(lookups)) devices per user on average)")
+
+items = 0
+let monthQueries = 2_000
+let history = try await seconds {
+    for i in 0..<monthQueries {
+        let month = Int64(i % 24)
+        let since = Date(timeIntervalSince1970: Double(start + month * 30 * day) / 1000)
+        let query = HistoryQuery(userID: String(format: "U-%05d", i % userCount), since: since,
+                                 until: since.addingTimeInterval(30 * 86_400))
+        items += try await store.history(query, page: PageRequest(limit: 1000)).items.count
+    }
+}
+report("a month of history for user U", count: monthQueries, seconds: history)
+print("  (\(Double(items) / Double(monthQueries)) rentals per user-month on average)")
+
+let overdue = try await seconds { items = try await store.overdueRentals(at: now, page: PageRequest(limit: 1000)).items.count }
+report("overdue rentals, first page of 1000", count: 1, seconds: overdue)
+
+try store.close()
+if arguments.count <= 3 { try? FileManager.default.removeItem(atPath: directory) }  // keep an explicit directory

@@ -1,0 +1,58 @@
+import Foundation
+import Lending
+import Testing
+
+@Suite("CSV and JSON export")
+struct ExportTests {
+    @Test(arguments: [
+        ("plain", "plain"),
+        ("a,b", "\"a,b\""),
+        ("say \"hi\"", "\"say \"\"hi\"\"\""),
+        ("two\nlines", "\"two\nlines\""),
+        ("crlf\r\nline", "\"crlf\r\nline\""),
+        ("", ""),
+        ("山田 太郎", "山田 太郎"),
+    ])
+    func rfc4180Field(_ value: String, _ expected: String) {
+        #expect(RentalExport.csvField(value) == expected)
+    }
+
+    @Test(arguments: [("=1+1", "'=1+1"), ("+81 3", "'+81 3"), ("-2", "'-2"), ("@SUM(A1)", "'@SUM(A1)"), ("a=b", "a=b")])
+    func formulasAreNeutralized(_ value: String, _ expected: String) {
+        #expect(RentalExport.csvField(value, neutralizeFormulas: true) == expected)
+    }
+
+    let rentals = [
+        Rental(id: 1, deviceID: "D-1", model: "Pixel 7, \"Pro\"", osVersion: "14", serialNumber: "SN1",
+               userID: "U-1", userName: "Yamada\nTaro", rentedAt: Date(timeIntervalSince1970: 1_767_225_600),
+               dueAt: nil, returnedAt: Date(timeIntervalSince1970: 1_767_229_200), returnedBy: "U-2",
+               location: "room-1", returnLocation: nil),
+        Rental(id: 2, deviceID: "D-2", model: "iPad", osVersion: "18", serialNumber: "=cmd",
+               userID: "U-2", userName: "鈴木", rentedAt: Date(timeIntervalSince1970: 1_767_232_800)),
+    ]
+
+    @Test func csvDocument() {
+        let csv = RentalExport.csv(rentals, options: .init(timeZone: TimeZone(identifier: "Asia/Tokyo")!))
+        let expected = "rental_id,device_id,model,os_version,serial_number,user_id,user_name,rented_at,due_at,"
+            + "returned_at,returned_by,location,return_location\r\n"
+            + "1,D-1,\"Pixel 7, \"\"Pro\"\"\",14,SN1,U-1,\"Yamada\nTaro\",2026-01-01 09:00:00,,2026-01-01 10:00:00,U-2,room-1,\r\n"
+            + "2,D-2,iPad,18,'=cmd,U-2,鈴木,2026-01-01 11:00:00,,,,,\r\n"
+        #expect(csv == expected)
+    }
+
+    @Test func byteOrderMarkForExcel() {
+        let csv = RentalExport.csv([], options: .init(byteOrderMark: true))
+        #expect(csv.unicodeScalars.first == "\u{FEFF}")
+        #expect(csv.hasSuffix("return_location\r\n"))
+    }
+
+    @Test func json() throws {
+        let data = try RentalExport.json(rentals)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        #expect(parsed.count == 2)
+        #expect(parsed[0]["rentedAt"] as? String == "2026-01-01T00:00:00Z")
+        #expect(parsed[0]["userName"] as? String == "Yamada\nTaro")
+        #expect(parsed[1]["returnedAt"] is NSNull)
+        #expect(parsed[1]["userId"] as? String == "U-2")
+    }
+}

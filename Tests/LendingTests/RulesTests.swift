@@ -1,0 +1,231 @@
+import Foundation
+import Lending
+import Testing
+
+let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+let alice = User(id: "U-1", name: "Alice", registeredAt: t0)
+let bob = User(id: "U-2", name: "Bob", registeredAt: t0)
+let aliceBadge = Badge(identifier: "04A1B2C3", kind: .iso14443a, userID: "U-1", registeredAt: t0)
+let bobBadge = Badge(identifier: "0123456789ABCDEF", kind: .felica, userID: "U-2", registeredAt: t0)
+
+func device(_ id: String = "D-1", status: DeviceStatus = .normal) -> Device {
+    Device(id: id, groupID: "iphone", model: "iPhone 15", serialNumber: "SN-\(id)", osVersion: "18.1",
+           status: status, connectorType: "USB-C", registeredAt: t0)
+}
+
+func rental(_ deviceID: String = "D-1", to user: User = bob) -> Rental {
+    Rental(id: 7, deviceID: deviceID, model: "iPhone 15", osVersion: "18.1", serialNumber: "SN-\(deviceID)",
+           userID: user.id, userName: user.name, rentedAt: t0.addingTimeInterval(-3600))
+}
+
+struct RuleRow: CustomTestStringConvertible, Sendable {
+    var name: String
+    var identity: TapIdentity
+    /// Session armed by this user at t0 (30 s), if any.
+    var armedBy: User?
+    /// Seconds after t0 at which the tap happens.
+    var at: TimeInterval
+    var expectedKind: String
+    var expectedOperation: StoreOperation?
+    /// Who is armed after the tap.
+    var armedAfter: UserID?
+    var testDescription: String { name }
+}
+
+let policy = LendingPolicy(armDuration: 30, defaultLoanPeriod: 7 * 86400)
+func now(_ s: TimeInterval) -> Date { t0.addingTimeInterval(s) }
+
+let ruleRows: [RuleRow] = [
+    RuleRow(name: "badge with nobody armed arms its user", identity: .badge(aliceBadge, alice), armedBy: nil, at: 0,
+            expectedKind: "armed", expectedOperation: nil, armedAfter: "U-1"),
+    RuleRow(name: "another badge replaces the session", identity: .badge(bobBadge, bob), armedBy: alice, at: 10,
+            expectedKind: "armed", expectedOperation: nil, armedAfter: "U-2"),
+    RuleRow(name: "badge after expiry arms again", identity: .badge(aliceBadge, alice), armedBy: alice, at: 45,
+            expectedKind: "armed", expectedOperation: nil, armedAfter: "U-1"),
+    RuleRow(name: "available device while armed is lent to the armed user",
+            identity: .device(DeviceRecord(device: device())), armedBy: alice, at: 10, expectedKind: "lent",
+            expectedOperation: .lend(LendRequest(deviceID: "D-1", userID: "U-1", at: now(10),
+                                                 dueAt: now(10 + 7 * 86400), location: "desk")),
+            armedAfter: "U-1"),
+    RuleRow(name: "available device with nobody armed needs a badge",
+            identity: .device(DeviceRecord(device: device())), armedBy: nil, at: 0, expectedKind: "badgeRequired",
+            expectedOperation: nil, armedAfter: nil),
+    RuleRow(name: "available device exactly at expiry needs a badge",
+            identity: .device(DeviceRecord(device: device())), armedBy: alice, at: 30, expectedKind: "badgeRequired",
+            expectedOperation: nil, armedAfter: nil),
+    RuleRow(name: "available device one moment before expiry is lent",
+            identity: .device(DeviceRecord(device: device())), armedBy: alice, at: 29.999, expectedKind: "lent",
+            expectedOperation: .lend(LendRequest(deviceID: "D-1", userID: "U-1", at: now(29.999),
+                                                 dueAt: now(29.999 + 7 * 86400), location: "desk")),
+            armedAfter: "U-1"),
+    RuleRow(name: "lent device with someone armed is returned by that user",
+            identity: .device(DeviceRecord(device: device(), activeRental: rental())), armedBy: alice, at: 5,
+            expectedKind: "returned",
+            expectedOperation: .returnDevice(ReturnRequest(deviceID: "D-1", at: now(5), returnedBy: "U-1", location: "desk")),
+            armedAfter: "U-1"),
+    RuleRow(name: "lent device with nobody armed is returned anonymously",
+            identity: .device(DeviceRecord(device: device(), activeRental: rental())), armedBy: nil, at: 5,
+            expectedKind: "returned",
+            expectedOperation: .returnDevice(ReturnRequest(deviceID: "D-1", at: now(5), returnedBy: nil, location: "desk")),
+            armedAfter: nil),
+    RuleRow(name: "lent broken device can still be returned",
+            identity: .device(DeviceRecord(device: device(status: .broken), activeRental: rental())), armedBy: nil,
+            at: 5, expectedKind: "returned",
+            expectedOperation: .returnDevice(ReturnRequest(deviceID: "D-1", at: now(5), returnedBy: nil, location: "desk")),
+            armedAfter: nil),
+    RuleRow(name: "broken device is refused even when armed",
+            identity: .device(DeviceRecord(device: device(status: .broken))), armedBy: alice, at: 1,
+            expectedKind: "refused", expectedOperation: nil, armedAfter: "U-1"),
+    RuleRow(name: "disposed device is refused",
+            identity: .device(DeviceRecord(device: device(status: .disposed))), armedBy: nil, at: 1,
+            expectedKind: "refused", expectedOperation: nil, armedAfter: nil),
+    RuleRow(name: "unknown tag is reported and keeps the session", identity: .unknownTag(uid: "04FFFFFF"),
+            armedBy: alice, at: 1, expectedKind: "unknownTag", expectedOperation: nil, armedAfter: "U-1"),
+    RuleRow(name: "tag naming an unknown device is reported", identity: .unknownDevice("D-404", uid: "04EEEEEE"),
+            armedBy: nil, at: 1, expectedKind: "unknownDevice", expectedOperation: nil, armedAfter: nil),
+]
+
+@Suite("Lending rules")
+struct LendingRulesTests {
+    @Test(arguments: ruleRows)
+    func rule(_ row: RuleRow) {
+        let session = row.armedBy.map { LendingRules.arm($0, badgeIdentifier: nil, now: t0, policy: policy) }
+        let decision = LendingRules.decide(row.identity, session: session, now: now(row.at), policy: policy, location: "desk")
+        #expect(decision.outcome.kind == row.expectedKind)
+        #expect(decision.operation == row.expectedOperation)
+        #expect(decision.session?.user.id == row.armedAfter)
+        #expect(!decision.outcome.message.isEmpty)
+    }
+
+    @Test func lendingKeepsTheSessionWithoutExtendingIt() {
+        let session = LendingRules.arm(alice, badgeIdentifier: "04A1B2C3", now: t0, policy: policy)
+        let decision = LendingRules.decide(.device(DeviceRecord(device: device())), session: session, now: now(20),
+                                           policy: policy, location: nil)
+        #expect(decision.session == session)
+        #expect(decision.session?.remaining(at: now(20)) == 10)
+    }
+
+    @Test func replacingNamesThePreviousUser() {
+        let session = LendingRules.arm(alice, badgeIdentifier: nil, now: t0, policy: policy)
+        let decision = LendingRules.decide(.badge(bobBadge, bob), session: session, now: now(5), policy: policy, location: nil)
+        guard case .armed(let new, let replacing) = decision.outcome else {
+            Issue.record("expected armed, got \(decision.outcome)")
+            return
+        }
+        #expect(replacing == "U-1")
+        #expect(new.user == bob)
+        #expect(new.badgeIdentifier == bobBadge.identifier)
+        #expect(new.expiresAt == now(35))
+        #expect(new.remaining(at: now(5)) == 30)
+        #expect(new.remaining(at: now(40)) == 0)
+        #expect(decision.outcome.message.contains("Switched from U-1"))
+    }
+
+    @Test func refusalSaysWhy() {
+        let decision = LendingRules.decide(.device(DeviceRecord(device: device(status: .broken))), session: nil,
+                                           now: t0, policy: policy, location: nil)
+        #expect(decision.outcome == .refused(deviceID: "D-1", model: "iPhone 15", status: .broken))
+        #expect(decision.outcome.message.contains("broken"))
+    }
+
+    @Test func openEndedLoansHaveNoDueDate() {
+        let policy = LendingPolicy(armDuration: 10, defaultLoanPeriod: nil)
+        let session = LendingRules.arm(alice, badgeIdentifier: nil, now: t0, policy: policy)
+        let decision = LendingRules.decide(.device(DeviceRecord(device: device())), session: session, now: now(1),
+                                           policy: policy, location: nil)
+        guard case .lend(let request)? = decision.operation else {
+            Issue.record("expected a lend, got \(String(describing: decision.operation))")
+            return
+        }
+        #expect(request.dueAt == nil)
+    }
+
+    @Test func everyOutcomeHasAMessage() {
+        let session = LendingRules.arm(alice, badgeIdentifier: nil, now: t0, policy: policy)
+        let outcomes: [TapOutcome] = [
+            .armed(session, replacing: nil), .armed(session, replacing: "U-1"), .disarmed(nil), .disarmed("U-1"),
+            .lent(deviceID: "D-1", model: "M", userID: "U-1", userName: "Alice", dueAt: t0),
+            .returned(deviceID: "D-1", model: "M", borrowerID: "U-2", borrowerName: "Bob", returnedBy: nil),
+            .badgeRequired(deviceID: "D-1", model: "M"), .refused(deviceID: "D-1", model: "M", status: .disposed),
+            .unknownDevice(deviceID: "D-9", uid: "04"), .unknownTag(uid: "04"), .failed(reason: "x"),
+        ]
+        for outcome in outcomes {
+            #expect(outcome.message.count > 10, "\(outcome.kind)")
+        }
+        #expect(Set(outcomes.map(\.kind)).count == 9)
+    }
+}
+
+@Suite("Identification order (device-tag.md)")
+struct IdentificationTests {
+    let record = DeviceRecord(device: device("D-1"))
+    let other = DeviceRecord(device: device("D-2"))
+
+    @Test func deviceRecordOnTagWinsOverUIDBinding() {
+        let tap = TagTap(uid: "04:a1:b2:c3", deviceIDOnTag: "D-1")
+        #expect(tap.uid == "04A1B2C3")
+        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .badge(aliceBadge, alice)) == .device(record))
+        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .device(other)) == .device(record))
+    }
+
+    @Test func uidBindingToADevice() {
+        let tap = TagTap(uid: "04112233445566")
+        #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .device(other)) == .device(other))
+    }
+
+    @Test func uidBindingToABadge() {
+        let tap = TagTap(uid: "04A1B2C3")
+        #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .badge(aliceBadge, alice)) == .badge(aliceBadge, alice))
+    }
+
+    @Test func unknownDeviceOnTagFallsBackToTheUID() {
+        let tap = TagTap(uid: "04112233445566", deviceIDOnTag: "D-404")
+        #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .device(other)) == .device(other))
+        #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: nil) == .unknownDevice("D-404", uid: "04112233445566"))
+    }
+
+    @Test func mismatchedRecordIsIgnored() {
+        let tap = TagTap(uid: "04112233445566", deviceIDOnTag: "D-2")
+        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil) == .unknownDevice("D-2", uid: "04112233445566"))
+    }
+
+    @Test func nothingKnownIsAnUnknownTag() {
+        #expect(TapIdentification.identify(TagTap(uid: "04AABBCC"), deviceOnTag: nil, uidBinding: nil) == .unknownTag(uid: "04AABBCC"))
+    }
+}
+
+@Suite("Card identifiers")
+struct CardIdentifierTests {
+    @Test(arguments: [
+        ("04:a1:b2:c3", BadgeKind.iso14443a, "04A1B2C3"),
+        ("04 11 22 33 44 55 66", .iso14443a, "04112233445566"),
+        ("04112233445566778899", .iso14443a, "04112233445566778899"),
+        ("01-23-45-67-89-ab-cd-ef", .felica, "0123456789ABCDEF"),
+    ])
+    func accepted(_ text: String, _ kind: BadgeKind, _ expected: String) throws {
+        #expect(try CardIdentifier.normalize(text, kind: kind) == expected)
+    }
+
+    @Test(arguments: [
+        ("04A1B2", BadgeKind.iso14443a), ("0123456789ABCDEF", .iso14443a), ("04A1B2C3", .felica), ("zz", .felica), ("", .iso14443a),
+        ("4A1B2C3", .iso14443a),
+    ])
+    func refused(_ text: String, _ kind: BadgeKind) {
+        #expect(throws: LendingError.self) { try CardIdentifier.normalize(text, kind: kind) }
+    }
+}
+
+@Suite("Errors say what to do")
+struct ErrorMessageTests {
+    @Test func noSuchUserPointsAtTheCLI() {
+        #expect(LendingError.noSuchUser("U-17").description == "no user U-17; see roombridgectl users list")
+        let error: any Error = LendingError.noSuchUser("U-17")
+        #expect(error.localizedDescription == "no user U-17; see roombridgectl users list")
+    }
+
+    @Test func alreadyLentNamesTheBorrower() {
+        let text = LendingError.alreadyLent("D-1", userID: "U-2", userName: "Bob", since: t0).description
+        #expect(text.contains("Bob (U-2)"))
+        #expect(text.contains("return it first"))
+    }
+}
