@@ -133,7 +133,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: [
-            "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO",
+            "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"], swiftSettings: swiftSettings),

@@ -40,6 +40,10 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         case refused
         /// The tag is not bound to anything; an administrator can bind `uid`.
         case unknownTag
+        /// The tag names a device that is not in the inventory.
+        case unknownDevice
+        /// The store refused or failed; nothing was recorded (`reason` says why).
+        case failed
     }
     public var kind: Kind
     public var deviceId: String?

@@ -256,8 +256,8 @@ public actor SystemState {
         switch outcome.kind {
         case .lent: counters.lent += 1
         case .returned: counters.returned += 1
-        case .refused, .badgeRequired: counters.refused += 1
-        case .armed, .disarmed, .unknownTag: break
+        case .refused, .badgeRequired, .failed: counters.refused += 1
+        case .armed, .disarmed, .unknownTag, .unknownDevice: break
         }
         emit(.lending(outcome))
     }

@@ -1,4 +1,6 @@
 import Foundation
+import Lending
+import LendingStore
 import Logging
 import NFCReader
 import RoomBridgeConfig
@@ -17,6 +19,8 @@ public enum DaemonExit: Int32, Sendable {
     case usage = 64
     /// The socket or another resource is unavailable, e.g. another roombridged answers on the socket (`EX_UNAVAILABLE`).
     case unavailable = 69
+    /// The database cannot be used: newer than this binary, corrupt, foreign or not writable (`EX_CANTCREAT`).
+    case database = 73
     /// Bad configuration (`EX_CONFIG`).
     case config = 78
 }
@@ -76,6 +80,23 @@ public enum Daemon {
                                     levels: LogLevelBox, logger: Logger) async throws -> Int32 {
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
                                 curtain: CurtainState(connection: .disabled))
+
+        // The database: opened and migrated before anything is bound, so a bad one stops the
+        // daemon with a clear message and nothing listening.
+        let store: SQLiteInventoryStore
+        do {
+            store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config.string("database.path")))
+        } catch let error as StoreOpenError {
+            throw StartupError(.database, "database: \(error)")
+        }
+        logger.info("database \(config.string("database.path")) open")
+        let loanDays = config.int("lending.loan_days")
+        let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
+        let lending = LendingCoordinator(
+            store: store, state: state,
+            policy: LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
+                                  defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
+            location: location)
 
         let authGroup = config.string("auth.group")
         let authorizer = Authorizer(groupName: authGroup, gid: GroupDirectory.gid(named: authGroup))
@@ -137,11 +158,14 @@ public enum Daemon {
 
         // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
         // the socket last (Watch clients are told, connections closed, the socket file removed).
-        var services: [any Service] = [VarlinkSocketService(server: server, state: state, logger: logger)]
+        var services: [any Service] = [
+            StoreService(store: store, logger: logger),
+            VarlinkSocketService(server: server, state: state, logger: logger),
+        ]
         if config.bool("nfc.enabled") {
             services.append(NFCBridge(readers: NFCBridge.parse(config.strings("nfc.readers")),
                                       modulations: config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:)),
-                                      state: state, handler: nil, logger: logger))
+                                      state: state, handler: LendingTapHandler(lending: lending), logger: logger))
         }
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),

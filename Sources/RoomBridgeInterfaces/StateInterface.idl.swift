@@ -86,7 +86,7 @@ extension StateInterface {
 
         # What a tap or a lending request did.
         type LendingOutcome (
-          kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag),
+          kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag, unknownDevice, failed),
           deviceId: ?string,
           userId: ?string,
           userName: ?string,
