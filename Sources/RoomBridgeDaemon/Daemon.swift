@@ -98,6 +98,16 @@ public enum Daemon {
                                   defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
             location: location)
 
+        // NFC readers (each polled on its own thread once the service group runs) and tag registration.
+        var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
+        if config.bool("nfc.enabled") {
+            let readers = NFCBridge.parse(config.strings("nfc.readers"))
+            let modulations = config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:))
+            let service = NFCReaderService(readers: readers.map { ReaderConfiguration(connstring: $0.connstring, modulations: modulations) },
+                                           logger: Logger(label: "roombridged.nfc"))
+            nfc = (readers, service, TagRegistrar(nfc: service, store: store, state: state, logger: Logger(label: "roombridged.tags")))
+        }
+
         let authGroup = config.string("auth.group")
         let authorizer = Authorizer(groupName: authGroup, gid: GroupDirectory.gid(named: authGroup))
         if authorizer.gid == nil {
@@ -110,6 +120,7 @@ public enum Daemon {
                 levels.level = level
                 Logger(label: "roombridged").notice("log level set to \(name)")
             }),
+            TagsInterface(state: state, registrar: nfc?.registrar, authorizer: authorizer),
         ]
         let service: VarlinkService
         do {
@@ -162,10 +173,10 @@ public enum Daemon {
             StoreService(store: store, logger: logger),
             VarlinkSocketService(server: server, state: state, logger: logger),
         ]
-        if config.bool("nfc.enabled") {
-            services.append(NFCBridge(readers: NFCBridge.parse(config.strings("nfc.readers")),
-                                      modulations: config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:)),
-                                      state: state, handler: LendingTapHandler(lending: lending), logger: logger))
+        if let nfc {
+            services.append(NFCBridge(readers: nfc.readers, service: nfc.service, state: state,
+                                      handler: TapRouter(registrar: nfc.registrar, lending: LendingTapHandler(lending: lending)),
+                                      logger: logger))
         }
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),

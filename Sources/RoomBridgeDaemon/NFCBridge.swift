@@ -19,7 +19,7 @@ struct NFCBridge: Service {
     }
 
     let readers: [Reader]
-    let modulations: [PollModulation]
+    let service: NFCReaderService
     let state: SystemState
     let handler: (any TapHandler)?
     let logger: Logger
@@ -37,9 +37,7 @@ struct NFCBridge: Service {
 
     func run() async throws {
         await state.declareReaders(readers.map(\.name))
-        let configurations = readers.map { ReaderConfiguration(connstring: $0.connstring, modulations: modulations) }
-        let service = NFCReaderService(readers: configurations, logger: Logger(label: "roombridged.nfc"))
-        let names = Dictionary(uniqueKeysWithValues: zip(configurations.map(\.readerID), readers.map(\.name)))
+        let names = Dictionary(uniqueKeysWithValues: zip(service.loops.map(\.configuration.readerID), readers.map(\.name)))
         service.start()
         logger.info("polling \(readers.count) NFC reader(s): \(readers.map { "\($0.name)=\($0.connstring ?? "libnfc default")" }.joined(separator: ", "))")
         await withGracefulShutdownHandler {

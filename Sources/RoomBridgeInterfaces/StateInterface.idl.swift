@@ -14,33 +14,7 @@ extension StateInterface {
           since: string
         )
 
-        # One NDEF record of a tag.
-        type TagRecord (
-          tnf: string,
-          type: string,
-          id: ?string,
-          text: ?string,
-          uri: ?string,
-          payloadHex: string
-        )
-
-        # The device facts written on a device tag.
-        type DeviceTag (deviceId: string, model: ?string, serial: ?string)
-
-        # A tag or card arriving in a reader's field: one per physical tap.
-        type Tap (
-          reader: string,
-          uid: string,
-          tagType: string,
-          atqa: ?string,
-          sak: ?string,
-          records: []TagRecord,
-          device: ?DeviceTag,
-          readError: ?string,
-          readMillis: float,
-          at: string
-        )
-
+        \(TagTypesIDL.text)
         # A tag leaving a reader's field.
         type TagRemoval (reader: string, uid: string, presentMillis: float, at: string)
 

@@ -1,0 +1,143 @@
+import RoomBridgeCore
+import Varlink
+
+/// A request to register a device tag: write the device record, read it back, bind the UID.
+public struct TagWriteRequest: Sendable, Codable, Equatable {
+    public var deviceId: String
+    /// A URI record written before the device record (phones open it when tapped).
+    public var uri: String?
+    /// Make the tag read-only afterwards (irreversible).
+    public var lock: Bool?
+    /// Re-register a tag already bound to another device.
+    public var force: Bool?
+    /// How long to wait for a tag (default 60 s).
+    public var timeoutSeconds: Int?
+
+    public init(deviceId: String, uri: String? = nil, lock: Bool? = nil, force: Bool? = nil, timeoutSeconds: Int? = nil) {
+        self.deviceId = deviceId
+        self.uri = uri
+        self.lock = lock
+        self.force = force
+        self.timeoutSeconds = timeoutSeconds
+    }
+}
+
+/// What a successful registration did.
+public struct TagWriteReport: Sendable, Codable, Equatable {
+    public var uid: String
+    public var tagType: String
+    /// The tag was factory-blank and got a capability container first.
+    public var formatted: Bool
+    public var locked: Bool
+
+    public init(uid: String, tagType: String, formatted: Bool, locked: Bool) {
+        self.uid = uid
+        self.tagType = tagType
+        self.formatted = formatted
+        self.locked = locked
+    }
+}
+
+/// Why a registration failed; `message` says what to do. Nothing is recorded in the inventory
+/// unless the write was verified.
+public struct TagRegistrationError: Error, Sendable, Equatable {
+    public enum Reason: String, Sendable, Codable, CaseIterable {
+        case noSuchDevice, writeInProgress, noReader, noTag, timeout, cancelled, unsupportedTag, wrongTag,
+             readOnly, tooSmall, notFormattable, tagLifted, writeRefused, verifyFailed, readerUnavailable,
+             alreadyBound, messageTooLarge
+    }
+    public var reason: Reason
+    public var deviceId: String
+    public var message: String
+
+    public init(_ reason: Reason, deviceId: String, _ message: String) {
+        self.reason = reason
+        self.deviceId = deviceId
+        self.message = message
+    }
+}
+
+/// Performs tag registrations (implemented by the daemon over the NFC readers and the store).
+public protocol TagRegistering: Sendable {
+    /// Arms the reader and waits for a writable tag; returns once the tag is written, verified and bound.
+    func register(_ request: TagWriteRequest) async throws(TagRegistrationError) -> TagWriteReport
+    /// Cancels a pending registration; false when none was pending.
+    func cancel() async -> Bool
+}
+
+/// `io.roombridge.Tags`: the last tap, and device tag registration.
+public struct TagsInterface: VarlinkInterface {
+    public let name = "io.roombridge.Tags"
+    public var interfaceDescription: String { Self.idl }
+
+    private let state: SystemState
+    private let registrar: (any TagRegistering)?
+    private let authorizer: Authorizer
+
+    /// - Parameter registrar: nil when no NFC reader is enabled (Write then fails with `NoReader`).
+    public init(state: SystemState, registrar: (any TagRegistering)?, authorizer: Authorizer) {
+        self.state = state
+        self.registrar = registrar
+        self.authorizer = authorizer
+    }
+
+    public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
+        switch call.methodName {
+        case "GetLastTap":
+            let tap = await state.snapshot().lastTap
+            try await replies.reply(tap.map { ["tap": try WireCoding.encode($0)] } ?? [:], continues: false)
+        case "Write":
+            try authorizer.requireMutation(context)
+            let request = try WireCoding.decode(TagWriteRequest.self, from: call.parameters)
+            guard let registrar else {
+                throw VarlinkError("io.roombridge.Tags.NoReader", parameters: [
+                    "message": "NFC is disabled in the configuration (nfc.enabled); enable it and restart roombridged"])
+            }
+            let report: TagWriteReport
+            do {
+                report = try await registrar.register(request)
+            } catch {
+                throw VarlinkError(error.reason == .noSuchDevice ? "io.roombridge.Tags.NoSuchDevice" : "io.roombridge.Tags.WriteFailed",
+                                   parameters: ["deviceId": .string(error.deviceId), "reason": .string(error.reason.rawValue),
+                                                "message": .string(error.message)])
+            }
+            try await replies.reply(try JSONValueEncoder().encodeObject(report), continues: false)
+        case "CancelWrite":
+            try authorizer.requireMutation(context)
+            let cancelled = await registrar?.cancel() ?? false
+            try await replies.reply(["cancelled": .bool(cancelled)], continues: false)
+        default:
+            throw VarlinkError.methodNotImplemented(call.method)
+        }
+    }
+
+    public static let idl = """
+        # NFC tags: the last tap, and registering device tags (device-tag.md: write the device
+        # record, read it back, bind the UID, mark the device NFC registered).
+        interface io.roombridge.Tags
+
+        \(TagTypesIDL.text)
+        # The most recent tap on any reader (absent before the first).
+        method GetLastTap() -> (tap: ?Tap)
+
+        # Arms the reader: the next writable tag (NTAG213/215/216; a factory-blank one is
+        # formatted) gets the device record (after a URI record when uri is given), is read back
+        # and compared, and its UID is bound to the device. Returns when that is done.
+        # lock makes the tag read-only afterwards (irreversible); force re-registers a tag bound
+        # to another device. Needs the authorised group.
+        method Write(deviceId: string, uri: ?string, lock: ?bool, force: ?bool, timeoutSeconds: ?int)
+          -> (uid: string, tagType: string, formatted: bool, locked: bool)
+
+        # Cancels a pending Write (which then fails with reason cancelled).
+        method CancelWrite() -> (cancelled: bool)
+
+        error NoSuchDevice (deviceId: string, reason: string, message: string)
+
+        # reason: writeInProgress, noTag, timeout, cancelled, unsupportedTag, wrongTag, readOnly,
+        # tooSmall, notFormattable, tagLifted, writeRefused, verifyFailed, readerUnavailable,
+        # alreadyBound, messageTooLarge. message says what to do.
+        error WriteFailed (deviceId: string, reason: string, message: string)
+
+        error NoReader (message: string)
+        """
+}
