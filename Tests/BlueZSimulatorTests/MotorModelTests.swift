@@ -81,11 +81,11 @@ private func statuses(_ frames: [CurtainMotorModel.TimedFrame]) -> [CurtainStatu
         #expect(m.advance(by: 59).isEmpty)
         let f = m.advance(by: 1)
         #expect(statuses(f).first == CurtainStatus(motion: .opening, position: 0, target: 100, scheduled: true))
-        #expect(f.first?.time == 7 * 3600)
+        #expect(f.first?.time == 25_200.0)
         _ = m.advance(by: 60)
         #expect(m.status == CurtainStatus(motion: .idle, position: 100, target: 100, scheduled: true))
         // Fast-forward across the evening close and the next morning's open.
-        let day = statuses(m.advance(to: 86_400 + 7 * 3600 + 30))
+        let day = statuses(m.advance(to: 86_400 + 7 * 3600 + 5))
         #expect(day.contains(CurtainStatus(motion: .idle, position: 0, target: 0, scheduled: true)))
         #expect(m.status.motion == .opening && m.status.scheduled)
     }
