@@ -1,0 +1,293 @@
+import BlueZSimulator
+import CurtainProtocol
+import DBus
+import Testing
+@testable import BlueZClient
+
+/// Records every event the client emits.
+actor EventLog {
+    private(set) var events: [CurtainEvent] = []
+    func append(_ e: CurtainEvent) { events.append(e) }
+    var statuses: [CurtainStatus] { events.compactMap { if case .status(let s) = $0 { s } else { nil } } }
+    var connectionStates: [CurtainConnectionState] {
+        events.compactMap { if case .connection(let c, _) = $0 { c } else { nil } }
+    }
+    func clear() { events.removeAll() }
+}
+
+/// A private dbus-daemon, the BlueZ simulator on it, and a client connected to it.
+struct Rig {
+    let daemon: DBusTestDaemon
+    let sim: BlueZSimulator
+    let bus: DBusConnection
+    let client: CurtainClient
+    let log: EventLog
+    let tasks: [Task<Void, Never>]
+
+    static func start(_ configure: (inout BlueZSimulator.Configuration) -> Void = { _ in },
+                      client clientConfig: CurtainClientConfiguration = fastClient(),
+                      startSimulator: Bool = true) async throws -> Rig {
+        let daemon = try await DBusTestDaemon.start()
+        var config = BlueZSimulator.Configuration()
+        config.timeScale = 0 // the tests drive the clock
+        configure(&config)
+        let sim = BlueZSimulator(busAddress: daemon.address, configuration: config)
+        if startSimulator { try await sim.start() }
+        let bus = try await DBusConnection.open(.address(daemon.address))
+        let client = CurtainClient(bus: bus, configuration: clientConfig)
+        let log = EventLog()
+        let events = client.events
+        let logTask = Task { for await e in events { await log.append(e) } }
+        let runTask = Task { _ = try? await client.run() }
+        return Rig(daemon: daemon, sim: sim, bus: bus, client: client, log: log, tasks: [logTask, runTask])
+    }
+
+    static func fastClient() -> CurtainClientConfiguration {
+        var c = CurtainClientConfiguration()
+        c.backoff = Backoff(initial: .milliseconds(20), multiplier: 2, maximum: .milliseconds(200))
+        c.connectTimeout = .seconds(5)
+        return c
+    }
+
+    /// Runs `body` with a fresh rig and always tears it down (daemon, simulator, client).
+    static func with(_ configure: (inout BlueZSimulator.Configuration) -> Void = { _ in },
+                     startSimulator: Bool = true, _ body: (Rig) async throws -> Void) async throws {
+        let rig = try await start(configure, startSimulator: startSimulator)
+        do {
+            try await body(rig)
+        } catch {
+            await rig.stop()
+            throw error
+        }
+        await rig.stop()
+    }
+
+    func stop() async {
+        for t in tasks { t.cancel() }
+        await sim.stop()
+        await bus.close()
+        await daemon.stop()
+    }
+
+    /// Waits (up to a generous guard, not a timing assertion) until `condition` holds for the client's snapshot.
+    func wait(_ what: String, _ condition: @escaping @Sendable (CurtainSnapshot) -> Bool) async throws {
+        for _ in 0..<1000 {
+            if condition(await client.snapshot) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("timed out waiting for \(what); snapshot: \(await client.snapshot)")
+        throw CurtainError.timeout(what)
+    }
+
+    func waitConnected() async throws {
+        try await wait("connected") { $0.connection == .connected && $0.status != nil && $0.schedule != nil }
+    }
+
+    /// Advances the simulated clock in small steps (so periodic STATUS frames flow) until `condition`.
+    func run(until what: String, step: Double = 0.5, _ condition: @escaping @Sendable (CurtainSnapshot) -> Bool) async throws {
+        for _ in 0..<400 {
+            if condition(await client.snapshot) { return }
+            await sim.advanceClock(by: step)
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await wait(what, condition)
+    }
+}
+
+let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), openEnabled: true,
+                              closeTime: try! CurtainTime(hour: 21, minute: 30), closeEnabled: true)
+
+@Suite(.serialized) struct ClientAgainstSimulatorTests {
+    @Test func connectsAndAdoptsTheDeviceSchedule() async throws {
+        try await Rig.with({ $0.initialSchedule = morning; $0.initialPosition = 25 }) { rig in
+        try await rig.waitConnected()
+        let snap = await rig.client.snapshot
+        #expect(snap.schedule == morning)
+        #expect(snap.status == CurtainStatus(motion: .idle, position: 25, target: 25))
+        #expect(snap.deviceAddress == "C4:7C:8D:6A:3E:21")
+        #expect(snap.adapter == .poweredOn(path: "/org/bluez/hci0"))
+        let states = await rig.log.connectionStates
+        #expect(states.contains(.searching) && states.last == .connected)
+        }
+    }
+
+    @Test func openRisesToHundred() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        try await rig.client.open()
+        try await rig.run(until: "open") { $0.status == CurtainStatus(motion: .idle, position: 100, target: 100) }
+        let positions = await rig.log.statuses.map(\.position)
+        #expect(positions == positions.sorted())
+        #expect(Set(positions).count > 5) // intermediate positions were notified while moving
+        }
+    }
+
+    @Test func stopMidwayAndMoveTo() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        try await rig.client.open()
+        await rig.sim.advanceClock(by: 3)
+        try await rig.client.stop()
+        try await rig.wait("stopped") { $0.status == CurtainStatus(motion: .idle, position: 30, target: 30) }
+        #expect(await rig.sim.deviceStatus.position == 30)
+        try await rig.client.move(to: 40)
+        try await rig.run(until: "at 40") { $0.status == CurtainStatus(motion: .idle, position: 40, target: 40) }
+        }
+    }
+
+    @Test func wallSwitchHasPriorityUntilIdle() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        try await rig.sim.handle(.press(.open))
+        try await rig.wait("manual motion") { $0.status?.isManualMotionActive == true }
+        let writesBefore = await rig.sim.writes.count
+        for command in [CurtainCommand.open, .close, .stop, .moveTo(10)] {
+            await #expect(throws: CurtainError.manualOperationActive) { try await rig.client.send(command) }
+        }
+        #expect(await rig.sim.writes.count == writesBefore) // nothing written
+        // Schedules may still be written.
+        try await rig.client.setSchedule(morning)
+        try await rig.wait("schedule adopted") { $0.schedule == morning }
+        try await rig.run(until: "idle") { $0.status?.motion == .idle }
+        #expect(await rig.client.snapshot.status?.manual == true)
+        try await rig.client.close()
+        try await rig.wait("closing") { $0.status?.motion == .closing && $0.status?.manual == false }
+        }
+    }
+
+    @Test func scheduleSetByClientThenChangedOnDevice() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        try await rig.client.setSchedule(morning)
+        try await rig.wait("set") { $0.schedule == morning }
+        #expect(await rig.sim.deviceSchedule == morning)
+        let cleared = CurtainSchedule.disabled
+        try await rig.sim.handle(.setSchedule(cleared))
+        try await rig.wait("device schedule adopted") { $0.schedule == cleared }
+        }
+    }
+
+    @Test func scheduleFiresOnTheDeviceAndIsReported() async throws {
+        try await Rig.with({ $0.initialSchedule = morning; $0.startTimeOfDay = 6 * 3600 + 59 * 60 }) { rig in
+        try await rig.waitConnected()
+        await rig.sim.advanceClock(by: 61)
+        try await rig.wait("scheduled opening") { $0.status?.scheduled == true && $0.status?.motion == .opening }
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func linkDropReconnectsAndResyncs(gattCache: Bool) async throws {
+        try await Rig.with({ $0.gattCacheAlways = gattCache }) { rig in
+        try await rig.waitConnected()
+        // Keep it disconnected for a while, change the device meanwhile (frames are lost), then let it reconnect.
+        try await rig.sim.handle(.failConnects(count: 2, name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
+        try await rig.sim.handle(.dropLink)
+        try await rig.sim.handle(.setSchedule(morning))
+        try await rig.sim.handle(.press(.close))
+        try await rig.sim.handle(.press(.stop))
+        try await rig.wait("reconnected with the new schedule") {
+            $0.connection == .connected && $0.schedule == morning && $0.status?.manual == true
+        }
+        #expect(await rig.log.connectionStates.contains(.disconnected))
+        try await rig.client.open()
+        try await rig.wait("opening after reconnect") { $0.status?.motion == .opening }
+        }
+    }
+
+    @Test func bluetoothdRestartReconnects() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        await rig.log.clear()
+        try await rig.sim.handle(.restartBluetoothd(downtime: .milliseconds(100)))
+        try await rig.wait("reconnected") { $0.connection == .connected }
+        let events = await rig.log.events
+        #expect(events.contains(.adapter(.serviceUnavailable)))
+        #expect(await rig.log.connectionStates.contains(.disconnected))
+        try await rig.client.move(to: 20)
+        try await rig.run(until: "moved") { $0.status == CurtainStatus(motion: .idle, position: 20, target: 20) }
+        }
+    }
+
+    @Test func poweredOffAdapterIsAClearState() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        try await rig.sim.handle(.power(false))
+        try await rig.wait("powered off") { $0.adapter == .poweredOff(path: "/org/bluez/hci0") && $0.connection == .disconnected }
+        await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
+        #expect(await rig.client.snapshot.adapter.description.contains("power it on"))
+        try await rig.sim.handle(.power(true))
+        try await rig.waitConnected()
+        try await rig.wait("on") { $0.adapter == .poweredOn(path: "/org/bluez/hci0") }
+        }
+    }
+
+    @Test func powerOnThroughPropertiesSetIsSeen() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        try await rig.bus.setProperty(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
+                                      name: "Powered", value: .boolean(false))
+        try await rig.wait("off") { $0.adapter == .poweredOff(path: "/org/bluez/hci0") }
+        try await rig.bus.setProperty(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
+                                      name: "Powered", value: .boolean(true))
+        try await rig.waitConnected()
+        }
+    }
+
+    @Test func badParametersAreRefusedWithNothingWritten() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        let before = await rig.sim.writes.count
+        await #expect(throws: CurtainError.invalidCommand(.positionOutOfRange(101))) { try await rig.client.move(to: 101) }
+        await #expect(throws: CurtainError.invalidCommand(.positionOutOfRange(-1))) { try await rig.client.move(to: -1) }
+        #expect(await rig.sim.writes.count == before)
+        }
+    }
+
+    @Test(arguments: [
+        ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x13", CurtainError.rejectedByDevice(.outOfRange)),
+        ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x80", .rejectedByDevice(.unknownCommand)),
+        ("org.bluez.Error.InvalidArguments", "Invalid Length", .rejectedByDevice(.invalidLength)),
+        ("org.bluez.Error.Failed", "Not connected", .notConnected),
+    ])
+    func writeErrorsAreMapped(name: String, message: String, expected: CurtainError) async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        try await rig.sim.handle(.failWrites(count: 1, name: name, message: message))
+        await #expect(throws: expected) { try await rig.client.open() }
+        #expect(await rig.client.snapshot.lastError == expected)
+        try await rig.client.open() // the next write goes through
+        }
+    }
+
+    @Test func commandsFailAtOnceWhileDisconnected() async throws {
+        try await Rig.with({ $0.deviceKnownAtStart = false }) { rig in
+        try await rig.sim.handle(.vanish)
+        try await rig.wait("searching") { $0.connection == .searching }
+        await #expect(throws: CurtainError.notConnected) { try await rig.client.close() }
+        try await rig.sim.handle(.reappear)
+        try await rig.waitConnected()
+        }
+    }
+
+    @Test func reconnectForcesANewSearch() async throws {
+        try await Rig.with { rig in
+        try await rig.waitConnected()
+        await rig.log.clear()
+        await rig.client.reconnect()
+        #expect(await rig.client.snapshot.connection == .searching)
+        await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
+        try await rig.wait("reconnected") { $0.connection == .connected }
+        let states = await rig.log.connectionStates
+        #expect(states.first == .searching && states.last == .connected)
+        }
+    }
+
+    @Test func bluetoothdNotRunningIsReported() async throws {
+        try await Rig.with(startSimulator: false) { rig in
+        try await rig.wait("unavailable") { $0.adapter == .serviceUnavailable && $0.connection == .disconnected }
+        await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
+        try await rig.sim.start()
+        try await rig.waitConnected()
+        }
+    }
+}
