@@ -14,6 +14,9 @@ public struct CurtainClientConfiguration: Sendable {
     public var resolveTimeout: Duration = .seconds(30)
     /// Limit for StartNotify / WriteValue / ReadValue calls.
     public var callTimeout: Duration = .seconds(10)
+    /// Use AcquireNotify (a socket, no Value signals) when BlueZ offers it (`NotifyAcquired` exists), like bleak;
+    /// StartNotify otherwise or when AcquireNotify is refused.
+    public var preferAcquireNotify = true
     /// Backoff between connection attempts and after a link loss.
     public var backoff = Backoff(initial: .milliseconds(250), multiplier: 2, maximum: .seconds(30))
 
@@ -27,7 +30,8 @@ public struct CurtainClientConfiguration: Sendable {
 ///
 /// ``run()`` keeps a connection to the curtain: it follows `org.bluez` on the bus, caches BlueZ's objects
 /// (GetManagedObjects + InterfacesAdded/Removed + PropertiesChanged), chooses the adapter, searches with a
-/// UUID discovery filter, connects, waits for ServicesResolved, subscribes to the status characteristic and
+/// UUID discovery filter, connects, waits for ServicesResolved, subscribes to the status characteristic
+/// (AcquireNotify where offered, else StartNotify) and
 /// asks for STATUS + SCHEDULE, then adopts what the device notifies. Link loss and bluetoothd restarts lead to
 /// a reconnect with bounded backoff. Commands fail at once with ``CurtainError/notConnected`` while there is
 /// no connection (nothing is queued). See docs/bluez-notes.md for the BlueZ behaviour this relies on.
@@ -61,6 +65,9 @@ public actor CurtainClient {
     private var commandPath: DBusObjectPath?
     private var statusPath: DBusObjectPath?
     private var linkUp = false
+    /// Counts links, so packets from an old AcquireNotify socket are ignored.
+    private var linkSerial = 0
+    private var notifyReader: NotifySocketReader?
     private var reconnectRequested = false
     /// Set by ``reconnect()``: the next search runs discovery and takes only a device reported during it.
     private var forceSearch = false
@@ -354,9 +361,12 @@ public actor CurtainClient {
         }
         commandPath = command
         statusPath = status
+        linkSerial += 1
         do {
-            _ = try await bus.call(destination: Self.bluez, path: status, interface: Self.characteristicInterface,
-                                   member: "StartNotify", timeout: configuration.callTimeout)
+            if !(try await acquireNotify(status)) {
+                _ = try await bus.call(destination: Self.bluez, path: status, interface: Self.characteristicInterface,
+                                       member: "StartNotify", timeout: configuration.callTimeout)
+            }
             try checkGeneration(generation)
             linkUp = true
             // StartNotify may be a no-op when BlueZ kept an earlier session; SYNC makes the device send
@@ -384,7 +394,42 @@ public actor CurtainClient {
         }
     }
 
+    /// AcquireNotify when offered; returns false to fall back to StartNotify.
+    private func acquireNotify(_ status: DBusObjectPath) async throws -> Bool {
+        guard configuration.preferAcquireNotify, bus.canPassUnixFDs,
+              property(status, Self.characteristicInterface, "NotifyAcquired") != nil else { return false }
+        let reply: [DBusValue]
+        do {
+            reply = try await bus.call(destination: Self.bluez, path: status, interface: Self.characteristicInterface,
+                                       member: "AcquireNotify", arguments: [.stringVariantDictionary([:])],
+                                       timeout: configuration.callTimeout)
+        } catch let e as DBusError where ["org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted",
+                                          "org.bluez.Error.InProgress"].contains(e.name) {
+            logger.debug("AcquireNotify refused (\(e)); using StartNotify")
+            return false
+        }
+        guard let value = reply.first, let fd = try? value.unixFD() else {
+            throw DBusError.failed("AcquireNotify returned no file descriptor")
+        }
+        let reader = NotifySocketReader(fd: fd.take())
+        notifyReader?.stop()
+        notifyReader = reader
+        let serial = linkSerial
+        Task { [weak self] in
+            for await packet in reader.packets { await self?.adoptNotified(packet, serial: serial) }
+        }
+        return true
+    }
+
+    private func adoptNotified(_ value: [UInt8], serial: Int) {
+        guard serial == linkSerial else { return }
+        for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+    }
+
     private func linkDown(detail: String?) async {
+        notifyReader?.stop()
+        notifyReader = nil
+        linkSerial += 1
         linkUp = false
         commandPath = nil
         statusPath = nil

@@ -1,6 +1,9 @@
 import CurtainProtocol
 import DBus
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A stand-in for bluetoothd with one adapter and one curtain controller, on a private D-Bus bus.
 ///
@@ -101,6 +104,8 @@ public actor BlueZSimulator {
     private var ticker: Task<Void, Never>?
     private var restarting = false
     private var rssiJitter = false
+    /// The simulator's end of an AcquireNotify socket (one session per characteristic, like BlueZ).
+    private var acquiredNotifyFD: Int32?
 
     // MARK: Paths
 
@@ -234,7 +239,12 @@ public actor BlueZSimulator {
     /// also refreshes the advertised service data. Frames are lost when nobody is subscribed.
     private func deliver(_ frames: [CurtainMotorModel.TimedFrame]) async {
         for f in frames {
-            if connected, servicesResolved, notifying, !notifySubscribers.isEmpty {
+            guard connected, servicesResolved else { continue }
+            if let fd = acquiredNotifyFD {
+                // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal.
+                let ok = f.frame.bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } >= 0
+                if !ok { releaseAcquiredNotify() }
+            } else if notifying, !notifySubscribers.isEmpty {
                 emitValue(f.frame.bytes, at: statusPath)
             }
         }
@@ -527,6 +537,7 @@ public actor BlueZSimulator {
         guard connected else { return }
         connected = false
         servicesResolved = false
+        releaseAcquiredNotify()
         setDeviceProperty("ServicesResolved", .boolean(false))
         setDeviceProperty("Connected", .boolean(false))
         if !configuration.gattCacheAlways {
@@ -541,6 +552,7 @@ public actor BlueZSimulator {
         restarting = true
         defer { restarting = false }
         await linkLost()
+        releaseAcquiredNotify()
         discoverySessions.removeAll()
         discoveryFilters.removeAll()
         notifySubscribers.removeAll()
@@ -621,8 +633,8 @@ public actor BlueZSimulator {
                 throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
             },
             DBusMethod("AcquireNotify", in: [DBusArgument("options", "a{sv}")],
-                       out: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]) { _ in
-                throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
+                       out: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]) { [weak self] _ in
+                try await self?.acquireNotify(path) ?? []
             },
             DBusMethod("StartNotify") { [weak self] call in try await self?.startNotify(path, call) ?? [] },
             DBusMethod("StopNotify") { [weak self] call in try await self?.stopNotify(path, call) ?? [] },
@@ -684,6 +696,9 @@ public actor BlueZSimulator {
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
+        guard acquiredNotifyFD == nil else {
+            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
+        }
         let sender = call.sender ?? ""
         if notifySubscribers.contains(sender), notifying || !connected { return [] }
         notifySubscribers.insert(sender)
@@ -697,11 +712,49 @@ public actor BlueZSimulator {
     }
 
     private func stopNotify(_ path: DBusObjectPath, _ call: DBusMethodCall) throws -> [DBusValue] {
+        if acquiredNotifyFD != nil {
+            releaseAcquiredNotify()
+            return []
+        }
         guard notifySubscribers.remove(call.sender ?? "") != nil else {
             throw DBusError(name: "org.bluez.Error.Failed", message: "No notify session started")
         }
         if notifySubscribers.isEmpty { setNotifying(false) }
         return []
+    }
+
+    /// AcquireNotify (gatt-client.c `characteristic_acquire_notify`): a SOCK_SEQPACKET socket carrying one
+    /// notification per packet; refused while another session (acquired or StartNotify) exists.
+    private func acquireNotify(_ path: DBusObjectPath) async throws -> [DBusValue] {
+        guard connected, servicesResolved else { throw BlueZError.gattNotConnected }
+        guard path == statusPath else {
+            throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
+        }
+        guard acquiredNotifyFD == nil else {
+            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
+        }
+        guard notifySubscribers.isEmpty else { throw BlueZError.inProgress }
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw DBusError(name: "org.bluez.Error.Failed", message: "Failed allocate notify session")
+        }
+        acquiredNotifyFD = fds[0]
+        let clientEnd = DBusUnixFD(taking: fds[1])
+        try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
+                                        value: .boolean(true))
+        setNotifying(true)
+        // The CCCD write makes the controller send STATUS then SCHEDULE; they wait in the socket.
+        await deliver(model.subscribeFrames())
+        return [.unixFD(clientEnd), .uint16(247)]
+    }
+
+    private func releaseAcquiredNotify() {
+        guard let fd = acquiredNotifyFD else { return }
+        acquiredNotifyFD = nil
+        close(fd)
+        try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
+                                        value: .boolean(false))
+        if notifySubscribers.isEmpty { setNotifying(false) }
     }
 
     private func setNotifying(_ on: Bool) {

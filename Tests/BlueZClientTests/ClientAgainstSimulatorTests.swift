@@ -42,8 +42,9 @@ struct Rig {
         return Rig(daemon: daemon, sim: sim, bus: bus, client: client, log: log, tasks: [logTask, runTask])
     }
 
-    static func fastClient() -> CurtainClientConfiguration {
+    static func fastClient(acquireNotify: Bool = true) -> CurtainClientConfiguration {
         var c = CurtainClientConfiguration()
+        c.preferAcquireNotify = acquireNotify
         c.backoff = Backoff(initial: .milliseconds(20), multiplier: 2, maximum: .milliseconds(200))
         c.connectTimeout = .seconds(5)
         return c
@@ -51,8 +52,9 @@ struct Rig {
 
     /// Runs `body` with a fresh rig and always tears it down (daemon, simulator, client).
     static func with(_ configure: (inout BlueZSimulator.Configuration) -> Void = { _ in },
+                     client: CurtainClientConfiguration = fastClient(),
                      startSimulator: Bool = true, _ body: (Rig) async throws -> Void) async throws {
-        let rig = try await start(configure, startSimulator: startSimulator)
+        let rig = try await start(configure, client: client, startSimulator: startSimulator)
         do {
             try await body(rig)
         } catch {
@@ -100,49 +102,54 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
 @Suite(.serialized) struct ClientAgainstSimulatorTests {
     @Test func connectsAndAdoptsTheDeviceSchedule() async throws {
         try await Rig.with({ $0.initialSchedule = morning; $0.initialPosition = 25 }) { rig in
-        try await rig.waitConnected()
-        let snap = await rig.client.snapshot
-        #expect(snap.schedule == morning)
-        #expect(snap.status == CurtainStatus(motion: .idle, position: 25, target: 25))
-        #expect(snap.deviceAddress == "C4:7C:8D:6A:3E:21")
-        #expect(snap.adapter == .poweredOn(path: "/org/bluez/hci0"))
-        let states = await rig.log.connectionStates
-        #expect(states.contains(.searching) && states.last == .connected)
+            try await rig.waitConnected()
+            let snap = await rig.client.snapshot
+            #expect(snap.schedule == morning)
+            #expect(snap.status == CurtainStatus(motion: .idle, position: 25, target: 25))
+            #expect(snap.deviceAddress == "C4:7C:8D:6A:3E:21")
+            #expect(snap.adapter == .poweredOn(path: "/org/bluez/hci0"))
+            let states = await rig.log.connectionStates
+            #expect(states.contains(.searching) && states.last == .connected)
         }
     }
 
-    @Test func openRisesToHundred() async throws {
-        try await Rig.with { rig in
-        try await rig.waitConnected()
-        try await rig.client.open()
-        try await rig.run(until: "open") { $0.status == CurtainStatus(motion: .idle, position: 100, target: 100) }
-        let positions = await rig.log.statuses.map(\.position)
-        #expect(positions == positions.sorted())
-        #expect(Set(positions).count > 5) // intermediate positions were notified while moving
+    @Test(arguments: [true, false])
+    func openRisesToHundred(acquireNotify: Bool) async throws {
+        try await Rig.with(client: Rig.fastClient(acquireNotify: acquireNotify)) { rig in
+            try await rig.waitConnected()
+            let acquired = try await rig.bus.getProperty(
+                destination: "org.bluez", path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21/service000a/char000d",
+                interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired")
+            #expect(acquired == .boolean(acquireNotify))
+            try await rig.client.open()
+            try await rig.run(until: "open") { $0.status == CurtainStatus(motion: .idle, position: 100, target: 100) }
+            let positions = await rig.log.statuses.map(\.position)
+            #expect(positions == positions.sorted())
+            #expect(Set(positions).count > 5) // intermediate positions were notified while moving
         }
     }
 
     @Test func stopMidwayAndMoveTo() async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        try await rig.client.open()
-        await rig.sim.advanceClock(by: 3)
-        try await rig.client.stop()
-        try await rig.wait("stopped") { $0.status == CurtainStatus(motion: .idle, position: 30, target: 30) }
-        #expect(await rig.sim.deviceStatus.position == 30)
-        try await rig.client.move(to: 40)
-        try await rig.run(until: "at 40") { $0.status == CurtainStatus(motion: .idle, position: 40, target: 40) }
+            try await rig.waitConnected()
+            try await rig.client.open()
+            await rig.sim.advanceClock(by: 3)
+            try await rig.client.stop()
+            try await rig.wait("stopped") { $0.status == CurtainStatus(motion: .idle, position: 30, target: 30) }
+            #expect(await rig.sim.deviceStatus.position == 30)
+            try await rig.client.move(to: 40)
+            try await rig.run(until: "at 40") { $0.status == CurtainStatus(motion: .idle, position: 40, target: 40) }
         }
     }
 
     @Test func wallSwitchHasPriorityUntilIdle() async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        try await rig.sim.handle(.press(.open))
-        try await rig.wait("manual motion") { $0.status?.isManualMotionActive == true }
-        let writesBefore = await rig.sim.writes.count
-        for command in [CurtainCommand.open, .close, .stop, .moveTo(10)] {
-            await #expect(throws: CurtainError.manualOperationActive) { try await rig.client.send(command) }
+            try await rig.waitConnected()
+            try await rig.sim.handle(.press(.open))
+            try await rig.wait("manual motion") { $0.status?.isManualMotionActive == true }
+            let writesBefore = await rig.sim.writes.count
+            for command in [CurtainCommand.open, .close, .stop, .moveTo(10)] {
+                await #expect(throws: CurtainError.manualOperationActive) { try await rig.client.send(command) }
         }
         #expect(await rig.sim.writes.count == writesBefore) // nothing written
         // Schedules may still be written.
@@ -157,36 +164,36 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
 
     @Test func scheduleSetByClientThenChangedOnDevice() async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        try await rig.client.setSchedule(morning)
-        try await rig.wait("set") { $0.schedule == morning }
-        #expect(await rig.sim.deviceSchedule == morning)
-        let cleared = CurtainSchedule.disabled
-        try await rig.sim.handle(.setSchedule(cleared))
-        try await rig.wait("device schedule adopted") { $0.schedule == cleared }
+            try await rig.waitConnected()
+            try await rig.client.setSchedule(morning)
+            try await rig.wait("set") { $0.schedule == morning }
+            #expect(await rig.sim.deviceSchedule == morning)
+            let cleared = CurtainSchedule.disabled
+            try await rig.sim.handle(.setSchedule(cleared))
+            try await rig.wait("device schedule adopted") { $0.schedule == cleared }
         }
     }
 
     @Test func scheduleFiresOnTheDeviceAndIsReported() async throws {
         try await Rig.with({ $0.initialSchedule = morning; $0.startTimeOfDay = 6 * 3600 + 59 * 60 }) { rig in
-        try await rig.waitConnected()
-        await rig.sim.advanceClock(by: 61)
-        try await rig.wait("scheduled opening") { $0.status?.scheduled == true && $0.status?.motion == .opening }
+            try await rig.waitConnected()
+            await rig.sim.advanceClock(by: 61)
+            try await rig.wait("scheduled opening") { $0.status?.scheduled == true && $0.status?.motion == .opening }
         }
     }
 
-    @Test(arguments: [true, false])
-    func linkDropReconnectsAndResyncs(gattCache: Bool) async throws {
-        try await Rig.with({ $0.gattCacheAlways = gattCache }) { rig in
-        try await rig.waitConnected()
-        // Keep it disconnected for a while, change the device meanwhile (frames are lost), then let it reconnect.
-        try await rig.sim.handle(.failConnects(count: 2, name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
-        try await rig.sim.handle(.dropLink)
-        try await rig.sim.handle(.setSchedule(morning))
-        try await rig.sim.handle(.press(.close))
-        try await rig.sim.handle(.press(.stop))
-        try await rig.wait("reconnected with the new schedule") {
-            $0.connection == .connected && $0.schedule == morning && $0.status?.manual == true
+    @Test(arguments: [(true, true), (false, true), (true, false), (false, false)])
+    func linkDropReconnectsAndResyncs(gattCache: Bool, acquireNotify: Bool) async throws {
+        try await Rig.with({ $0.gattCacheAlways = gattCache }, client: Rig.fastClient(acquireNotify: acquireNotify)) { rig in
+            try await rig.waitConnected()
+            // Keep it disconnected for a while, change the device meanwhile (frames are lost), then let it reconnect.
+            try await rig.sim.handle(.failConnects(count: 2, name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
+            try await rig.sim.handle(.dropLink)
+            try await rig.sim.handle(.setSchedule(morning))
+            try await rig.sim.handle(.press(.close))
+            try await rig.sim.handle(.press(.stop))
+            try await rig.wait("reconnected with the new schedule") {
+                $0.connection == .connected && $0.schedule == morning && $0.status?.manual == true
         }
         #expect(await rig.log.connectionStates.contains(.disconnected))
         try await rig.client.open()
@@ -194,52 +201,53 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 
-    @Test func bluetoothdRestartReconnects() async throws {
-        try await Rig.with { rig in
-        try await rig.waitConnected()
-        await rig.log.clear()
-        try await rig.sim.handle(.restartBluetoothd(downtime: .milliseconds(100)))
-        try await rig.wait("reconnected") { $0.connection == .connected }
-        let events = await rig.log.events
-        #expect(events.contains(.adapter(.serviceUnavailable)))
-        #expect(await rig.log.connectionStates.contains(.disconnected))
-        try await rig.client.move(to: 20)
-        try await rig.run(until: "moved") { $0.status == CurtainStatus(motion: .idle, position: 20, target: 20) }
+    @Test(arguments: [true, false])
+    func bluetoothdRestartReconnects(acquireNotify: Bool) async throws {
+        try await Rig.with(client: Rig.fastClient(acquireNotify: acquireNotify)) { rig in
+            try await rig.waitConnected()
+            await rig.log.clear()
+            try await rig.sim.handle(.restartBluetoothd(downtime: .milliseconds(100)))
+            try await rig.wait("reconnected") { $0.connection == .connected }
+            let events = await rig.log.events
+            #expect(events.contains(.adapter(.serviceUnavailable)))
+            #expect(await rig.log.connectionStates.contains(.disconnected))
+            try await rig.client.move(to: 20)
+            try await rig.run(until: "moved") { $0.status == CurtainStatus(motion: .idle, position: 20, target: 20) }
         }
     }
 
     @Test func poweredOffAdapterIsAClearState() async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        try await rig.sim.handle(.power(false))
-        try await rig.wait("powered off") { $0.adapter == .poweredOff(path: "/org/bluez/hci0") && $0.connection == .disconnected }
-        await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
-        #expect(await rig.client.snapshot.adapter.description.contains("power it on"))
-        try await rig.sim.handle(.power(true))
-        try await rig.waitConnected()
-        try await rig.wait("on") { $0.adapter == .poweredOn(path: "/org/bluez/hci0") }
+            try await rig.waitConnected()
+            try await rig.sim.handle(.power(false))
+            try await rig.wait("powered off") { $0.adapter == .poweredOff(path: "/org/bluez/hci0") && $0.connection == .disconnected }
+            await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
+            #expect(await rig.client.snapshot.adapter.description.contains("power it on"))
+            try await rig.sim.handle(.power(true))
+            try await rig.waitConnected()
+            try await rig.wait("on") { $0.adapter == .poweredOn(path: "/org/bluez/hci0") }
         }
     }
 
     @Test func powerOnThroughPropertiesSetIsSeen() async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        try await rig.bus.setProperty(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
-                                      name: "Powered", value: .boolean(false))
-        try await rig.wait("off") { $0.adapter == .poweredOff(path: "/org/bluez/hci0") }
-        try await rig.bus.setProperty(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
-                                      name: "Powered", value: .boolean(true))
-        try await rig.waitConnected()
+            try await rig.waitConnected()
+            try await rig.bus.setProperty(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
+                                          name: "Powered", value: .boolean(false))
+            try await rig.wait("off") { $0.adapter == .poweredOff(path: "/org/bluez/hci0") }
+            try await rig.bus.setProperty(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
+                                          name: "Powered", value: .boolean(true))
+            try await rig.waitConnected()
         }
     }
 
     @Test func badParametersAreRefusedWithNothingWritten() async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        let before = await rig.sim.writes.count
-        await #expect(throws: CurtainError.invalidCommand(.positionOutOfRange(101))) { try await rig.client.move(to: 101) }
-        await #expect(throws: CurtainError.invalidCommand(.positionOutOfRange(-1))) { try await rig.client.move(to: -1) }
-        #expect(await rig.sim.writes.count == before)
+            try await rig.waitConnected()
+            let before = await rig.sim.writes.count
+            await #expect(throws: CurtainError.invalidCommand(.positionOutOfRange(101))) { try await rig.client.move(to: 101) }
+            await #expect(throws: CurtainError.invalidCommand(.positionOutOfRange(-1))) { try await rig.client.move(to: -1) }
+            #expect(await rig.sim.writes.count == before)
         }
     }
 
@@ -251,43 +259,43 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
     ])
     func writeErrorsAreMapped(name: String, message: String, expected: CurtainError) async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        try await rig.sim.handle(.failWrites(count: 1, name: name, message: message))
-        await #expect(throws: expected) { try await rig.client.open() }
-        #expect(await rig.client.snapshot.lastError == expected)
-        try await rig.client.open() // the next write goes through
+            try await rig.waitConnected()
+            try await rig.sim.handle(.failWrites(count: 1, name: name, message: message))
+            await #expect(throws: expected) { try await rig.client.open() }
+            #expect(await rig.client.snapshot.lastError == expected)
+            try await rig.client.open() // the next write goes through
         }
     }
 
     @Test func commandsFailAtOnceWhileDisconnected() async throws {
         try await Rig.with({ $0.deviceKnownAtStart = false }) { rig in
-        try await rig.sim.handle(.vanish)
-        try await rig.wait("searching") { $0.connection == .searching }
-        await #expect(throws: CurtainError.notConnected) { try await rig.client.close() }
-        try await rig.sim.handle(.reappear)
-        try await rig.waitConnected()
+            try await rig.sim.handle(.vanish)
+            try await rig.wait("searching") { $0.connection == .searching }
+            await #expect(throws: CurtainError.notConnected) { try await rig.client.close() }
+            try await rig.sim.handle(.reappear)
+            try await rig.waitConnected()
         }
     }
 
     @Test func reconnectForcesANewSearch() async throws {
         try await Rig.with { rig in
-        try await rig.waitConnected()
-        await rig.log.clear()
-        await rig.client.reconnect()
-        #expect(await rig.client.snapshot.connection == .searching)
-        await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
-        try await rig.wait("reconnected") { $0.connection == .connected }
-        let states = await rig.log.connectionStates
-        #expect(states.first == .searching && states.last == .connected)
+            try await rig.waitConnected()
+            await rig.log.clear()
+            await rig.client.reconnect()
+            #expect(await rig.client.snapshot.connection == .searching)
+            await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
+            try await rig.wait("reconnected") { $0.connection == .connected }
+            let states = await rig.log.connectionStates
+            #expect(states.first == .searching && states.last == .connected)
         }
     }
 
     @Test func bluetoothdNotRunningIsReported() async throws {
         try await Rig.with(startSimulator: false) { rig in
-        try await rig.wait("unavailable") { $0.adapter == .serviceUnavailable && $0.connection == .disconnected }
-        await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
-        try await rig.sim.start()
-        try await rig.waitConnected()
+            try await rig.wait("unavailable") { $0.adapter == .serviceUnavailable && $0.connection == .disconnected }
+            await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
+            try await rig.sim.start()
+            try await rig.waitConnected()
         }
     }
 }

@@ -165,6 +165,41 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    @Test func acquireNotifyDeliversPacketsAndClosesOnDisconnect() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            let reply = try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "AcquireNotify",
+                                           [.stringVariantDictionary([:])])
+            #expect(reply.count == 2 && reply.last == .uint16(247))
+            let fd = try #require(try? reply.first?.unixFD()).take()
+            defer { close(fd) }
+            await expectBlueZError("org.bluez.Error.NotPermitted", "Notify acquired") {
+                try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+            }
+            await expectBlueZError("org.bluez.Error.NotPermitted", "Notify acquired") {
+                try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantDictionary([:])])
+            }
+            #expect(try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                                  interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired") == .boolean(true))
+            try await rig.write([0x04, 50])
+            try await rig.sim.handle(.dropLink)
+            // Packets (blocking reads on a detached thread, not the cooperative pool).
+            let packets = await Task.detached { () -> [[UInt8]] in
+                var out: [[UInt8]] = []
+                var buf = [UInt8](repeating: 0, count: 64)
+                while true {
+                    let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if n <= 0 { break }
+                    out.append(Array(buf[0..<n]))
+                }
+                return out
+            }.value
+            #expect(packets == [[0x81, 0, 0, 0, 0], [0x82, 0, 0, 0, 0, 0], [0x81, 1, 0, 50, 0]])
+            #expect(try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                                  interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired") == .boolean(false))
+        }
+    }
+
     @Test func notConnectedAndAdapterErrors() async throws {
         try await SimRig.with { rig in
             try await rig.connectAndResolve()
