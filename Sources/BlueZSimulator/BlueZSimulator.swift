@@ -151,6 +151,7 @@ public actor BlueZSimulator {
     public func stop() async {
         ticker?.cancel()
         ticker = nil
+        releaseAcquiredNotify()
         if let c = connection {
             connection = nil
             await c.close()
