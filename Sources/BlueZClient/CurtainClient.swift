@@ -59,6 +59,7 @@ public actor CurtainClient {
     private var bluezOwner: String?
     private var bluezGeneration = 0
     private var cacheLoaded = false
+    private var busIsClosed = false
 
     // Current link.
     private var devicePath: DBusObjectPath?
@@ -87,12 +88,14 @@ public actor CurtainClient {
 
     // MARK: Public API
 
-    /// Keeps the curtain connected until the task is cancelled. Throws only if the bus itself fails.
+    /// Keeps the curtain connected until the task is cancelled. Throws only if the bus connection itself is lost
+    /// (then open a new connection and a new client). Call it once per client.
     public func run() async throws {
         let signals = try await bus.signals(matching: DBusMatchRule(sender: Self.bluez))
         let owners = try await bus.nameOwnerChanges(of: Self.bluez)
         let signalTask = Task { [weak self] in
             for await message in signals { await self?.ingest(message) }
+            await self?.busClosed()
         }
         let ownerTask = Task { [weak self] in
             for await owner in owners { await self?.ownerChanged(owner) }
@@ -110,6 +113,9 @@ public actor CurtainClient {
                 try await waitUntilLinkLost()
             } catch is CancellationError {
                 break
+            } catch let e as BusLost {
+                await linkDown(detail: "the D-Bus connection was lost")
+                throw e.error
             } catch let stop as Restart {
                 logger.debug("restarting connection cycle: \(stop.reason)")
                 if stop.immediate || reconnectRequested {
@@ -187,6 +193,10 @@ public actor CurtainClient {
 
     // MARK: Connection cycle
 
+    struct BusLost: Error {
+        var error = DBusError.disconnected("the bus connection of the curtain client closed")
+    }
+
     struct Restart: Error, CustomStringConvertible {
         var reason: String
         var immediate = false
@@ -203,10 +213,14 @@ public actor CurtainClient {
 
     /// Waits for org.bluez, loads its objects.
     private func waitForBlueZ() async throws -> Int {
+        if busIsClosed { throw BusLost() }
         if bluezOwner == nil {
             setAdapter(.serviceUnavailable)
             setConnection(.disconnected, detail: BluetoothAdapterState.serviceUnavailable.description)
-            try await until(timeout: nil) { () -> Bool? in self.bluezOwner != nil ? true : nil }
+            try await until(timeout: nil) { () -> Bool? in
+                if self.busIsClosed { throw BusLost() }
+                return self.bluezOwner != nil ? true : nil
+            }
         }
         let generation = bluezGeneration
         if !cacheLoaded {
@@ -532,7 +546,13 @@ public actor CurtainClient {
         objects[path]?[iface]?[name]
     }
 
+    private func busClosed() {
+        busIsClosed = true
+        changed()
+    }
+
     private func checkGeneration(_ generation: Int) throws {
+        if busIsClosed { throw BusLost() }
         if generation != bluezGeneration || bluezOwner == nil {
             throw Restart(reason: "bluetoothd restarted or left the bus", immediate: bluezOwner != nil)
         }

@@ -290,6 +290,27 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 
+    @Test func runEndsWithAnErrorWhenTheBusDies() async throws {
+        let daemon = try await DBusTestDaemon.start()
+        var config = BlueZSimulator.Configuration()
+        config.timeScale = 0
+        let sim = BlueZSimulator(busAddress: daemon.address, configuration: config)
+        try await sim.start()
+        let bus = try await DBusConnection.open(.address(daemon.address))
+        let client = CurtainClient(bus: bus, configuration: Rig.fastClient())
+        let run = Task { () -> Bool in
+            do { try await client.run(); return false } catch { return true }
+        }
+        for _ in 0..<500 where await client.snapshot.connection != .connected {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await client.snapshot.connection == .connected)
+        await daemon.kill()
+        #expect(await run.value) // run() threw instead of spinning
+        #expect(await client.snapshot.connection == .disconnected)
+        await sim.stop()
+    }
+
     @Test func bluetoothdNotRunningIsReported() async throws {
         try await Rig.with(startSimulator: false) { rig in
             try await rig.wait("unavailable") { $0.adapter == .serviceUnavailable && $0.connection == .disconnected }
