@@ -59,6 +59,10 @@ struct Run: AsyncParsableCommand {
         var daemon: DBusTestDaemon?
         let address: String
         if let busAddress {
+            guard !busAddress.contains("/run/dbus/system_bus_socket") else {
+                throw ValidationError("refusing to join the machine's system bus: bluez-sim only runs on a private bus "
+                                      + "(omit --bus-address to start one)")
+            }
             address = busAddress
         } else {
             let d = try await DBusTestDaemon.start()

@@ -290,6 +290,23 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 
+    @Test(arguments: [
+        ("org.bluez.Error.Failed", "le-connection-abort-by-local"),
+        ("org.bluez.Error.Failed", "br-connection-canceled"),
+        ("org.bluez.Error.InProgress", "In Progress"),
+    ])
+    func transientConnectFailuresAreRetried(name: String, message: String) async throws {
+        try await Rig.with({ $0.deviceKnownAtStart = true }, startSimulator: false) { rig in
+            try await rig.sim.handle(.failConnects(count: 3, name: name, message: message))
+            try await rig.sim.start()
+            try await rig.waitConnected()
+            let errors = await rig.log.events.filter { if case .error = $0 { true } else { false } }
+            #expect(errors.count == 3)
+            let states = await rig.log.connectionStates
+            #expect(states.filter { $0 == .connecting }.count == 4)
+        }
+    }
+
     @Test func runEndsWithAnErrorWhenTheBusDies() async throws {
         let daemon = try await DBusTestDaemon.start()
         var config = BlueZSimulator.Configuration()
