@@ -2,20 +2,22 @@
 import Glibc
 #endif
 import Foundation
-import Synchronization
 
 /// Reads notifications from an AcquireNotify socket (SOCK_SEQPACKET, one notification per packet) on a
 /// dedicated thread — `recv` blocks, so it must not run on the Swift cooperative pool.
-final class NotifySocketReader: Sendable {
+/// (`NSLock` rather than `Mutex`: it is built on pthread mutexes, which ThreadSanitizer understands.)
+final class NotifySocketReader: @unchecked Sendable {
     /// Packets in arrival order; finishes when the socket closes (BlueZ closes it on disconnect).
     let packets: AsyncStream<[UInt8]>
-    private let state: Mutex<(fd: Int32, closed: Bool)>
+    private let lock = NSLock()
+    private let fd: Int32
+    private var closed = false // guarded by lock
 
     /// Takes ownership of `fd`.
     init(fd: Int32) {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
         packets = stream
-        state = Mutex((fd, false))
+        self.fd = fd
         let thread = Thread { [self] in self.readLoop(fd, continuation) }
         thread.name = "curtain-notify"
         thread.start()
@@ -34,16 +36,16 @@ final class NotifySocketReader: Sendable {
             }
         }
         continuation.finish()
-        state.withLock { s in
-            s.closed = true
-            close(s.fd)
+        lock.withLock {
+            closed = true
+            close(fd)
         }
     }
 
     /// Wakes the reader (it then closes the socket). Idempotent.
     func stop() {
-        state.withLock { s in
-            if !s.closed { shutdown(s.fd, Int32(SHUT_RDWR)) }
+        lock.withLock {
+            if !closed { shutdown(fd, Int32(SHUT_RDWR)) }
         }
     }
 }
