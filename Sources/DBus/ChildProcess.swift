@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+
 
 /// A spawned child process with its stdout/stderr captured through pipes.
 ///
@@ -12,7 +12,7 @@ final class ChildProcess: Sendable {
     let pid: pid_t
     private let stdoutFD: Int32
     private let stderrFD: Int32
-    private let exitStatus = Mutex<Int32?>(nil)
+    private let exitStatus = Locked<Int32?>(nil)
 
     /// Spawns `path` with `arguments` (argv[0] is `path`); `environment` nil inherits ours.
     init(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws(DBusError) {

@@ -1,6 +1,6 @@
 internal import CDBus
 import Dispatch
-import Synchronization
+
 
 /// A connection to a D-Bus message bus (or a peer), integrated with Dispatch.
 ///
@@ -149,7 +149,7 @@ final class ConnectionCore: @unchecked Sendable {
     }
 
     let queue: DispatchQueue
-    let shared = Mutex(Shared())
+    let shared = Locked(Shared())
     let uniqueName: String?
     let isBusConnection: Bool
     let canPassFDs: Bool
@@ -229,6 +229,7 @@ final class ConnectionCore: @unchecked Sendable {
         uninstallMainLoop(c)
         conn = nil
         markDisconnected()
+        objects.removeAll()  // handlers often capture the connection: break that cycle
         let leftover = pendingCalls.values
         pendingCalls = [:]
         for box in leftover {
@@ -292,11 +293,9 @@ final class ConnectionCore: @unchecked Sendable {
         let box = PendingReply(core: self)
         let ms = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         let timeoutMs = Int32(clamping: max(1, ms))
+        queue.async { self.startCall(box, msg, timeoutMs) }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (cont: CheckedContinuation<RawMessage, any Error>) in
-                guard box.install(cont) else { return }
-                queue.async { self.startCall(box, msg, timeoutMs) }
-            }
+            try await box.wait().get()
         } onCancel: {
             box.resume(.failure(CancellationError()))
             queue.async { self.dropCall(box) }
@@ -477,45 +476,44 @@ final class ConnectionCore: @unchecked Sendable {
     }
 }
 
-/// One outstanding method call. `pending` is confined to the connection queue; the
-/// continuation is resumed exactly once (reply, timeout, cancellation or disconnection).
+/// One outstanding method call. `pending` is confined to the connection queue; the result is
+/// set exactly once (reply, timeout, cancellation or disconnection) and handed over through the
+/// lock, the continuation only wakes the caller.
 final class PendingReply: @unchecked Sendable {
     private struct State {
-        var continuation: CheckedContinuation<RawMessage, any Error>?
-        var early: Result<RawMessage, any Error>?
-        var done = false
+        var continuation: CheckedContinuation<Void, Never>?
+        var result: Result<RawMessage, any Error>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let core: ConnectionCore
     var pending: OpaquePointer?
 
     init(core: ConnectionCore) { self.core = core }
 
-    var isDone: Bool { state.withLock { $0.done } }
+    var isDone: Bool { state.withLock { $0.result != nil } }
 
-    /// Installs the continuation; false if it was already resumed (e.g. cancelled before start).
-    func install(_ cont: CheckedContinuation<RawMessage, any Error>) -> Bool {
-        let early = state.withLock { s -> Result<RawMessage, any Error>? in
-            if s.done { return s.early ?? .failure(CancellationError()) }
-            s.continuation = cont
-            return nil
+    /// Suspends until a result is set (returns at once if it already is).
+    func wait() async -> Result<RawMessage, any Error> {
+        await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { s -> Bool in
+                if s.result != nil { return true }
+                s.continuation = cont
+                return false
+            }
+            if ready { cont.resume() }
         }
-        if let early {
-            cont.resume(with: early)
-            return false
-        }
-        return true
+        return state.withLock { $0.result! }
     }
 
+    /// Sets the result unless one is already set.
     func resume(_ result: Result<RawMessage, any Error>) {
-        let cont = state.withLock { s -> CheckedContinuation<RawMessage, any Error>? in
-            guard !s.done else { return nil }
-            s.done = true
-            if s.continuation == nil { s.early = result }
+        let cont = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard s.result == nil else { return nil }
+            s.result = result
             defer { s.continuation = nil }
             return s.continuation
         }
-        cont?.resume(with: result)
+        cont?.resume()
     }
 }
 

@@ -123,6 +123,7 @@ final class RawMessage: @unchecked Sendable {
     func append(_ values: [DBusValue]) throws(DBusError) {
         var total = 0
         for v in values {
+            try v.validateSignature()
             try v.validate()
             total += v.signatureString.utf8.count
         }

@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// A named, typed method/signal argument (for introspection and input checking).
 public struct DBusArgument: Sendable, Hashable {
@@ -101,7 +101,11 @@ extension DBusConnection {
         for i in interfaces {
             try Names.validateInterface(i.name)
             for m in i.methods { try Names.validateMember(m.name) }
-            for p in i.properties { try Names.validateMember(p.name) }
+            for p in i.properties {
+                try Names.validateMember(p.name)
+                try p.initialValue.validateSignature()
+                try p.initialValue.validate()
+            }
         }
         let added = try core.objects.add(path, interfaces)
         if let manager = core.objects.manager(for: path) {
@@ -175,7 +179,7 @@ final class ObjectRegistry: Sendable {
         var objects: [DBusObjectPath: Object] = [:]
         var managers: Set<DBusObjectPath> = []
     }
-    let state = Mutex(State())
+    let state = Locked(State())
 
     static let standardInterfaces = ["org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties"]
 
@@ -218,6 +222,10 @@ final class ObjectRegistry: Sendable {
             s.objects[path] = nil
             return object.order + Self.standardInterfaces
         }
+    }
+
+    func removeAll() {
+        state.withLock { $0 = State() }
     }
 
     func addManager(_ path: DBusObjectPath) {

@@ -1,6 +1,6 @@
 internal import CDBus
 import Glibc
-import Synchronization
+
 
 /// A validated D-Bus object path such as `/org/bluez/hci0`.
 public struct DBusObjectPath: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
@@ -160,10 +160,10 @@ public struct DBusSignature: Sendable, Hashable, CustomStringConvertible, Expres
 /// The descriptor is owned by this object and closed when it is deallocated; use `duplicate()`
 /// to obtain a descriptor you own, or `take()` to take over this one.
 public final class DBusUnixFD: Sendable, Hashable, CustomStringConvertible {
-    private let fd: Mutex<Int32>
+    private let fd: Locked<Int32>
 
     /// Takes ownership of `fd` (it will be closed by this object).
-    public init(taking fd: Int32) { self.fd = Mutex(fd) }
+    public init(taking fd: Int32) { self.fd = Locked(fd) }
 
     /// Duplicates `fd` (close-on-exec); the caller keeps ownership of `fd`.
     public init(duplicating fd: Int32) throws(DBusError) {
@@ -171,7 +171,7 @@ public final class DBusUnixFD: Sendable, Hashable, CustomStringConvertible {
         guard d >= 0 else {
             throw DBusError.invalidArgs("cannot duplicate file descriptor \(fd): errno \(errno)")
         }
-        self.fd = Mutex(d)
+        self.fd = Locked(d)
     }
 
     deinit {

@@ -68,14 +68,23 @@ public indirect enum DBusValue: Sendable, Hashable {
         }
     }
 
+    /// Checks that the signature is one valid complete type (nesting limits included).
+    func validateSignature() throws(DBusError) {
+        let sig = signatureString
+        guard sig.utf8.count <= 255, sig.withCString({ dbus_signature_validate_single($0, nil) }) != 0 else {
+            throw DBusError(name: DBusError.invalidSignatureName,
+                            message: "value of type '\(sig.prefix(80))' is not marshallable (too deeply nested or too long)")
+        }
+    }
+
     /// Checks that the value can be marshalled (consistent element types, valid strings, nesting
     /// limits). libdbus aborts the process on such programming errors, so we check first.
     func validate(depth: Int = 0) throws(DBusError) {
         guard depth <= 64 else { throw DBusError.invalidArgs("D-Bus value nested deeper than 64 containers") }
         switch self {
         case .string(let s):
-            guard !s.utf8.contains(0) else {
-                throw DBusError.invalidArgs("D-Bus strings cannot contain NUL characters: \(s.debugDescription)")
+            guard !s.utf8.contains(0), s.withCString({ dbus_validate_utf8($0, nil) }) != 0 else {
+                throw DBusError.invalidArgs("D-Bus strings must be UTF-8 without NUL characters: \(s.debugDescription)")
             }
         case .unixFD(let fd):
             guard fd.rawValue >= 0 else { throw DBusError.invalidArgs("the unix fd was taken (take()) and is no longer valid") }
@@ -104,6 +113,7 @@ public indirect enum DBusValue: Sendable, Hashable {
             guard !fields.isEmpty else { throw DBusError.invalidArgs("D-Bus structures must have at least one field") }
             for f in fields { try f.validate(depth: depth + 1) }
         case .variant(let inner):
+            try inner.validateSignature()
             try inner.validate(depth: depth + 1)
         default:
             break
@@ -243,7 +253,8 @@ extension DBusValue {
     /// `a{sv}` (or any `a{s*}`) as a Swift dictionary; values keep their variant unwrapped.
     public func stringVariantDictionary() throws(DBusError) -> [String: DBusValue] {
         var out: [String: DBusValue] = [:]
-        for e in try dictionaryEntries() {
+        guard let entries = try? dictionaryEntries() else { throw DBusError.typeMismatch(expected: "a{sv}", got: self) }
+        for e in entries {
             guard case .string(let k) = e.key else { throw DBusError.typeMismatch(expected: "a{sv}", got: self) }
             if case .variant(let inner) = e.value { out[k] = inner } else { out[k] = e.value }
         }
@@ -253,7 +264,8 @@ extension DBusValue {
     /// `a{sa{sv}}` (interfaces and properties) as nested Swift dictionaries.
     public func interfacesAndProperties() throws(DBusError) -> [String: [String: DBusValue]] {
         var out: [String: [String: DBusValue]] = [:]
-        for e in try dictionaryEntries() {
+        guard let entries = try? dictionaryEntries() else { throw DBusError.typeMismatch(expected: "a{sa{sv}}", got: self) }
+        for e in entries {
             out[try e.key.string()] = try e.value.stringVariantDictionary()
         }
         return out
@@ -262,7 +274,8 @@ extension DBusValue {
     /// `a{oa{sa{sv}}}` (the reply of `GetManagedObjects`) as nested Swift dictionaries.
     public func managedObjects() throws(DBusError) -> [DBusObjectPath: [String: [String: DBusValue]]] {
         var out: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
-        for e in try dictionaryEntries() {
+        guard let entries = try? dictionaryEntries() else { throw DBusError.typeMismatch(expected: "a{oa{sa{sv}}}", got: self) }
+        for e in entries {
             out[try e.key.objectPath()] = try e.value.interfacesAndProperties()
         }
         return out

@@ -211,3 +211,49 @@ import Testing
         await daemon.stop()
     }
 }
+
+@Suite(.serialized) struct LifecycleTests {
+    @Test func closedConnectionsAreReleasedEvenWithSelfReferencingHandlers() async throws {
+        let daemon = try await DBusTestDaemon.start()
+        let weakCore = WeakRef()
+        do {
+            let c = try await DBusConnection.open(.address(daemon.address))
+            weakCore.value = c.core
+            // A handler capturing its own connection (a reference cycle until close()).
+            try c.export(testPath, interfaces: [DBusInterface(testInterface, methods: [
+                DBusMethod("Poke") { _ in
+                    try c.emitSignal(path: testPath, interface: testInterface, member: "Poked")
+                    return []
+                },
+            ])])
+            let s = try await c.signals(matching: DBusMatchRule(interface: testInterface))
+            _ = try await c.call(destination: c.uniqueName, path: testPath, interface: testInterface, member: "Poke")
+            #expect(try await next(s).member == "Poked")
+            await c.close()
+        }
+        // Released once queued work drains (no fixed delay: poll with a deadline).
+        try await withDeadline(10, "connection release") {
+            while weakCore.value != nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(weakCore.value == nil)
+        await daemon.stop()
+    }
+
+    @Test func handlerReturningAnUnmarshallableValueRepliesWithAnError() async throws {
+        let bus = try await Bus.start()
+        try bus.server.export(testPath, interfaces: [DBusInterface(testInterface, methods: [
+            DBusMethod("Bad") { _ in [.array(elementSignature: "s", [.int32(1)])] },
+        ])])
+        do {
+            _ = try await bus.client.call(destination: bus.server.uniqueName, path: testPath, interface: testInterface, member: "Bad")
+            Issue.record("expected an error")
+        } catch let e as DBusError {
+            #expect(e.name == DBusError.invalidArgsName)
+        }
+        await bus.stop()
+    }
+}
+
+final class WeakRef: @unchecked Sendable {
+    weak var value: AnyObject?
+}
