@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "roombridgectl", targets: ["roombridgectl"]),
         .executable(name: "pn532-sim", targets: ["pn532-sim"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
+        .executable(name: "roombridge-bench", targets: ["roombridge-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -70,20 +71,32 @@ let package = Package(
             "RoomBridgeCore", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
 
+        // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
+        .target(name: "RoomBridgeConfig", dependencies: [
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "Diagnostics", dependencies: [
+            "RoomBridgeConfig", "RoomBridgeCore", "Varlink", "VarlinkNIO",
+        ], swiftSettings: swiftSettings),
+
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
-            "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
+            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
             "NFCReader", "BlueZClient", "Lending", "LendingStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridged", dependencies: [
             "RoomBridgeDaemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
-            "Varlink", "VarlinkNIO", "RoomBridgeCore",
+            "Varlink", "VarlinkNIO", "RoomBridgeCore", "Diagnostics",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+
+        .executableTarget(name: "roombridge-bench", dependencies: [
+            "CShims", "Varlink",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
@@ -113,6 +126,11 @@ let package = Package(
         .testTarget(name: "LendingTests", dependencies: ["Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["LendingStore"], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeInterfacesTests", dependencies: [
+            "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO",
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeConfigTests", dependencies: ["RoomBridgeConfig"], swiftSettings: swiftSettings),
+        .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,1 +1,7 @@
-print("not implemented yet")
+import Foundation
+import RoomBridgeDaemon
+
+// The composition root lives in RoomBridgeDaemon; this file only hands over the process.
+let status = await Daemon.run(arguments: Array(CommandLine.arguments.dropFirst()),
+                              environment: ProcessInfo.processInfo.environment)
+exit(status)

@@ -1,0 +1,79 @@
+# RoomBridge — build, test, run, install.
+SWIFT      ?= swift
+PYTHON     ?= python3
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BUILD_DIR  := .build/debug
+
+.PHONY: all build test unit-tests integration-tests run deps clean release install uninstall
+
+all: build
+
+deps:
+	scripts/install-deps.sh
+
+build:
+	$(SWIFT) build --build-tests
+
+# The one test command (README, CI): one debug build serves the Swift unit tests and the
+# integration tests, which drive the real binaries through the real C libraries.
+test: deps build unit-tests integration-tests
+
+unit-tests:
+	$(SWIFT) test --skip-build
+
+integration-tests:
+	ROOMBRIDGE_BIN=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q -p no:cacheprovider Tests/Integration
+
+# Sets everything up and runs the system on this machine (simulators when no hardware is present).
+run: deps build
+	scripts/run.sh
+
+# A release build that needs no Swift runtime on the target (only Debian's runtime libraries).
+release:
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridged
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
+	$(SWIFT) build -c release --static-swift-stdlib --product pn532-sim
+	$(SWIFT) build -c release --static-swift-stdlib --product bluez-sim
+
+BINDIR      = $(PREFIX)/bin
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR?= $(PREFIX)/lib/tmpfiles.d
+UDEVDIR    ?= $(PREFIX)/lib/udev/rules.d
+DBUSDIR    ?= $(PREFIX)/share/dbus-1/system.d
+DOCDIR     ?= $(PREFIX)/share/doc/roombridge
+BASHCOMPDIR?= $(PREFIX)/share/bash-completion/completions
+RELEASE_BIN?= .build/release
+
+# make install [PREFIX=/usr/local] [DESTDIR=…]: binaries, units, rules, policy, example config, docs.
+# Run `make release` first (as a normal user); install itself does not build.
+install:
+	@test -x $(RELEASE_BIN)/roombridged || { echo "run 'make release' first"; exit 1; }
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+	  $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(DBUSDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)/etc/roombridge
+	install -m 0755 $(RELEASE_BIN)/roombridged $(RELEASE_BIN)/roombridgectl $(DESTDIR)$(BINDIR)/
+	for b in pn532-sim bluez-sim; do [ ! -x $(RELEASE_BIN)/$$b ] || install -m 0755 $(RELEASE_BIN)/$$b $(DESTDIR)$(BINDIR)/; done
+	sed 's|@BINDIR@|$(BINDIR)|g' systemd/roombridged.service.in > $(DESTDIR)$(SYSTEMDDIR)/roombridged.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/roombridged.service
+	install -m 0644 systemd/roombridged.socket $(DESTDIR)$(SYSTEMDDIR)/
+	install -m 0644 systemd/roombridge.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/roombridge.conf
+	install -m 0644 systemd/roombridge.tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/roombridge.conf
+	install -m 0644 udev/60-roombridge-nfc.rules $(DESTDIR)$(UDEVDIR)/
+	install -m 0644 udev/61-roombridge-pn532-serial.rules.example udev/roombridge-blacklist-pn533.conf $(DESTDIR)$(DOCDIR)/
+	install -m 0644 dbus/roombridge.conf $(DESTDIR)$(DBUSDIR)/
+	[ -e $(DESTDIR)/etc/roombridge/roombridged.toml ] || install -m 0644 systemd/roombridged.toml.example $(DESTDIR)/etc/roombridge/roombridged.toml
+	install -m 0644 systemd/roombridged.toml.example README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	$(RELEASE_BIN)/roombridgectl --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/roombridgectl
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/roombridged $(DESTDIR)$(BINDIR)/roombridgectl $(DESTDIR)$(BINDIR)/pn532-sim $(DESTDIR)$(BINDIR)/bluez-sim
+	rm -f $(DESTDIR)$(SYSTEMDDIR)/roombridged.service $(DESTDIR)$(SYSTEMDDIR)/roombridged.socket
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/roombridge.conf $(DESTDIR)$(TMPFILESDIR)/roombridge.conf
+	rm -f $(DESTDIR)$(UDEVDIR)/60-roombridge-nfc.rules $(DESTDIR)$(DBUSDIR)/roombridge.conf
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/roombridgectl
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@echo "left /etc/roombridge and /var/lib/roombridge (configuration and data) in place"
+
+clean:
+	rm -rf .build

@@ -1,0 +1,134 @@
+import Foundation
+import RoomBridgeConfig
+import RoomBridgeCore
+import Varlink
+import VarlinkNIO
+
+/// One diagnostic result: what was checked, how it went, and — when it did not go well — the
+/// one-line fix.
+public struct Finding: Sendable, Codable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case ok, warning, failed, skipped
+    }
+    /// `config`, `socket`, `reader`, `bluetooth` or `database`.
+    public var area: String
+    public var check: String
+    public var status: Status
+    public var detail: String
+    /// What to do about it (absent when ok).
+    public var fix: String?
+
+    public init(_ area: String, _ check: String, _ status: Status, _ detail: String, fix: String? = nil) {
+        self.area = area
+        self.check = check
+        self.status = status
+        self.detail = detail
+        self.fix = fix
+    }
+}
+
+/// A source of findings. Adapters contribute probes (libnfc, BlueZ, the store) through
+/// ``Doctor/init(configPath:socketPath:probes:)`` so this module needs none of their C libraries.
+public protocol DoctorProbe: Sendable {
+    func run(config: DaemonConfig?, host: HostFacts) async -> [Finding]
+}
+
+/// `roombridgectl doctor`: checks every problem an admin can hit, each with a fix.
+public struct Doctor: Sendable {
+    public let configPath: String
+    public let socketPath: String?
+    public let probes: [any DoctorProbe]
+    public let host: HostFacts
+
+    /// - Parameters:
+    ///   - socketPath: overrides the socket path from the configuration.
+    ///   - probes: checks contributed by the adapters, run after the built-in ones.
+    public init(configPath: String, socketPath: String?, probes: [any DoctorProbe] = [], host: HostFacts = HostFacts()) {
+        self.configPath = configPath
+        self.socketPath = socketPath
+        self.probes = probes
+        self.host = host
+    }
+
+    public func run() async -> [Finding] {
+        var findings: [Finding] = []
+        let config = checkConfig(&findings)
+        await checkSocket(config, &findings)
+        if let config {
+            findings += ReaderChecks(host: host).run(config: config)
+        }
+        findings += BluetoothChecks(host: host).run()
+        for probe in probes {
+            findings += await probe.run(config: config, host: host)
+        }
+        return findings
+    }
+
+    private func checkConfig(_ findings: inout [Finding]) -> DaemonConfig? {
+        do {
+            var commandLine = DaemonCommandLine()
+            commandLine.configPath = configPath
+            let config = try commandLine.load()
+            let exists = FileManager.default.fileExists(atPath: configPath)
+            findings.append(Finding("config", "configuration parses", .ok,
+                                    exists ? configPath : "\(configPath) absent: defaults in use"))
+            return config
+        } catch {
+            findings.append(Finding("config", "configuration parses", .failed, error.message,
+                                    fix: "edit \(configPath) at the line named; roombridged --help lists every key"))
+            return nil
+        }
+    }
+
+    private func checkSocket(_ config: DaemonConfig?, _ findings: inout [Finding]) async {
+        let path = socketPath ?? config?.string("socket.path") ?? "/run/roombridge/roombridge.sock"
+        do {
+            let client = try await VarlinkClient.connect(path: path)
+            defer { Task { await client.close() } }
+            let info = try await client.call("org.varlink.service.GetInfo")
+            let version = info["version"]?.stringValue ?? "?"
+            if version == RoomBridgeVersion.string {
+                findings.append(Finding("socket", "roombridged answers", .ok, "\(path), version \(version)"))
+            } else {
+                findings.append(Finding("socket", "roombridged answers", .warning,
+                                        "\(path): roombridged \(version), roombridgectl \(RoomBridgeVersion.string)",
+                                        fix: "restart the daemon after an upgrade: sudo systemctl restart roombridged"))
+            }
+        } catch let error as VarlinkClientError {
+            switch error {
+            case .permissionDenied:
+                findings.append(Finding("socket", "roombridged answers", .failed, "\(path): permission denied",
+                                        fix: "join the socket's group: sudo usermod -aG roombridge $USER, then log in again"))
+            default:
+                findings.append(Finding("socket", "roombridged answers", .failed, "\(error)",
+                                        fix: "start it: sudo systemctl start roombridged; see journalctl -u roombridged"))
+            }
+        } catch {
+            findings.append(Finding("socket", "roombridged answers", .failed, "\(path): \(error)",
+                                    fix: "see journalctl -u roombridged"))
+        }
+    }
+}
+
+/// What the doctor needs to know about this machine; injectable for tests.
+public struct HostFacts: Sendable {
+    /// Root of the file system (`/` normally; a test tree in tests).
+    public var root: String
+    /// The service user whose access is checked.
+    public var serviceUser: String
+
+    public init(root: String = "/", serviceUser: String = "roombridge") {
+        self.root = root
+        self.serviceUser = serviceUser
+    }
+
+    public func path(_ p: String) -> String {
+        root == "/" ? p : (root as NSString).appendingPathComponent(p)
+    }
+
+    public func exists(_ p: String) -> Bool { FileManager.default.fileExists(atPath: path(p)) }
+
+    public func read(_ p: String) -> String? { try? String(contentsOfFile: path(p), encoding: .utf8) }
+
+    public func list(_ p: String) -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: path(p))) ?? [] }
+}

@@ -1,0 +1,202 @@
+// Device tag format version 1 (docs: protocols/device-tag.md).
+
+/// Why a device record on a tag could not be used.
+public enum DeviceTagError: Error, Hashable, Sendable {
+    /// The payload exceeds the 512-byte limit of the device tag format.
+    case payloadTooLarge(size: Int, limit: Int)
+    /// The payload is not valid UTF-8.
+    case invalidUTF8
+    /// The payload is not valid JSON (`offset` is the byte where parsing stopped).
+    case invalidJSON(offset: Int, reason: String)
+    /// The JSON value is not an object.
+    case notAnObject
+    /// The object has no `deviceId` member.
+    case missingDeviceId
+    /// A known member has the wrong type or an invalid value (`expected` says what is allowed).
+    case invalidField(key: String, expected: String)
+    /// The tag holds several device records naming different devices.
+    case conflictingDeviceRecords(first: String, second: String)
+    /// The device record cannot be written (e.g. empty device ID).
+    case cannotEncode(reason: String)
+}
+
+extension DeviceTagError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case let .payloadTooLarge(size, limit):
+            return "Device record payload is \(size) bytes; the device tag format allows at most \(limit). Rewrite the tag with shorter model/serial values."
+        case .invalidUTF8:
+            return "Device record payload is not valid UTF-8 text; rewrite the tag."
+        case let .invalidJSON(offset, reason):
+            return "Device record payload is not valid JSON (\(reason) at byte \(offset)); rewrite the tag."
+        case .notAnObject:
+            return "Device record payload must be a JSON object like {\"v\":1,\"deviceId\":\"D-0001\"}; rewrite the tag."
+        case .missingDeviceId:
+            return "Device record has no \"deviceId\"; rewrite the tag with the device's ID."
+        case let .invalidField(key, expected):
+            return "Device record field \"\(key)\" is invalid: expected \(expected); rewrite the tag."
+        case let .conflictingDeviceRecords(first, second):
+            return "The tag holds device records for two different devices (\(first) and \(second)); rewrite it with a single device record."
+        case let .cannotEncode(reason):
+            return "Cannot write the device record: \(reason)."
+        }
+    }
+}
+
+/// The immutable facts stored on a lendable device's tag.
+public struct DeviceTagRecord: Hashable, Sendable {
+    /// MIME type of the device record.
+    public static let mimeType = "application/vnd.roombridge.device+json"
+    /// MIME type tolerated for tags written by other tools (needs a string `deviceId`).
+    public static let toleratedMimeType = "application/json"
+    /// Maximum payload size in bytes.
+    public static let maxPayloadSize = 512
+    /// Format version written by this implementation.
+    public static let currentVersion = 1
+
+    /// Format version (`v`; 1 when absent).
+    public var version: Int
+    /// Device ID (required, non-empty).
+    public var deviceId: String
+    /// Model name, if present.
+    public var model: String?
+    /// Serial number, if present.
+    public var serial: String?
+
+    /// Creates a device record.
+    public init(deviceId: String, model: String? = nil, serial: String? = nil, version: Int = DeviceTagRecord.currentVersion) {
+        self.version = version
+        self.deviceId = deviceId
+        self.model = model
+        self.serial = serial
+    }
+
+    /// Decodes the JSON payload of a device record. Unknown keys are ignored; `model` and
+    /// `serial` may be absent or null.
+    public init(payload: [UInt8]) throws(DeviceTagError) {
+        guard payload.count <= Self.maxPayloadSize else {
+            throw .payloadTooLarge(size: payload.count, limit: Self.maxPayloadSize)
+        }
+        guard String(validating: payload, as: UTF8.self) != nil else { throw .invalidUTF8 }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(payload)
+        } catch {
+            throw .invalidJSON(offset: error.offset, reason: error.reason)
+        }
+        guard case let .object(members) = json else { throw .notAnObject }
+        func member(_ key: String) -> JSONValue? { members.first(where: { $0.0 == key })?.1 }
+
+        var version = 1
+        switch member("v") {
+        case nil: break
+        case let .number(text)?:
+            guard let n = Int(text), n >= 1 else { throw .invalidField(key: "v", expected: "a positive integer") }
+            version = n
+        default:
+            throw .invalidField(key: "v", expected: "a positive integer")
+        }
+        guard let idValue = member("deviceId") else { throw .missingDeviceId }
+        guard case let .string(deviceId) = idValue, !deviceId.isEmpty else {
+            throw .invalidField(key: "deviceId", expected: "a non-empty string")
+        }
+        func optionalString(_ key: String) throws(DeviceTagError) -> String? {
+            switch member(key) {
+            case nil, .null?: return nil
+            case let .string(s)?: return s
+            default: throw .invalidField(key: key, expected: "a string")
+            }
+        }
+        self.init(deviceId: deviceId, model: try optionalString("model"), serial: try optionalString("serial"), version: version)
+    }
+
+    /// The UTF-8 JSON payload, e.g. `{"v":1,"deviceId":"D-0001","model":"Pixel 7","serial":"SN123"}`.
+    ///
+    /// - Throws: ``DeviceTagError/cannotEncode(reason:)`` for an empty device ID,
+    ///   ``DeviceTagError/payloadTooLarge(size:limit:)`` over 512 bytes.
+    public func payload() throws(DeviceTagError) -> [UInt8] {
+        guard !deviceId.isEmpty else { throw .cannotEncode(reason: "the device ID is empty") }
+        guard version >= 1 else { throw .cannotEncode(reason: "version must be at least 1") }
+        var json = "{\"v\":\(version),\"deviceId\":\(jsonQuoted(deviceId))"
+        if let model { json += ",\"model\":\(jsonQuoted(model))" }
+        if let serial { json += ",\"serial\":\(jsonQuoted(serial))" }
+        json += "}"
+        let bytes = Array(json.utf8)
+        guard bytes.count <= Self.maxPayloadSize else {
+            throw .payloadTooLarge(size: bytes.count, limit: Self.maxPayloadSize)
+        }
+        return bytes
+    }
+
+    /// The MIME record (TNF 2, ``mimeType``).
+    public func record() throws(DeviceTagError) -> NDEFRecord {
+        .mime(type: Self.mimeType, payload: try payload())
+    }
+
+    /// The message to write on the tag: an optional URI record first (for phones), then the
+    /// device record.
+    public func message(uri: String? = nil) throws(DeviceTagError) -> NDEFMessage {
+        var records: [NDEFRecord] = []
+        if let uri { records.append(.uri(uri)) }
+        records.append(try record())
+        return NDEFMessage(records: records)
+    }
+}
+
+/// What a tap's NDEF content identifies.
+public enum TagIdentification: Hashable, Sendable {
+    /// The tag carries a device record.
+    case device(DeviceTagRecord)
+    /// No device record: the decoded records (possibly none), for the UID / unknown-tag path.
+    case other([NDEFRecord])
+}
+
+/// Device tag identification (step 1 of the identification order in device-tag.md).
+public enum DeviceTag {
+    /// Finds the device record in a message.
+    ///
+    /// A record of type ``DeviceTagRecord/mimeType`` must be valid, otherwise this throws
+    /// (the tag claims to be a device tag but is damaged). An `application/json` record is
+    /// used only if it is a valid device record with a string `deviceId` (≤ 512 bytes) and no
+    /// record of our own type is present; otherwise it is ignored like any other record.
+    /// Several device records must agree on the device ID.
+    public static func identify(_ message: NDEFMessage) throws(DeviceTagError) -> TagIdentification {
+        var found: DeviceTagRecord?
+        var tolerated: DeviceTagRecord?
+        for record in message.records where record.tnf == .media {
+            guard let type = mediaType(of: record.type) else { continue }
+            if type == DeviceTagRecord.mimeType {
+                let device = try DeviceTagRecord(payload: record.payload)
+                if let first = found, first.deviceId != device.deviceId {
+                    throw .conflictingDeviceRecords(first: first.deviceId, second: device.deviceId)
+                }
+                if found == nil { found = device }
+            } else if type == DeviceTagRecord.toleratedMimeType, tolerated == nil {
+                tolerated = try? DeviceTagRecord(payload: record.payload)
+            }
+        }
+        if let device = found ?? tolerated { return .device(device) }
+        return .other(message.records)
+    }
+
+    /// Decodes the NDEF message bytes (e.g. from ``Type2TLVScanner``) and identifies them.
+    /// A malformed NDEF message is reported as ``NDEFError``; a malformed device record as
+    /// ``DeviceTagError``.
+    public static func identify(messageBytes: [UInt8]) throws -> TagIdentification {
+        try identify(NDEFMessage.decode(messageBytes))
+    }
+
+    /// The lower-cased media type without parameters (`Application/JSON; charset=utf-8` →
+    /// `application/json`), or nil if the type is not ASCII.
+    static func mediaType(of type: [UInt8]) -> String? {
+        guard type.allSatisfy({ $0 < 0x80 }) else { return nil }
+        var out = ""
+        for b in type {
+            if b == UInt8(ascii: ";") { break }
+            let lower = (b >= 0x41 && b <= 0x5A) ? b + 0x20 : b
+            out.unicodeScalars.append(Unicode.Scalar(lower))
+        }
+        while let last = out.last, last == " " || last == "\t" { out.removeLast() }
+        return out
+    }
+}

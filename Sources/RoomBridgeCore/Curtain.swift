@@ -1,0 +1,143 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The link between the daemon and the curtain controller (seed 001's connection state).
+public enum CurtainConnection: String, Sendable, Codable, CaseIterable {
+    /// No curtain is configured; the curtain side is off.
+    case disabled
+    /// Looking for the controller (discovery, or waiting for the adapter/bluetoothd).
+    case searching
+    /// Connecting and resolving its GATT services.
+    case connecting
+    /// Connected, subscribed, state adopted from the controller.
+    case connected
+    /// Not connected; the daemon retries with backoff.
+    case disconnected
+}
+
+/// What the curtain motor is doing.
+public enum CurtainMotion: String, Sendable, Codable, CaseIterable {
+    case idle
+    case opening
+    case closing
+}
+
+/// The last request a person or client made of the curtain (seed 001's "user request").
+public enum CurtainRequestKind: String, Sendable, Codable, CaseIterable {
+    case search, open, close, stop, moveTo, setSchedule, sync, reconnect
+}
+
+/// A request and when it was made.
+public struct CurtainRequest: Sendable, Codable, Equatable {
+    public var kind: CurtainRequestKind
+    /// Target position for `moveTo`.
+    public var position: Int?
+    public var at: Date
+
+    public init(kind: CurtainRequestKind, position: Int? = nil, at: Date) {
+        self.kind = kind
+        self.position = position
+        self.at = at
+    }
+}
+
+/// A time of day on the controller's clock, 24-hour.
+public struct TimeOfDay: Sendable, Codable, Equatable, Hashable, CustomStringConvertible {
+    public var hour: Int
+    public var minute: Int
+
+    /// Creates a time; returns nil when hour is not 0–23 or minute not 0–59.
+    public init?(hour: Int, minute: Int) {
+        guard (0...23).contains(hour), (0...59).contains(minute) else { return nil }
+        self.hour = hour
+        self.minute = minute
+    }
+
+    /// Parses `HH:MM` (24-hour); nil when malformed or out of range.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].count <= 2, parts[1].count == 2,
+              let h = Int(parts[0]), let m = Int(parts[1]) else { return nil }
+        self.init(hour: h, minute: m)
+    }
+
+    /// `HH:MM`.
+    public var description: String {
+        (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = TimeOfDay(parsing: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "expected HH:MM (24-hour), got \(text)"))
+        }
+        self = value
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}
+
+/// One schedule entry (open time or close time) with its enable flag.
+public struct ScheduleEntry: Sendable, Codable, Equatable {
+    public var time: TimeOfDay
+    public var enabled: Bool
+
+    public init(time: TimeOfDay, enabled: Bool) {
+        self.time = time
+        self.enabled = enabled
+    }
+}
+
+/// The curtain as last reported by the controller, plus the daemon's view of the link.
+public struct CurtainState: Sendable, Codable, Equatable {
+    public var connection: CurtainConnection
+    /// The controller's Bluetooth address, once found.
+    public var address: String?
+    /// The controller's advertised name, once found.
+    public var name: String?
+    public var lastRequest: CurtainRequest?
+    public var motion: CurtainMotion
+    /// Percent open (0 closed, 100 open); nil until the controller reported it.
+    public var position: Int?
+    /// Where the current motion ends, percent open.
+    public var target: Int?
+    /// The open schedule as the controller reported it (the controller is the source of truth).
+    public var openSchedule: ScheduleEntry?
+    /// The close schedule as the controller reported it.
+    public var closeSchedule: ScheduleEntry?
+    /// The latest motion was started by the wall switch.
+    public var manual: Bool
+    /// The latest motion was started by the controller's own schedule.
+    public var scheduled: Bool
+    /// The last failure (connection, write, adapter), in words a person can act on.
+    public var lastError: String?
+
+    public init(connection: CurtainConnection = .disconnected, address: String? = nil, name: String? = nil,
+                lastRequest: CurtainRequest? = nil, motion: CurtainMotion = .idle, position: Int? = nil,
+                target: Int? = nil, openSchedule: ScheduleEntry? = nil, closeSchedule: ScheduleEntry? = nil,
+                manual: Bool = false, scheduled: Bool = false, lastError: String? = nil) {
+        self.connection = connection
+        self.address = address
+        self.name = name
+        self.lastRequest = lastRequest
+        self.motion = motion
+        self.position = position
+        self.target = target
+        self.openSchedule = openSchedule
+        self.closeSchedule = closeSchedule
+        self.manual = manual
+        self.scheduled = scheduled
+        self.lastError = lastError
+    }
+
+    /// The wall-switch rule: a motion started by the wall switch is in progress,
+    /// so remote open/close/stop/move-to are refused.
+    public var manualOperationActive: Bool { manual && motion != .idle }
+}

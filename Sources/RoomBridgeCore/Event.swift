@@ -1,0 +1,89 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One change of the system state, numbered.
+///
+/// Sequence numbers start at 1 and increase by one per event, so a client can tell
+/// that it missed nothing. Encoded as `{"seq":…, "at":…, "kind":"curtain", "curtain":{…}}`.
+public struct Event: Sendable, Equatable {
+    public var seq: UInt64
+    public var at: Date
+    public var payload: Payload
+
+    public init(seq: UInt64, at: Date, payload: Payload) {
+        self.seq = seq
+        self.at = at
+        self.payload = payload
+    }
+
+    /// What changed.
+    public enum Payload: Sendable, Equatable {
+        /// A reader connected, disconnected or failed.
+        case reader(ReaderStatus)
+        /// A tag or card arrived in a reader's field (one per physical tap).
+        case tagArrived(Tap)
+        /// A tag left a reader's field.
+        case tagRemoved(TagRemoval)
+        /// A tag write was armed, finished, failed or was cancelled.
+        case tagWrite(TagWriteStatus)
+        /// The curtain's state changed; carries the whole new curtain state.
+        case curtain(CurtainState)
+        /// A lending outcome (armed, lent, returned, refused, …).
+        case lending(LendingOutcome)
+    }
+
+    /// The payload's kind as it appears on the wire.
+    public var kind: Kind {
+        switch payload {
+        case .reader: .reader
+        case .tagArrived: .tagArrived
+        case .tagRemoved: .tagRemoved
+        case .tagWrite: .tagWrite
+        case .curtain: .curtain
+        case .lending: .lending
+        }
+    }
+
+    /// Event kinds, as named on the wire.
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending
+    }
+}
+
+extension Event: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        seq = try c.decode(UInt64.self, forKey: .seq)
+        at = try c.decode(Date.self, forKey: .at)
+        switch try c.decode(Kind.self, forKey: .kind) {
+        case .reader: payload = .reader(try c.decode(ReaderStatus.self, forKey: .reader))
+        case .tagArrived: payload = .tagArrived(try c.decode(Tap.self, forKey: .tap))
+        case .tagRemoved: payload = .tagRemoved(try c.decode(TagRemoval.self, forKey: .removal))
+        case .tagWrite: payload = .tagWrite(try c.decode(TagWriteStatus.self, forKey: .tagWrite))
+        case .curtain: payload = .curtain(try c.decode(CurtainState.self, forKey: .curtain))
+        case .lending: payload = .lending(try c.decode(LendingOutcome.self, forKey: .lending))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(seq, forKey: .seq)
+        try c.encode(at, forKey: .at)
+        try c.encode(kind, forKey: .kind)
+        switch payload {
+        case .reader(let v): try c.encode(v, forKey: .reader)
+        case .tagArrived(let v): try c.encode(v, forKey: .tap)
+        case .tagRemoved(let v): try c.encode(v, forKey: .removal)
+        case .tagWrite(let v): try c.encode(v, forKey: .tagWrite)
+        case .curtain(let v): try c.encode(v, forKey: .curtain)
+        case .lending(let v): try c.encode(v, forKey: .lending)
+        }
+    }
+}

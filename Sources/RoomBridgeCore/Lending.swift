@@ -1,0 +1,68 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An armed lend session: a badge tap (or a client) named the person who borrows
+/// the devices tapped next, until it expires.
+public struct LendingArm: Sendable, Codable, Equatable {
+    public var userId: String
+    public var userName: String
+    /// Which reader's badge tap armed it, or nil when a client armed it.
+    public var reader: String?
+    public var armedAt: Date
+    public var expiresAt: Date
+
+    public init(userId: String, userName: String, reader: String? = nil, armedAt: Date, expiresAt: Date) {
+        self.userId = userId
+        self.userName = userName
+        self.reader = reader
+        self.armedAt = armedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// What happened as a result of a tap or a lending request — the feedback a person at the reader sees.
+public struct LendingOutcome: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        /// A badge tap (or a client) armed a lend session.
+        case armed
+        /// The lend session ended (timeout or disarm).
+        case disarmed
+        /// A device was lent to the armed user.
+        case lent
+        /// A lent device was returned.
+        case returned
+        /// An available device was tapped while nobody was armed: tap a badge first.
+        case badgeRequired
+        /// The request was refused; `reason` says why.
+        case refused
+        /// The tag is not bound to anything; an administrator can bind `uid`.
+        case unknownTag
+    }
+    public var kind: Kind
+    public var deviceId: String?
+    public var userId: String?
+    public var userName: String?
+    public var uid: String?
+    public var reader: String?
+    /// A machine-readable reason for `refused` (e.g. `deviceBroken`, `deviceDisposed`).
+    public var reason: String?
+    /// One sentence for the person at the reader.
+    public var message: String
+    public var at: Date
+
+    public init(kind: Kind, deviceId: String? = nil, userId: String? = nil, userName: String? = nil,
+                uid: String? = nil, reader: String? = nil, reason: String? = nil, message: String, at: Date) {
+        self.kind = kind
+        self.deviceId = deviceId
+        self.userId = userId
+        self.userName = userName
+        self.uid = uid
+        self.reader = reader
+        self.reason = reason
+        self.message = message
+        self.at = at
+    }
+}

@@ -1,0 +1,290 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Everything the daemon knows, at one instant.
+public struct StateSnapshot: Sendable, Codable, Equatable {
+    /// The sequence number of the last event this snapshot includes (0 before any event).
+    public var seq: UInt64
+    public var startedAt: Date
+    /// Every configured reader, in configuration order.
+    public var readers: [ReaderStatus]
+    /// The most recent tap on any reader.
+    public var lastTap: Tap?
+    /// The current or last tag write request.
+    public var tagWrite: TagWriteStatus?
+    public var curtain: CurtainState
+    public var lending: LendingState
+    public var counters: Counters
+
+    /// The lending side of the state.
+    public struct LendingState: Sendable, Codable, Equatable {
+        /// The armed lend session, if one is active.
+        public var armed: LendingArm?
+        /// Seconds until `armed` expires, at the snapshot's instant.
+        public var remainingSeconds: Double?
+        /// The most recent lending outcome.
+        public var lastOutcome: LendingOutcome?
+    }
+
+    /// Counters since the daemon started.
+    public struct Counters: Sendable, Codable, Equatable {
+        public var events: UInt64 = 0
+        public var taps: UInt64 = 0
+        public var removals: UInt64 = 0
+        public var lent: UInt64 = 0
+        public var returned: UInt64 = 0
+        public var refused: UInt64 = 0
+        public var curtainRequests: UInt64 = 0
+        /// Subscribers (Watch clients) right now.
+        public var subscribers: UInt64 = 0
+        /// Subscribers dropped because they fell behind.
+        public var subscribersDropped: UInt64 = 0
+        public init() {}
+    }
+}
+
+/// Why a subscription ended with an error.
+public enum SubscriptionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The subscriber did not keep up: more than `bufferLimit` events were waiting for it.
+    case tooSlow(bufferLimit: Int)
+    /// The daemon is shutting down.
+    case shuttingDown
+
+    public var description: String {
+        switch self {
+        case .tooSlow(let n):
+            "the subscriber fell more than \(n) events behind and was dropped; read events as they come and resubscribe"
+        case .shuttingDown:
+            "roombridged is shutting down"
+        }
+    }
+}
+
+/// A subscriber's view: the state at subscription time, then every later event, with no gap.
+public struct Subscription: Sendable {
+    /// The state including every event up to `snapshot.seq`.
+    public let snapshot: StateSnapshot
+    /// Every event after `snapshot.seq`, in order. Ends with `SubscriptionError.tooSlow` when the
+    /// subscriber falls more than its buffer behind, or `.shuttingDown`.
+    public let events: AsyncThrowingStream<Event, any Error>
+}
+
+/// The one place that holds the daemon's state.
+///
+/// Adapters (NFC readers, the curtain client, the lending service) report changes through its
+/// methods; each change becomes an ``Event`` with the next sequence number and is fanned out to
+/// every subscriber. A subscriber has a bounded buffer: one that falls behind is dropped with
+/// ``SubscriptionError/tooSlow(bufferLimit:)``; the actor never waits for a subscriber.
+public actor SystemState {
+    private let now: @Sendable () -> Date
+    private let defaultBufferLimit: Int
+    private var seq: UInt64 = 0
+    private let startedAt: Date
+    private var readerOrder: [String] = []
+    private var readers: [String: ReaderStatus] = [:]
+    private var lastTap: Tap?
+    private var tagWrite: TagWriteStatus?
+    private var curtain = CurtainState()
+    private var arm: LendingArm?
+    private var lastOutcome: LendingOutcome?
+    private var counters = StateSnapshot.Counters()
+    private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
+    private var nextSubscriberID: UInt64 = 0
+    private var closed = false
+
+    /// - Parameters:
+    ///   - bufferLimit: events a subscriber may fall behind before it is dropped.
+    ///   - now: the wall clock (injected in tests).
+    ///   - curtain: the initial curtain state (e.g. `.disabled` when no curtain is configured).
+    public init(bufferLimit: Int = 1024, curtain: CurtainState = CurtainState(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        precondition(bufferLimit > 0, "bufferLimit must be positive")
+        self.now = now
+        self.curtain = curtain
+        self.defaultBufferLimit = bufferLimit
+        self.startedAt = now()
+    }
+
+    // MARK: Reading
+
+    /// The whole state now.
+    public func snapshot() -> StateSnapshot {
+        let t = now()
+        var armed = arm
+        if let a = armed, a.expiresAt <= t { armed = nil }
+        return StateSnapshot(
+            seq: seq, startedAt: startedAt,
+            readers: readerOrder.compactMap { readers[$0] },
+            lastTap: lastTap, tagWrite: tagWrite, curtain: curtain,
+            lending: .init(armed: armed,
+                           remainingSeconds: armed.map { max(0, $0.expiresAt.timeIntervalSince(t)) },
+                           lastOutcome: lastOutcome),
+            counters: counters)
+    }
+
+    /// The current curtain state.
+    public func curtainState() -> CurtainState { curtain }
+
+    /// The armed lend session, if it has not expired.
+    public func currentArm() -> LendingArm? {
+        guard let a = arm, a.expiresAt > now() else { return nil }
+        return a
+    }
+
+    /// The last event's sequence number. Cheap; the watchdog uses it to check that the actor answers.
+    public func ping() -> UInt64 { seq }
+
+    /// Subscribes to every change from now on.
+    /// - Parameters:
+    ///   - bufferLimit: overrides the default buffer limit for this subscriber.
+    ///   - counted: whether the subscriber counts in `counters.subscribers` (clients do; the
+    ///     daemon's own listeners, such as the systemd status line, do not).
+    public func subscribe(bufferLimit: Int? = nil, counted: Bool = true) -> Subscription {
+        let limit = max(1, bufferLimit ?? defaultBufferLimit)
+        let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream(
+            bufferingPolicy: .bufferingOldest(limit))
+        let snap = snapshot()
+        if closed {
+            continuation.finish(throwing: SubscriptionError.shuttingDown)
+            return Subscription(snapshot: snap, events: stream)
+        }
+        nextSubscriberID += 1
+        let id = nextSubscriberID
+        subscribers[id] = (continuation, limit, counted)
+        updateSubscriberCount()
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            Task { await self.removeSubscriber(id) }
+        }
+        return Subscription(snapshot: snap, events: stream)
+    }
+
+    private func removeSubscriber(_ id: UInt64) {
+        if subscribers.removeValue(forKey: id) != nil {
+            updateSubscriberCount()
+        }
+    }
+
+    private func updateSubscriberCount() {
+        counters.subscribers = UInt64(subscribers.values.lazy.filter(\.counted).count)
+    }
+
+    /// Ends every subscription with ``SubscriptionError/shuttingDown``; later subscriptions end at once.
+    public func shutdown() {
+        closed = true
+        let all = subscribers
+        subscribers.removeAll()
+        counters.subscribers = 0
+        for s in all.values { s.continuation.finish(throwing: SubscriptionError.shuttingDown) }
+    }
+
+    // MARK: Changes reported by adapters
+
+    /// Declares the configured readers, in order, as disconnected. Emits no event.
+    public func declareReaders(_ names: [String]) {
+        for name in names where readers[name] == nil {
+            readerOrder.append(name)
+            readers[name] = ReaderStatus(name: name, state: .disconnected, since: now())
+        }
+    }
+
+    /// Records a reader's new status; emits `reader` when state, connstring or error changed.
+    public func updateReader(_ status: ReaderStatus) {
+        if let old = readers[status.name] {
+            guard old.state != status.state || old.connstring != status.connstring
+                || old.lastError != status.lastError else { return }
+        } else {
+            readerOrder.append(status.name)
+        }
+        readers[status.name] = status
+        emit(.reader(status))
+    }
+
+    /// Records a tap.
+    public func recordTap(_ tap: Tap) {
+        lastTap = tap
+        counters.taps += 1
+        emit(.tagArrived(tap))
+    }
+
+    /// Records a tag leaving the field.
+    public func recordRemoval(_ removal: TagRemoval) {
+        counters.removals += 1
+        emit(.tagRemoved(removal))
+    }
+
+    /// Records a tag write request's progress.
+    public func updateTagWrite(_ status: TagWriteStatus) {
+        tagWrite = status
+        emit(.tagWrite(status))
+    }
+
+    /// Replaces the curtain state; emits `curtain` when anything changed.
+    public func updateCurtain(_ new: CurtainState) {
+        guard new != curtain else { return }
+        curtain = new
+        emit(.curtain(new))
+    }
+
+    /// Changes the curtain state in place; emits `curtain` when anything changed.
+    public func updateCurtain(_ change: @Sendable (inout CurtainState) -> Void) {
+        var new = curtain
+        change(&new)
+        updateCurtain(new)
+    }
+
+    /// Records a curtain request (seed 001's user request) and counts it.
+    public func recordCurtainRequest(_ request: CurtainRequest) {
+        counters.curtainRequests += 1
+        var new = curtain
+        new.lastRequest = request
+        updateCurtain(new)
+    }
+
+    /// Sets or clears the armed lend session. Emits nothing by itself; report the
+    /// matching ``LendingOutcome`` (armed/disarmed) with ``recordLending(_:)``.
+    public func setArm(_ newArm: LendingArm?) {
+        arm = newArm
+    }
+
+    /// Records a lending outcome and counts it.
+    public func recordLending(_ outcome: LendingOutcome) {
+        lastOutcome = outcome
+        switch outcome.kind {
+        case .lent: counters.lent += 1
+        case .returned: counters.returned += 1
+        case .refused, .badgeRequired: counters.refused += 1
+        case .armed, .disarmed, .unknownTag: break
+        }
+        emit(.lending(outcome))
+    }
+
+    // MARK: Fan-out
+
+    private func emit(_ payload: Event.Payload) {
+        seq += 1
+        counters.events += 1
+        let event = Event(seq: seq, at: now(), payload: payload)
+        var dropped: [UInt64] = []
+        var gone: [UInt64] = []
+        for (id, sub) in subscribers {
+            switch sub.continuation.yield(event) {
+            case .enqueued: break
+            case .dropped: dropped.append(id)
+            case .terminated: gone.append(id)
+            @unknown default: break
+            }
+        }
+        for id in gone { subscribers.removeValue(forKey: id) }
+        for id in dropped {
+            if let sub = subscribers.removeValue(forKey: id) {
+                if sub.counted { counters.subscribersDropped += 1 }
+                sub.continuation.finish(throwing: SubscriptionError.tooSlow(bufferLimit: sub.limit))
+            }
+        }
+        if !gone.isEmpty || !dropped.isEmpty { updateSubscriberCount() }
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import Logging
+import RoomBridgeConfig
+import RoomBridgeCore
+import RoomBridgeInterfaces
+import ServiceLifecycle
+import Varlink
+import VarlinkNIO
+
+/// Exit statuses of roombridged (sysexits.h), so that systemd and scripts can tell failures apart.
+public enum DaemonExit: Int32, Sendable {
+    case ok = 0
+    /// Something failed while running.
+    case failure = 1
+    /// Bad command line (`EX_USAGE`).
+    case usage = 64
+    /// The socket or another resource is unavailable, e.g. another roombridged answers on the socket (`EX_UNAVAILABLE`).
+    case unavailable = 69
+    /// Bad configuration (`EX_CONFIG`).
+    case config = 78
+}
+
+/// The composition root: reads the configuration, builds the services and runs them until
+/// SIGTERM/SIGINT.
+public enum Daemon {
+    /// Runs roombridged. Returns the process exit status.
+    public static func run(arguments: [String], environment: [String: String]) async -> Int32 {
+        let commandLine: DaemonCommandLine
+        do {
+            commandLine = try DaemonCommandLine(arguments: arguments)
+        } catch {
+            printError("roombridged: \(error)")
+            return DaemonExit.usage.rawValue
+        }
+        if commandLine.showHelp {
+            print(DaemonCommandLine.helpText())
+            return DaemonExit.ok.rawValue
+        }
+        if commandLine.showVersion {
+            print("roombridged \(RoomBridgeVersion.string)")
+            return DaemonExit.ok.rawValue
+        }
+        let config: DaemonConfig
+        do {
+            config = try commandLine.load()
+        } catch {
+            printError("roombridged: \(error)")
+            return DaemonExit.config.rawValue
+        }
+        if commandLine.printConfig {
+            print(config.renderTOML(), terminator: "")
+            return DaemonExit.ok.rawValue
+        }
+
+        let levels = LogLevelBox(Logger.Level(configName: config.string("log.level")) ?? .info)
+        let journal = JournalAwareLogHandler.stderrIsJournal(environment: environment)
+        LoggingSystem.bootstrap { label in
+            JournalAwareLogHandler(label: label, levels: levels, journal: journal)
+        }
+        let logger = Logger(label: "roombridged")
+
+        do {
+            return try await runServices(config: config, environment: environment, levels: levels, logger: logger)
+        } catch let error as StartupError {
+            logger.critical("\(error.message)")
+            return error.exit.rawValue
+        } catch {
+            logger.critical("stopped: \(error)")
+            return DaemonExit.failure.rawValue
+        }
+    }
+
+    private static func runServices(config: DaemonConfig, environment: [String: String],
+                                    levels: LogLevelBox, logger: Logger) async throws -> Int32 {
+        let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
+                                curtain: CurtainState(connection: .disabled))
+
+        let authGroup = config.string("auth.group")
+        let authorizer = Authorizer(groupName: authGroup, gid: GroupDirectory.gid(named: authGroup))
+        if authorizer.gid == nil {
+            logger.warning("auth.group \(authGroup) does not exist: only root may call methods that change things; create it with: groupadd --system \(authGroup)")
+        }
+
+        let interfaces: [any VarlinkInterface] = [
+            StateInterface(state: state, authorizer: authorizer, setLogLevel: { name in
+                guard let level = Logger.Level(configName: name) else { return }
+                levels.level = level
+                Logger(label: "roombridged").notice("log level set to \(name)")
+            }),
+        ]
+        let service: VarlinkService
+        do {
+            service = try VarlinkService(
+                vendor: "RoomBridge", product: "roombridged", version: RoomBridgeVersion.string,
+                url: "https://github.com/roombridge/roombridge", interfaces: interfaces,
+                onUnexpectedError: { call, error in
+                    Logger(label: "roombridged.varlink").error("\(call.method) failed: \(error)")
+                })
+        } catch {
+            throw StartupError(.failure, "internal error in an interface description: \(error)")
+        }
+
+        // Bind before READY=1: a socket-activated socket if systemd passed one, else the path.
+        let listen: VarlinkServerConfiguration.Listen
+        let passed = SocketActivation.passedDescriptors(environment: environment)
+        SocketActivation.unsetEnvironment()
+        if let fd = passed.first {
+            guard SocketActivation.isListeningUnixSocket(fd) else {
+                throw StartupError(.config, "systemd passed fd \(fd), which is not a listening Unix stream socket; check roombridged.socket (ListenStream=)")
+            }
+            listen = .inheritedSocket(fileDescriptor: fd)
+        } else {
+            let groupName = config.string("socket.group")
+            var gid: UInt32? = nil
+            if !groupName.isEmpty {
+                gid = GroupDirectory.gid(named: groupName)
+                if gid == nil {
+                    logger.warning("socket.group \(groupName) does not exist; the socket keeps the daemon's group. Create it with: groupadd --system \(groupName)")
+                }
+            }
+            listen = .path(config.string("socket.path"), mode: UInt32(config.string("socket.mode"), radix: 8) ?? 0o660, group: gid)
+        }
+        let server: VarlinkServer
+        do {
+            server = try await VarlinkServer.bind(
+                service: service,
+                configuration: VarlinkServerConfiguration(
+                    listen: listen,
+                    maxMessageSize: config.int("socket.max_message_size"),
+                    maxConnections: config.int("socket.max_connections"),
+                    stallTimeout: .milliseconds(Int64(config.double("socket.stall_timeout") * 1000))),
+                logger: Logger(label: "roombridged.varlink"))
+        } catch let error as VarlinkServerError {
+            throw StartupError(.unavailable, "cannot listen: \(error)")
+        }
+        switch listen {
+        case .inheritedSocket(let fd): logger.info("listening on the socket passed by systemd (fd \(fd))")
+        case .path(let path, _, _): logger.info("listening on \(path)")
+        }
+
+        let services: [any Service] = [
+            VarlinkSocketService(server: server, state: state, logger: logger),
+            SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
+                           watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
+                           logger: logger),
+        ]
+        let group = ServiceGroup(configuration: .init(
+            services: services.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+        logger.info("stopped")
+        return DaemonExit.ok.rawValue
+    }
+
+    private static func printError(_ message: String) {
+        var text = message + "\n"
+        text.withUTF8 { buf in _ = write(2, buf.baseAddress, buf.count) }
+    }
+}
+
+/// A failure before the daemon could start serving, with the exit status to use.
+struct StartupError: Error {
+    let exit: DaemonExit
+    let message: String
+    init(_ exit: DaemonExit, _ message: String) {
+        self.exit = exit
+        self.message = message
+    }
+}
+
+/// Serves the Varlink socket until shutdown; on shutdown it first ends every `Watch` (clients get
+/// `io.roombridge.State.ShuttingDown`), then closes connections and removes the socket file
+/// (unless systemd owns it).
+struct VarlinkSocketService: Service {
+    let server: VarlinkServer
+    let state: SystemState
+    let logger: Logger
+
+    func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await server.run()
+        } onGracefulShutdown: {
+            Task {
+                // End every Watch first so its client gets ShuttingDown, give the handlers a
+                // moment to write that reply, then close the connections and the listener.
+                await state.shutdown()
+                try? await Task.sleep(for: .milliseconds(100))
+                await server.shutdown()
+            }
+        }
+    }
+}
+
+/// Group lookups (`getgrnam_r`).
+enum GroupDirectory {
+    static func gid(named name: String) -> UInt32? {
+        var group = group()
+        var result: UnsafeMutablePointer<group>? = nil
+        var buffer = [CChar](repeating: 0, count: 16384)
+        let rc = getgrnam_r(name, &group, &buffer, buffer.count, &result)
+        guard rc == 0, result != nil else { return nil }
+        return group.gr_gid
+    }
+}
+
+extension Logger.Level {
+    /// Parses a `log.level` name (`notice` included).
+    init?(configName: String) {
+        switch configName {
+        case "trace": self = .trace
+        case "debug": self = .debug
+        case "info": self = .info
+        case "notice": self = .notice
+        case "warning": self = .warning
+        case "error": self = .error
+        case "critical": self = .critical
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The daemon's log level, shared by every logger so it can change at run time.
+public final class LogLevelBox: Sendable {
+    private let value: Mutex<Logger.Level>
+    public init(_ level: Logger.Level) { value = Mutex(level) }
+    public var level: Logger.Level {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
+
+/// A log handler for stderr that journald reads well.
+///
+/// When stderr is connected to the journal (`$JOURNAL_STREAM` names stderr's device and inode),
+/// each line starts with a `<N>` syslog priority prefix (see `sd-daemon(3)`) and carries no
+/// timestamp (the journal adds its own); otherwise lines carry an ISO 8601 time and the level.
+public struct JournalAwareLogHandler: LogHandler {
+    public var logLevel: Logger.Level {
+        get { levels.level }
+        set { levels.level = newValue }
+    }
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+    private let journal: Bool
+    private let levels: LogLevelBox
+
+    public init(label: String, levels: LogLevelBox, journal: Bool) {
+        self.label = label
+        self.levels = levels
+        self.journal = journal
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        var line = ""
+        if journal {
+            line = "<\(Self.priority(event.level))>"
+        } else {
+            line = Self.timestamp() + " " + event.level.rawValue.uppercased() + " "
+        }
+        line += event.message.description
+        if !merged.isEmpty {
+            line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+        line += "\n"
+        // One write(2) per line keeps lines from concurrent loggers whole.
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { buf in
+            var offset = 0
+            while offset < buf.count {
+                let n = write(2, buf.baseAddress! + offset, buf.count - offset)
+                if n <= 0 { if n < 0 && errno == EINTR { continue }; break }
+                offset += n
+            }
+        }
+    }
+
+    /// syslog priority for a level (emerg 0 … debug 7).
+    static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    private static func timestamp() -> String {
+        Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+
+    /// True when `$JOURNAL_STREAM` matches stderr (fd 2).
+    public static func stderrIsJournal(environment: [String: String]) -> Bool {
+        guard let value = environment["JOURNAL_STREAM"] else { return false }
+        let parts = value.split(separator: ":")
+        guard parts.count == 2, let dev = UInt64(parts[0]), let ino = UInt64(parts[1]) else { return false }
+        var st = stat()
+        guard fstat(2, &st) == 0 else { return false }
+        return UInt64(st.st_dev) == dev && UInt64(st.st_ino) == ino
+    }
+}

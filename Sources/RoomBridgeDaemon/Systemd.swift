@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The systemd notification protocol (`sd_notify(3)`): datagrams to `$NOTIFY_SOCKET`.
+///
+/// Written here rather than linking libsystemd: it is one `sendto(2)`. Without `NOTIFY_SOCKET`
+/// (not started by systemd) every call is a no-op.
+public struct SystemdNotifier: Sendable {
+    /// The socket path (`@` prefix for the abstract namespace), or nil when not under systemd.
+    public let socketPath: String?
+
+    public init(environment: [String: String]) {
+        let path = environment["NOTIFY_SOCKET"]
+        socketPath = (path?.isEmpty ?? true) ? nil : path
+    }
+
+    /// Sends newline-separated `KEY=VALUE` assignments. Returns false when nothing was sent.
+    @discardableResult
+    public func send(_ assignments: String) -> Bool {
+        guard let socketPath else { return false }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        var pathBytes = Array(socketPath.utf8)
+        if pathBytes.first == UInt8(ascii: "@") { pathBytes[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: addr.sun_path)
+        guard pathBytes.count < capacity || (pathBytes.first == 0 && pathBytes.count <= capacity) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+        }
+        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
+        // Abstract addresses have no terminating NUL; paths include one.
+        let length = pathOffset + pathBytes.count + (pathBytes.first == 0 ? 0 : 1)
+        let message = Array(assignments.utf8)
+        let sent = withUnsafePointer(to: &addr) { ptr in
+            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                message.withUnsafeBytes { buf in
+                    sendto(fd, buf.baseAddress, buf.count, Int32(MSG_NOSIGNAL), sa, socklen_t(length))
+                }
+            }
+        }
+        return sent == message.count
+    }
+
+    /// `READY=1` with a status line.
+    public func ready(status: String) { send("READY=1\nSTATUS=\(oneLine(status))") }
+    /// `STATUS=` — one line shown by `systemctl status`.
+    public func status(_ text: String) { send("STATUS=\(oneLine(text))") }
+    /// `WATCHDOG=1`.
+    public func watchdog() { send("WATCHDOG=1") }
+    /// `STOPPING=1`.
+    public func stopping() { send("STOPPING=1") }
+
+    private func oneLine(_ s: String) -> String {
+        s.replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// Half of `$WATCHDOG_USEC` when the watchdog is enabled for this process, else nil.
+    public static func watchdogInterval(environment: [String: String], pid: Int32 = getpid()) -> Duration? {
+        guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
+        if let owner = environment["WATCHDOG_PID"], Int32(owner) != pid { return nil }
+        return .microseconds(Int64(usec / 2))
+    }
+}
+
+/// Sockets passed by systemd socket activation (`sd_listen_fds(3)`).
+public enum SocketActivation {
+    /// The first passed descriptor.
+    public static let firstFD: Int32 = 3
+
+    /// Descriptors passed to this process: non-empty only when `LISTEN_PID` is our pid and
+    /// `LISTEN_FDS` ≥ 1. Marks them close-on-exec, as sd_listen_fds does.
+    public static func passedDescriptors(environment: [String: String], pid: Int32 = getpid()) -> [Int32] {
+        guard let pidText = environment["LISTEN_PID"], Int32(pidText) == pid,
+              let countText = environment["LISTEN_FDS"], let count = Int32(countText), count >= 1 else {
+            return []
+        }
+        let fds = Array(firstFD..<(firstFD + count))
+        for fd in fds {
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
+        return fds
+    }
+
+    /// Clears `LISTEN_PID`/`LISTEN_FDS`/`LISTEN_FDNAMES` so children do not think they are activated.
+    public static func unsetEnvironment() {
+        unsetenv("LISTEN_PID")
+        unsetenv("LISTEN_FDS")
+        unsetenv("LISTEN_FDNAMES")
+    }
+
+    /// True when `fd` is a listening `AF_UNIX` stream socket.
+    public static func isListeningUnixSocket(_ fd: Int32) -> Bool {
+        var accepting: Int32 = 0
+        var len = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) == 0, accepting != 0 else { return false }
+        var domain: Int32 = 0
+        len = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 else { return false }
+        return domain == AF_UNIX
+    }
+}

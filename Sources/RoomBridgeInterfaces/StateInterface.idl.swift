@@ -1,0 +1,158 @@
+extension StateInterface {
+    /// The Varlink IDL of `io.roombridge.State`, as returned by `GetInterfaceDescription`.
+    public static let idl = """
+        # The state of a RoomBridge daemon (NFC readers, taps, the curtain, lending)
+        # and a stream of its changes. Times are ISO 8601 UTC strings.
+        interface io.roombridge.State
+
+        # An NFC reader.
+        type Reader (
+          name: string,
+          connstring: ?string,
+          state: (connected, disconnected),
+          lastError: ?string,
+          since: string
+        )
+
+        # One NDEF record of a tag.
+        type TagRecord (
+          tnf: string,
+          type: string,
+          id: ?string,
+          text: ?string,
+          uri: ?string,
+          payloadHex: string
+        )
+
+        # The device facts written on a device tag.
+        type DeviceTag (deviceId: string, model: ?string, serial: ?string)
+
+        # A tag or card arriving in a reader's field: one per physical tap.
+        type Tap (
+          reader: string,
+          uid: string,
+          tagType: string,
+          atqa: ?string,
+          sak: ?string,
+          records: []TagRecord,
+          device: ?DeviceTag,
+          readError: ?string,
+          readMillis: float,
+          at: string
+        )
+
+        # A tag leaving a reader's field.
+        type TagRemoval (reader: string, uid: string, presentMillis: float, at: string)
+
+        # A device tag write request and its outcome.
+        type TagWrite (
+          deviceId: string,
+          phase: (armed, done, failed, cancelled),
+          lock: bool,
+          uid: ?string,
+          message: ?string,
+          at: string
+        )
+
+        # An open or close time (HH:MM, 24-hour, the controller's clock) and whether it is enabled.
+        type ScheduleEntry (time: string, enabled: bool)
+
+        # The last request made of the curtain.
+        type CurtainRequest (
+          kind: (search, open, close, stop, moveTo, setSchedule, sync, reconnect),
+          position: ?int,
+          at: string
+        )
+
+        # The curtain. position and target are percent open (0 closed, 100 open).
+        # manual: the latest motion was started by the wall switch.
+        type Curtain (
+          connection: (disabled, searching, connecting, connected, disconnected),
+          address: ?string,
+          name: ?string,
+          lastRequest: ?CurtainRequest,
+          motion: (idle, opening, closing),
+          position: ?int,
+          target: ?int,
+          openSchedule: ?ScheduleEntry,
+          closeSchedule: ?ScheduleEntry,
+          manual: bool,
+          scheduled: bool,
+          lastError: ?string
+        )
+
+        # An armed lend session: devices tapped now are lent to this user.
+        type LendingArm (userId: string, userName: string, reader: ?string, armedAt: string, expiresAt: string)
+
+        # What a tap or a lending request did.
+        type LendingOutcome (
+          kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag),
+          deviceId: ?string,
+          userId: ?string,
+          userName: ?string,
+          uid: ?string,
+          reader: ?string,
+          reason: ?string,
+          message: string,
+          at: string
+        )
+
+        type Lending (armed: ?LendingArm, remainingSeconds: ?float, lastOutcome: ?LendingOutcome)
+
+        type Counters (
+          events: int,
+          taps: int,
+          removals: int,
+          lent: int,
+          returned: int,
+          refused: int,
+          curtainRequests: int,
+          subscribers: int,
+          subscribersDropped: int
+        )
+
+        # Everything the daemon knows; seq is the number of the last event included.
+        type State (
+          seq: int,
+          startedAt: string,
+          readers: []Reader,
+          lastTap: ?Tap,
+          tagWrite: ?TagWrite,
+          curtain: Curtain,
+          lending: Lending,
+          counters: Counters
+        )
+
+        # One change, numbered from 1 without gaps; the field named by kind is set.
+        type Event (
+          seq: int,
+          at: string,
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending),
+          reader: ?Reader,
+          tap: ?Tap,
+          removal: ?TagRemoval,
+          tagWrite: ?TagWrite,
+          curtain: ?Curtain,
+          lending: ?LendingOutcome
+        )
+
+        # The whole state now.
+        method GetState() -> (state: State)
+
+        # Call with "more": the first reply carries the whole state, every later reply one
+        # event, until the client hangs up.
+        method Watch() -> (state: ?State, event: ?Event)
+
+        # Changes the daemon's log level until it restarts. Needs the authorised group.
+        method SetLogLevel(level: (trace, debug, info, notice, warning, error, critical)) -> ()
+
+        # The caller may not use this method: join the group, then log in again.
+        error PermissionDenied (group: string, hint: string)
+
+        # The Watch client fell more than bufferLimit events behind and was dropped.
+        error SubscriberTooSlow (bufferLimit: int)
+
+        # The daemon is shutting down.
+        error ShuttingDown ()
+        """
+}

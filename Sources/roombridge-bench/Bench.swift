@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+
+/// Runs RoomBridge's benchmarks against the real binaries and writes `docs/benchmarks.md`.
+///
+/// Every figure sits next to a peer measured in the same run (a raw Unix-socket ping-pong for
+/// the socket, …), so that the ratio, not the absolute number, carries the meaning.
+@main
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "roombridge-bench",
+        abstract: "Measure RoomBridge (release build) and write docs/benchmarks.md.")
+
+    @Option(help: "Directory with the release binaries.")
+    var bin = ".build/release"
+
+    @Option(help: "Markdown file to write.")
+    var output = "docs/benchmarks.md"
+
+    @Option(help: "GetState round trips (and ping-pongs) to time.")
+    var roundTrips = 20000
+
+    @Option(help: "Daemon starts to time.")
+    var starts = 10
+
+    @Option(help: "Seconds of idle to measure CPU over.")
+    var idleSeconds = 10.0
+
+    func run() throws {
+        let work = try TempDir()
+        var report = Report(command: "swift run -c release roombridge-bench", machine: Machine.describe())
+
+        // Start → READY=1, and idle RSS/CPU of the last started daemon.
+        var readyTimes: [Double] = []
+        for i in 0..<starts {
+            let d = try DaemonProcess.start(bin: bin, dir: work.path.appendingPathComponent("start\(i)"))
+            readyTimes.append(d.readySeconds * 1000)
+            if i < starts - 1 { d.stop() } else {
+                Thread.sleep(forTimeInterval: 2)
+                let rssKB = d.rssKB()
+                let cpu = d.cpuPercent(over: idleSeconds)
+                report.add(section: "Start and idle", rows: [
+                    Row("start → READY=1 (ms)", Stats(readyTimes), peer: nil),
+                    Row.single("idle RSS (MiB)", Double(rssKB) / 1024),
+                    Row.single("idle CPU, no hardware (% of a core, \(Int(idleSeconds)) s)", cpu),
+                ])
+                // GetState round trips on one connection, next to a raw ping-pong of the same bytes.
+                let client = try BlockingClient(path: d.socketPath)
+                let request = Array(#"{"method":"io.roombridge.State.GetState"}"#.utf8) + [0]
+                let reply = try client.roundTrip(request)
+                let rtt = try client.time(request, count: roundTrips)
+                client.close()
+                let echo = try EchoServer(path: work.path.appendingPathComponent("echo.sock").path, reply: reply)
+                let raw = try BlockingClient(path: echo.path)
+                let rawRTT = try raw.time(request, count: roundTrips)
+                raw.close()
+                echo.stop()
+                report.add(section: "Socket: GetState round trips on one connection (\(reply.count)-byte reply)", rows: [
+                    Row("GetState round trip (µs)", Stats(rtt.map { $0 * 1e6 }),
+                        peer: ("raw Unix-socket ping-pong, same bytes", Stats(rawRTT.map { $0 * 1e6 }))),
+                    Row.single("GetState round trips/s", Double(rtt.count) / rtt.reduce(0, +)),
+                    Row.single("raw ping-pongs/s", Double(rawRTT.count) / rawRTT.reduce(0, +)),
+                ])
+                d.stop()
+            }
+        }
+        try report.write(to: output)
+        print(report.markdown)
+    }
+}

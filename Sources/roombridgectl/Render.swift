@@ -1,0 +1,97 @@
+import Foundation
+import RoomBridgeCore
+
+/// Human-readable renderings of state and events.
+enum Render {
+    static func time(_ date: Date) -> String {
+        date.formatted(.iso8601.time(includingFractionalSeconds: false).timeSeparator(.colon))
+    }
+
+    static func dateTime(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false)) + "Z"
+    }
+
+    static func status(_ s: StateSnapshot) -> String {
+        var lines: [String] = []
+        lines.append("roombridged up since \(dateTime(s.startedAt)), \(s.counters.events) events")
+        if s.readers.isEmpty {
+            lines.append("Readers:   none configured")
+        } else {
+            lines.append("Readers:")
+            for r in s.readers {
+                var line = "  \(pad(r.name, 12)) \(pad(r.state.rawValue, 13))"
+                if let c = r.connstring { line += " \(c)" }
+                if r.state == .disconnected, let e = r.lastError { line += "  (\(e))" }
+                lines.append(line)
+            }
+        }
+        if let tap = s.lastTap {
+            lines.append("Last tap:  " + describe(tap))
+        }
+        if let w = s.tagWrite {
+            lines.append("Tag write: \(w.deviceId) \(w.phase.rawValue)" + (w.message.map { " — \($0)" } ?? ""))
+        }
+        var curtain = "Curtain:   " + s.curtain.summary
+        if let name = s.curtain.name ?? s.curtain.address { curtain += "  [\(name)]" }
+        lines.append(curtain)
+        if s.curtain.openSchedule != nil || s.curtain.closeSchedule != nil {
+            lines.append("  schedule  open \(entry(s.curtain.openSchedule))  close \(entry(s.curtain.closeSchedule))")
+        }
+        if let e = s.curtain.lastError, s.curtain.connection == .connected {
+            lines.append("  last error: \(e)")
+        }
+        if let arm = s.lending.armed {
+            let left = Int((s.lending.remainingSeconds ?? 0).rounded(.up))
+            lines.append("Lending:   armed for \(arm.userName) (\(arm.userId)), \(left) s left")
+        } else {
+            lines.append("Lending:   not armed — tap a badge to lend")
+        }
+        if let o = s.lending.lastOutcome {
+            lines.append("  last: \(o.message)")
+        }
+        let c = s.counters
+        lines.append("Counters:  taps \(c.taps), lent \(c.lent), returned \(c.returned), refused \(c.refused), curtain requests \(c.curtainRequests), watching \(c.subscribers)")
+        return lines.joined(separator: "\n")
+    }
+
+    static func entry(_ e: ScheduleEntry?) -> String {
+        guard let e else { return "--:--" }
+        return "\(e.time) (\(e.enabled ? "on" : "off"))"
+    }
+
+    static func describe(_ tap: Tap) -> String {
+        var s = "\(tap.uid) \(tap.tagType) on \(tap.reader) at \(time(tap.at))"
+        if let d = tap.device {
+            s += " — device \(d.deviceId)"
+            if let m = d.model { s += " (\(m))" }
+        } else if let e = tap.readError {
+            s += " — unreadable: \(e)"
+        } else if !tap.records.isEmpty {
+            s += " — \(tap.records.count) NDEF record(s)"
+        }
+        return s
+    }
+
+    static func event(_ e: Event) -> String {
+        let head = "\(time(e.at)) #\(e.seq) "
+        switch e.payload {
+        case .reader(let r):
+            return head + "reader \(r.name) \(r.state.rawValue)" + (r.connstring.map { " \($0)" } ?? "")
+                + (r.lastError.map { " (\($0))" } ?? "")
+        case .tagArrived(let tap):
+            return head + "tap " + describe(tap)
+        case .tagRemoved(let r):
+            return head + "removed \(r.uid) from \(r.reader) after \(Int(r.presentMillis)) ms"
+        case .tagWrite(let w):
+            return head + "tag write \(w.deviceId) \(w.phase.rawValue)" + (w.message.map { ": \($0)" } ?? "")
+        case .curtain(let c):
+            return head + "curtain " + c.summary
+        case .lending(let o):
+            return head + "lending \(o.kind.rawValue): \(o.message)"
+        }
+    }
+
+    private static func pad(_ s: String, _ n: Int) -> String {
+        s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
+    }
+}

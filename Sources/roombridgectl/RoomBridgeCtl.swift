@@ -1,0 +1,225 @@
+import ArgumentParser
+import Diagnostics
+import Foundation
+import RoomBridgeCore
+import Varlink
+import VarlinkNIO
+
+/// Exit statuses of roombridgectl.
+enum CtlExit: Int32 {
+    case ok = 0
+    case failure = 1
+    /// roombridged is not running (no socket, or nobody listening).
+    case notRunning = 3
+    /// Not allowed: cannot open the socket, or the method needs the authorised group.
+    case permissionDenied = 4
+    /// The daemon refused the request (a Varlink error reply); the message says why.
+    case refused = 5
+    /// The connection broke or the daemon sent something unexpected.
+    case protocolError = 6
+    /// `doctor` found at least one problem.
+    case checksFailed = 7
+}
+
+/// A failure with the message to print and the exit status.
+struct CtlError: Error {
+    let exit: CtlExit
+    let message: String
+}
+
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Path of roombridged's socket.", valueName: "PATH"))
+    var socket: String = ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"] ?? "/run/roombridge/roombridge.sock"
+
+    @Flag(name: .long, help: "Print JSON, one object per line.")
+    var json = false
+}
+
+@main
+struct RoomBridgeCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "roombridgectl",
+        abstract: "Control and watch roombridged, the room's NFC lending and curtain daemon.",
+        discussion: """
+            Exit status: 0 ok, 1 failure, 3 roombridged not running, 4 permission denied,
+            5 refused by the daemon, 6 connection or protocol error, 7 doctor found problems,
+            64 bad usage.
+            Shell completions: roombridgectl --generate-completion-script bash|zsh|fish
+            """,
+        version: RoomBridgeVersion.string,
+        subcommands: [Status.self, Watch.self, LogLevel.self, DoctorCommand.self])
+}
+
+extension RoomBridgeCtl {
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show readers, the last tap, the curtain and lending.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await withClient(options) { client in
+                let reply = try await call(client, "io.roombridge.State.GetState")
+                guard let state = reply["state"] else { throw CtlError(exit: .protocolError, message: "GetState returned no state") }
+                if options.json {
+                    print(state.serialized())
+                } else {
+                    print(Render.status(try decode(StateSnapshot.self, state)))
+                }
+            }
+        }
+    }
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print events as they happen, one line each, until interrupted.")
+        @OptionGroup var options: GlobalOptions
+
+        @Flag(name: .long, help: "Print the whole state first.")
+        var state = false
+
+        func run() async throws {
+            try await withClient(options) { client in
+                do {
+                    for try await reply in client.stream("io.roombridge.State.Watch", parameters: [:]) {
+                        if let snapshot = reply["state"] {
+                            guard state else { continue }
+                            emit(options.json ? snapshot.serialized() : Render.status(try decode(StateSnapshot.self, snapshot)))
+                        } else if let event = reply["event"] {
+                            emit(options.json ? event.serialized() : Render.event(try decode(Event.self, event)))
+                        }
+                    }
+                } catch let error as VarlinkError {
+                    throw translate(error)
+                }
+                throw CtlError(exit: .protocolError, message: "roombridged ended the stream")
+            }
+        }
+    }
+
+    struct LogLevel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "log-level",
+            abstract: "Change roombridged's log level until it restarts (needs the authorised group).")
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "trace, debug, info, notice, warning, error or critical")
+        var level: String
+
+        func run() async throws {
+            try await withClient(options) { client in
+                _ = try await call(client, "io.roombridge.State.SetLogLevel", ["level": .string(level)])
+                if !options.json { print("log level set to \(level)") }
+            }
+        }
+    }
+}
+
+extension RoomBridgeCtl {
+    struct DoctorCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "doctor",
+            abstract: "Check the configuration, the socket, the reader, Bluetooth and the database; print a fix for each problem.")
+
+        @Option(name: .long, help: ArgumentHelp("roombridged's configuration file.", valueName: "PATH"))
+        var config = "/etc/roombridge/roombridged.toml"
+
+        @Option(name: .long, help: ArgumentHelp("Socket path (default: from the configuration).", valueName: "PATH"))
+        var socket: String?
+
+        @Flag(name: .long, help: "Print the findings as JSON, one object per line.")
+        var json = false
+
+        func run() async throws {
+            let findings = await Doctor(configPath: config, socketPath: socket ?? ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"],
+                                        probes: doctorProbes()).run()
+            if json {
+                for f in findings { emit(String(decoding: try JSONEncoder().encode(f), as: UTF8.self)) }
+            } else {
+                emit(Doctor.render(findings))
+            }
+            if findings.contains(where: { $0.status == .failed }) { throw ExitCode(CtlExit.checksFailed.rawValue) }
+        }
+    }
+}
+
+/// Checks contributed by the adapters (libnfc, BlueZ, the store).
+func doctorProbes() -> [any DoctorProbe] { [] }
+
+// MARK: Plumbing
+
+/// Writes one line to stdout at once (no buffering), so `watch` output reaches pipes as it happens.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Connects, runs `body`, and turns every failure into a message on stderr and an exit status.
+func withClient(_ options: GlobalOptions, _ body: (VarlinkClient) async throws -> Void) async throws {
+    do {
+        let client = try await connect(options.socket)
+        do {
+            try await body(client)
+            await client.close()
+        } catch {
+            await client.close()
+            throw error
+        }
+    } catch let error as CtlError {
+        FileHandle.standardError.write(Data(("roombridgectl: " + error.message + "\n").utf8))
+        throw ExitCode(error.exit.rawValue)
+    }
+}
+
+func connect(_ path: String) async throws -> VarlinkClient {
+    do {
+        return try await VarlinkClient.connect(path: path)
+    } catch let error as VarlinkClientError {
+        switch error {
+        case .socketNotFound, .connectionRefused:
+            throw CtlError(exit: .notRunning, message: "cannot connect to \(path): \(error). roombridged is not running? try: systemctl status roombridged")
+        case .permissionDenied:
+            throw CtlError(exit: .permissionDenied, message: "cannot connect to \(path): permission denied. Join the socket's group (ls -l \(path) shows it): sudo usermod -aG roombridge $USER, then log in again")
+        default:
+            throw CtlError(exit: .protocolError, message: "cannot connect to \(path): \(error)")
+        }
+    }
+}
+
+func call(_ client: VarlinkClient, _ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+    do {
+        return try await client.call(method, parameters: parameters)
+    } catch let error as VarlinkError {
+        throw translate(error)
+    } catch let error as CtlError {
+        throw error
+    } catch {
+        throw CtlError(exit: .protocolError, message: "\(method) failed: \(error)")
+    }
+}
+
+/// A Varlink error reply as a message that says what to do.
+func translate(_ error: VarlinkError) -> CtlError {
+    let p = error.parameters
+    switch error.name {
+    case "io.roombridge.State.PermissionDenied":
+        let group = p["group"]?.stringValue ?? "roombridge"
+        let hint = p["hint"]?.stringValue ?? "join the group \(group)"
+        return CtlError(exit: .permissionDenied, message: "permission denied: this needs membership of the group \(group); \(hint)")
+    case "io.roombridge.State.SubscriberTooSlow":
+        return CtlError(exit: .protocolError, message: "roombridged dropped this watch because it fell behind; run it again (pipe its output to something that keeps up)")
+    case "io.roombridge.State.ShuttingDown":
+        return CtlError(exit: .notRunning, message: "roombridged is shutting down")
+    case VarlinkError.invalidParameterName:
+        return CtlError(exit: .refused, message: "invalid parameter \(p["parameter"]?.stringValue ?? "?")")
+    case VarlinkError.methodNotFoundName, VarlinkError.interfaceNotFoundName:
+        return CtlError(exit: .refused, message: "roombridged does not know \(p["method"]?.stringValue ?? p["interface"]?.stringValue ?? "this request"); is it an older version? (roombridgectl \(RoomBridgeVersion.string))")
+    default:
+        let detail = p.isEmpty ? "" : " " + JSONValue.object(p).serialized()
+        return CtlError(exit: .refused, message: "\(error.name)\(detail)")
+    }
+}
+
+func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> T {
+    do {
+        return try JSONValueDecoder().decode(type, from: value)
+    } catch {
+        throw CtlError(exit: .protocolError, message: "unexpected reply from roombridged (\(error)); are roombridged and roombridgectl the same version?")
+    }
+}

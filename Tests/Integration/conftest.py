@@ -1,0 +1,175 @@
+"""Fixtures that run the real roombridged (and, later, the simulators) for integration tests.
+
+The binaries come from one `swift build` ($ROOMBRIDGE_BIN, default .build/debug).
+"""
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(os.environ.get("ROOMBRIDGE_BIN", ROOT / ".build" / "debug"))
+
+
+def binary(name: str) -> str:
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `swift build` first (make test does)")
+    return str(path)
+
+
+class NotifyListener:
+    """A datagram socket standing in for systemd's NOTIFY_SOCKET."""
+
+    def __init__(self, directory: pathlib.Path):
+        self.path = str(directory / "notify.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.messages: list[str] = []
+
+    def wait_for(self, predicate, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        for m in self.messages:
+            if predicate(m):
+                return m
+        while time.monotonic() < deadline:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = self.sock.recv(4096).decode()
+            except socket.timeout:
+                break
+            self.messages.append(data)
+            if predicate(data):
+                return data
+        raise AssertionError(f"no matching notify message within {timeout}s; got {self.messages!r}")
+
+    def close(self):
+        self.sock.close()
+
+
+class Daemon:
+    """A running roombridged on a private socket and temporary database."""
+
+    def __init__(self, tmp: pathlib.Path, extra_args=(), env=None, notify=True):
+        self.tmp = tmp
+        self.socket_path = str(tmp / "roombridge.sock")
+        self.notify = NotifyListener(tmp) if notify else None
+        self.args = [
+            binary("roombridged"),
+            "--config", str(self.write_config()),
+            "--socket-path", self.socket_path,
+            "--socket-group", "",
+            "--database-path", str(tmp / "roombridge.sqlite"),
+            "--no-nfc-enabled", "--no-curtain-enabled",
+            *extra_args,
+        ]
+        self.env = dict(os.environ)
+        self.env.setdefault("LIBNFC_LOG_LEVEL", "0")
+        if self.notify:
+            self.env["NOTIFY_SOCKET"] = self.notify.path
+        if env:
+            self.env.update(env)
+        self.proc = None
+        self.stderr_path = tmp / "roombridged.log"
+
+    def write_config(self) -> pathlib.Path:
+        path = self.tmp / "roombridged.toml"
+        if not path.exists():
+            path.write_text("[log]\nlevel = \"debug\"\n")
+        return path
+
+    def start(self, wait=True):
+        self.stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(self.args, env=self.env, stdout=subprocess.DEVNULL, stderr=self.stderr)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout=15.0):
+        if self.notify:
+            self.notify.wait_for(lambda m: "READY=1" in m, timeout)
+        else:
+            deadline = time.monotonic() + timeout
+            while not os.path.exists(self.socket_path):
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"daemon did not start: {self.log()}")
+                time.sleep(0.02)
+
+    def log(self) -> str:
+        try:
+            return self.stderr_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def terminate(self, sig=signal.SIGTERM, timeout=5.0):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(f"roombridged did not exit within {timeout}s of {sig!r}")
+        return self.proc.returncode
+
+    def close(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.notify:
+            self.notify.close()
+        if getattr(self, "stderr", None):
+            self.stderr.close()
+
+
+@pytest.fixture
+def tmpdir_path():
+    with tempfile.TemporaryDirectory(prefix="rb-test-") as d:
+        os.chmod(d, 0o755)
+        yield pathlib.Path(d)
+
+
+@pytest.fixture
+def daemon_factory(tmpdir_path):
+    made = []
+
+    def make(*extra_args, env=None, notify=True, start=True):
+        d = Daemon(tmpdir_path, extra_args, env=env, notify=notify)
+        made.append(d)
+        return d.start() if start else d
+
+    yield make
+    for d in made:
+        d.close()
+
+
+@pytest.fixture
+def daemon(daemon_factory):
+    return daemon_factory()
+
+
+def raw_call(path: str, message: dict | bytes, read_replies=1, timeout=5.0) -> list[dict]:
+    """Sends one NUL-terminated message and reads `read_replies` NUL-terminated replies."""
+    import json
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\0"
+    s.sendall(data)
+    replies, buf = [], b""
+    while len(replies) < read_replies:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\0" in buf and len(replies) < read_replies:
+            msg, buf = buf.split(b"\0", 1)
+            replies.append(json.loads(msg))
+    s.close()
+    return replies

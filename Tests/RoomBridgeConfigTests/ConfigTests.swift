@@ -1,0 +1,101 @@
+import Testing
+@testable import RoomBridgeConfig
+
+@Suite struct ConfigTests {
+    private func load(_ toml: String?, _ args: [String] = []) throws(ConfigError) -> DaemonConfig {
+        let cl = try DaemonCommandLine(arguments: args)
+        return try cl.load(readFile: { _ in toml })
+    }
+
+    @Test func defaultsWithoutAFile() throws {
+        let c = try load(nil)
+        #expect(c.string("socket.path") == "/run/roombridge/roombridge.sock")
+        #expect(c.int("lending.arm_seconds") == 30)
+        #expect(c.strings("nfc.readers") == [])
+    }
+
+    @Test func fileThenFlagsWin() throws {
+        let toml = """
+            [socket]
+            path = "/tmp/a.sock"
+            max_connections = 8
+            [nfc]
+            readers = ["front=pn532_uart:/dev/ttyUSB0"]
+            """
+        let c = try load(toml, ["--socket-max-connections", "9", "--nfc-readers=back=pn53x_usb:",
+                                "--no-curtain-enabled", "--socket-stall-timeout", "2.5"])
+        #expect(c.string("socket.path") == "/tmp/a.sock")
+        #expect(c.int("socket.max_connections") == 9)
+        #expect(c.strings("nfc.readers") == ["back=pn53x_usb:"])
+        #expect(c.bool("curtain.enabled") == false)
+        #expect(c.double("socket.stall_timeout") == 2.5)
+    }
+
+    @Test func repeatedListFlagsAccumulate() throws {
+        let c = try load(nil, ["--nfc-readers", "a=x:", "--nfc-readers", "b=y:"])
+        #expect(c.strings("nfc.readers") == ["a=x:", "b=y:"])
+    }
+
+    @Test func unknownKeyNamesKeyAndLine() {
+        let toml = "[socket]\npath = \"/tmp/a.sock\"\n\n[socket]\n"
+        let bad = "# comment\n[socket]\npath = \"/tmp/a.sock\"\nmax_conections = 3\n"
+        #expect(throws: ConfigError.self) { try load(toml) }  // duplicate table: syntax error
+        do {
+            _ = try load(bad)
+            Issue.record("accepted an unknown key")
+        } catch {
+            #expect(error.message.hasPrefix("/etc/roombridge/roombridged.toml:4: unknown key socket.max_conections"))
+            #expect(error.message.contains("socket.max_connections"))
+        }
+    }
+
+    @Test func wrongTypeNamesKeyAndLine() {
+        do {
+            _ = try load("[lending]\n\narm_seconds = \"thirty\"\n")
+            Issue.record("accepted a string for an int")
+        } catch {
+            #expect(error.message == "/etc/roombridge/roombridged.toml:3: lending.arm_seconds must be a whole number")
+        }
+    }
+
+    @Test func invalidValuesAreRefused() {
+        #expect(throws: ConfigError.self) { try load("[socket]\nmode = \"999\"\n") }
+        #expect(throws: ConfigError.self) { try load("[log]\nlevel = \"loud\"\n") }
+        #expect(throws: ConfigError.self) { try load("[socket]\npath = \"relative.sock\"\n") }
+        #expect(throws: ConfigError.self) { try load(nil, ["--lending-arm-seconds", "0"]) }
+        #expect(throws: ConfigError.self) { try load(nil, ["--socket-max-connections", "many"]) }
+    }
+
+    @Test func syntaxErrorNamesLine() {
+        do {
+            _ = try load("[socket]\npath = \n")
+            Issue.record("accepted broken TOML")
+        } catch {
+            #expect(error.message.hasPrefix("/etc/roombridge/roombridged.toml:2:"))
+        }
+    }
+
+    @Test func unknownFlagAndMissingValue() {
+        #expect(throws: ConfigError.self) { try DaemonCommandLine(arguments: ["--frobnicate"]) }
+        #expect(throws: ConfigError.self) { try DaemonCommandLine(arguments: ["--socket-path"]) }
+    }
+
+    @Test func explicitMissingConfigFails() {
+        #expect(throws: ConfigError.self) {
+            try DaemonCommandLine(arguments: ["--config", "/nonexistent.toml"]).load(readFile: { _ in nil })
+        }
+    }
+
+    @Test func printedConfigParsesBackToTheSame() throws {
+        let c = try load(nil, ["--nfc-readers", "a=pn532_uart:/dev/x \"q\"", "--socket-stall-timeout", "3"])
+        var again = DaemonConfig()
+        try again.apply(toml: c.renderTOML(), file: "printed")
+        #expect(again == c)
+    }
+
+    @Test func everyKeyHasAFlagInHelp() {
+        let help = DaemonCommandLine.helpText()
+        for key in configKeys { #expect(help.contains(key.flag)) }
+    }
+}
+

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+@testable import RoomBridgeCore
+
+private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+private func tap(_ uid: String, at: Date = t0) -> Tap {
+    Tap(reader: "front", uid: uid, tagType: "NTAG213", at: at)
+}
+
+@Suite struct SystemStateTests {
+    @Test func eventsAreNumberedWithoutGapsFromOne() async throws {
+        let state = SystemState(now: { t0 })
+        let sub = await state.subscribe()
+        #expect(sub.snapshot.seq == 0)
+        await state.recordTap(tap("04A1"))
+        await state.updateReader(ReaderStatus(name: "front", state: .connected, since: t0))
+        await state.updateCurtain { $0.connection = .connected }
+        var seqs: [UInt64] = []
+        for try await e in sub.events {
+            seqs.append(e.seq)
+            if seqs.count == 3 { break }
+        }
+        #expect(seqs == [1, 2, 3])
+        #expect(await state.snapshot().seq == 3)
+    }
+
+    @Test func snapshotAndStreamHaveNoGap() async throws {
+        let state = SystemState(now: { t0 })
+        await state.recordTap(tap("01"))
+        await state.recordTap(tap("02"))
+        let sub = await state.subscribe()
+        #expect(sub.snapshot.seq == 2)
+        #expect(sub.snapshot.lastTap?.uid == "02")
+        await state.recordTap(tap("03"))
+        var it = sub.events.makeAsyncIterator()
+        let first = try await it.next()
+        #expect(first?.seq == 3)
+        #expect(first?.payload == .tagArrived(tap("03")))
+    }
+
+    @Test func unchangedUpdatesEmitNothing() async {
+        let state = SystemState(now: { t0 })
+        let status = ReaderStatus(name: "front", state: .connected, since: t0)
+        await state.updateReader(status)
+        await state.updateReader(ReaderStatus(name: "front", state: .connected, since: t0.addingTimeInterval(5)))
+        await state.updateCurtain { $0.position = 10 }
+        await state.updateCurtain { $0.position = 10 }
+        #expect(await state.snapshot().seq == 2)
+    }
+
+    @Test func slowSubscriberIsDroppedOthersKeepReceiving() async throws {
+        let state = SystemState(bufferLimit: 4, now: { t0 })
+        let slow = await state.subscribe()
+        let fast = await state.subscribe(bufferLimit: 100)
+        for i in 0..<10 { await state.recordTap(tap(String(i))) }
+        // The slow one gets what fit in its buffer, then the explicit error.
+        var got = 0
+        do {
+            for try await _ in slow.events { got += 1 }
+            Issue.record("slow subscriber was not dropped")
+        } catch let error as SubscriptionError {
+            #expect(error == .tooSlow(bufferLimit: 4))
+        }
+        #expect(got == 4)
+        var fastSeqs: [UInt64] = []
+        for try await e in fast.events {
+            fastSeqs.append(e.seq)
+            if fastSeqs.count == 10 { break }
+        }
+        #expect(fastSeqs == Array(1...10))
+        let counters = await state.snapshot().counters
+        #expect(counters.subscribersDropped == 1)
+    }
+
+    @Test func cancelledSubscriberIsForgotten() async throws {
+        let state = SystemState(now: { t0 })
+        let task = Task {
+            let sub = await state.subscribe()
+            for try await _ in sub.events {}
+        }
+        while await state.snapshot().counters.subscribers == 0 { await Task.yield() }
+        task.cancel()
+        _ = await task.result
+        // onTermination removes it asynchronously; the next emit also prunes terminated ones.
+        for _ in 0..<1000 {
+            await state.recordTap(tap("x"))
+            if await state.snapshot().counters.subscribers == 0 { break }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(await state.snapshot().counters.subscribers == 0)
+    }
+
+    @Test func shutdownEndsSubscriptions() async throws {
+        let state = SystemState(now: { t0 })
+        let sub = await state.subscribe()
+        await state.shutdown()
+        await #expect(throws: SubscriptionError.shuttingDown) {
+            for try await _ in sub.events {}
+        }
+        let late = await state.subscribe()
+        await #expect(throws: SubscriptionError.shuttingDown) {
+            for try await _ in late.events {}
+        }
+    }
+
+    @Test func armExpiresInSnapshots() async {
+        let clock = TestClock(t0)
+        let state = SystemState(now: { clock.now })
+        await state.setArm(LendingArm(userId: "U-1", userName: "Aiko", armedAt: t0, expiresAt: t0.addingTimeInterval(30)))
+        clock.now = t0.addingTimeInterval(10)
+        let s1 = await state.snapshot()
+        #expect(s1.lending.armed?.userId == "U-1")
+        #expect(s1.lending.remainingSeconds == 20)
+        clock.now = t0.addingTimeInterval(31)
+        #expect(await state.snapshot().lending.armed == nil)
+        #expect(await state.currentArm() == nil)
+    }
+
+    @Test func lendingCountersFollowOutcomes() async {
+        let state = SystemState(now: { t0 })
+        for kind in [LendingOutcome.Kind.lent, .lent, .returned, .refused, .badgeRequired, .armed] {
+            await state.recordLending(LendingOutcome(kind: kind, message: "m", at: t0))
+        }
+        let c = await state.snapshot().counters
+        #expect(c.lent == 2)
+        #expect(c.returned == 1)
+        #expect(c.refused == 2)
+        #expect(c.events == 6)
+    }
+
+    @Test func curtainRequestIsRecordedAndCounted() async {
+        let state = SystemState(now: { t0 })
+        await state.recordCurtainRequest(CurtainRequest(kind: .moveTo, position: 40, at: t0))
+        let s = await state.snapshot()
+        #expect(s.curtain.lastRequest?.position == 40)
+        #expect(s.counters.curtainRequests == 1)
+    }
+
+    @Test func readersKeepDeclaredOrder() async {
+        let state = SystemState(now: { t0 })
+        await state.declareReaders(["b", "a"])
+        await state.updateReader(ReaderStatus(name: "a", state: .connected, since: t0))
+        let names = await state.snapshot().readers.map(\.name)
+        #expect(names == ["b", "a"])
+    }
+}
+
+@Suite struct ValueTests {
+    @Test func timeOfDayParsesAndRejects() {
+        #expect(TimeOfDay(parsing: "07:30")?.description == "07:30")
+        #expect(TimeOfDay(parsing: "7:05")?.description == "07:05")
+        for bad in ["24:00", "12:60", "12:5", "ab:cd", "1230", "", "12:30:00", "-1:30"] {
+            #expect(TimeOfDay(parsing: bad) == nil, "\(bad) should be rejected")
+        }
+    }
+
+    @Test func manualOperationActiveOnlyWhileMoving() {
+        var c = CurtainState(connection: .connected, motion: .opening, manual: true)
+        #expect(c.manualOperationActive)
+        c.motion = .idle
+        #expect(!c.manualOperationActive)
+        c.motion = .closing
+        c.manual = false
+        #expect(!c.manualOperationActive)
+    }
+
+    @Test func eventRoundTripsThroughJSON() throws {
+        let e = Event(seq: 7, at: t0, payload: .curtain(CurtainState(
+            connection: .connected, motion: .opening, position: 40, target: 100,
+            openSchedule: ScheduleEntry(time: TimeOfDay(hour: 7, minute: 30)!, enabled: true))))
+        let data = try JSONEncoder().encode(e)
+        let json = try #require(String(data: data, encoding: .utf8))
+        #expect(json.contains("\"kind\":\"curtain\""))
+        #expect(json.contains("\"07:30\""))
+        #expect(try JSONDecoder().decode(Event.self, from: data) == e)
+    }
+
+    @Test func statusLineSumsUp() {
+        var s = StateSnapshot(seq: 0, startedAt: t0, readers: [
+            ReaderStatus(name: "front", state: .disconnected, lastError: "Input / Output Error", since: t0)],
+            lastTap: nil, tagWrite: nil,
+            curtain: CurtainState(connection: .connected, motion: .idle, position: 40),
+            lending: .init(), counters: .init())
+        #expect(s.statusLine == "reader front: disconnected (Input / Output Error); curtain: connected, idle at 40% open")
+        s.readers = []
+        s.curtain = CurtainState(connection: .disabled)
+        s.counters.subscribers = 2
+        #expect(s.statusLine == "no reader configured; curtain: not configured; 2 watching")
+    }
+}
+
+/// A settable wall clock for tests.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Date
+    init(_ start: Date) { value = start }
+    var now: Date {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}

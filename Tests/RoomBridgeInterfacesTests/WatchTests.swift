@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+import RoomBridgeCore
+import RoomBridgeInterfaces
+import Testing
+import Varlink
+import VarlinkNIO
+
+/// `io.roombridge.State` served by the real Varlink server over a Unix socket, with the test as
+/// the adapter that feeds `SystemState`.
+@Suite struct WatchTests {
+    struct Served {
+        let dir: URL
+        let path: String
+        let state: SystemState
+        let server: VarlinkServer
+        let run: Task<Void, any Error>
+    }
+
+    func serve(bufferLimit: Int, group: UInt32? = nil) async throws -> Served {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rb-watch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let path = dir.appendingPathComponent("s.sock").path
+        let state = SystemState(bufferLimit: bufferLimit)
+        let service = try VarlinkService(
+            vendor: "test", product: "test", version: "0", url: "",
+            interfaces: [StateInterface(state: state, authorizer: Authorizer(groupName: "wheel", gid: group),
+                                        setLogLevel: { _ in })])
+        let server = try await VarlinkServer.bind(service: service, configuration: .init(listen: .path(path)))
+        let run = Task { try await server.run() }
+        return Served(dir: dir, path: path, state: state, server: server, run: run)
+    }
+
+    func stop(_ s: Served) async {
+        await s.state.shutdown()
+        await s.server.shutdown()
+        _ = await s.run.result
+        try? FileManager.default.removeItem(at: s.dir)
+    }
+
+    func bigTap(_ i: Int) -> Tap {
+        Tap(reader: "front", uid: String(i), tagType: "NTAG216",
+            records: [TagRecord(tnf: "mime", type: "application/octet-stream",
+                                payloadHex: String(repeating: "AB", count: 600))],
+            at: Date())
+    }
+
+    /// Opens a raw connection, sends Watch with `more`, and then never reads.
+    func stalledWatcher(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        var small: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(rc == 0)
+        let call = Array("{\"method\":\"io.roombridge.State.Watch\",\"more\":true}".utf8) + [0]
+        _ = call.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        return fd
+    }
+
+    @Test func slowWatchClientIsDroppedWhileOthersReceiveEverything() async throws {
+        let s = try await serve(bufferLimit: 64)
+        let stalled = try stalledWatcher(s.path)
+        defer { close(stalled) }
+        let client = try await VarlinkClient.connect(path: s.path)
+        let total = 3000
+        let progress = Mutex<Int64>(0)
+        let reader = Task { () -> [Int64] in
+            var seqs: [Int64] = []
+            for try await reply in client.stream("io.roombridge.State.Watch") {
+                if let seq = reply["event"]?["seq"]?.intValue {
+                    seqs.append(seq)
+                    progress.withLock { $0 = seq }
+                    if seqs.count == total { break }
+                }
+            }
+            return seqs
+        }
+        // Wait until both watchers are subscribed.
+        while await s.state.snapshot().counters.subscribers < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        for i in 0..<total {
+            // Pace the events so that a client that reads stays well within its buffer; the
+            // stalled one falls behind regardless.
+            while Int64(i) - progress.withLock({ $0 }) > 16 { try await Task.sleep(for: .milliseconds(1)) }
+            await s.state.recordTap(bigTap(i))
+        }
+        let seqs = try await reader.value
+        #expect(seqs == Array(1...Int64(total)))
+        let counters = await s.state.snapshot().counters
+        #expect(counters.subscribersDropped == 1)
+        await client.close()
+        await stop(s)
+    }
+
+    @Test func watchStartsWithStateAndHasNoGap() async throws {
+        let s = try await serve(bufferLimit: 64)
+        await s.state.recordTap(bigTap(0))
+        let client = try await VarlinkClient.connect(path: s.path)
+        var iterator = client.stream("io.roombridge.State.Watch").makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        #expect(first["state"]?["seq"]?.intValue == 1)
+        await s.state.recordTap(bigTap(1))
+        let second = try #require(try await iterator.next())
+        #expect(second["event"]?["seq"]?.intValue == 2)
+        #expect(second["event"]?["kind"]?.stringValue == "tagArrived")
+        #expect(second["event"]?["tap"]?["uid"]?.stringValue == "1")
+        await client.close()
+        await stop(s)
+    }
+
+    @Test func shutdownTellsWatchers() async throws {
+        let s = try await serve(bufferLimit: 64)
+        let client = try await VarlinkClient.connect(path: s.path)
+        var iterator = client.stream("io.roombridge.State.Watch").makeAsyncIterator()
+        _ = try await iterator.next()
+        await s.state.shutdown()
+        await #expect(throws: VarlinkError("io.roombridge.State.ShuttingDown")) {
+            _ = try await iterator.next()
+        }
+        await client.close()
+        await stop(s)
+    }
+
+    @Test func mutationNeedsTheGroup() async throws {
+        // Tests run as some uid; a group nobody is in and no root means refused — unless we are root.
+        let s = try await serve(bufferLimit: 8, group: 4_000_000)
+        let client = try await VarlinkClient.connect(path: s.path)
+        if getuid() == 0 {
+            _ = try await client.call("io.roombridge.State.SetLogLevel", parameters: ["level": "info"])
+        } else {
+            await #expect(throws: VarlinkError.self) {
+                _ = try await client.call("io.roombridge.State.SetLogLevel", parameters: ["level": "info"])
+            }
+        }
+        await client.close()
+        await stop(s)
+    }
+}
+
+@Suite struct AuthorizerTests {
+    @Test func rootGroupMembersAndOthers() {
+        let a = Authorizer(groupName: "roombridge", gid: 900)
+        #expect(a.allows(PeerCredentials(pid: 1, uid: 0, gid: 0)))
+        #expect(a.allows(PeerCredentials(pid: 1, uid: 1000, gid: 900)))
+        #expect(a.allows(PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [27, 900])))
+        #expect(!a.allows(PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [27])))
+        #expect(!a.allows(nil))
+        let missing = Authorizer(groupName: "nogroup-here", gid: nil)
+        #expect(missing.allows(PeerCredentials(pid: 1, uid: 0, gid: 0)))
+        #expect(!missing.allows(PeerCredentials(pid: 1, uid: 1000, gid: 1000)))
+    }
+
+    @Test func refusalNamesTheGroup() {
+        let a = Authorizer(groupName: "roombridge", gid: 900)
+        do {
+            try a.requireMutation(VarlinkCallContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000)))
+            Issue.record("not refused")
+        } catch {
+            #expect(error.name == "io.roombridge.State.PermissionDenied")
+            #expect(error.parameters["group"] == "roombridge")
+        }
+    }
+
+    @Test func idlParses() throws {
+        let def = try VarlinkInterfaceDefinition(parsing: StateInterface.idl)
+        #expect(def.name == "io.roombridge.State")
+    }
+}

@@ -1,0 +1,374 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import Varlink
+@testable import VarlinkNIO
+
+@Suite struct SocketTests {
+    @Test func clientCallsAndErrors() async throws {
+        var socketPath = ""
+        try await withServer { path, _ in
+            socketPath = path
+            let client = try await VarlinkClient.connect(path: path)
+            let info = try await client.call("org.varlink.service.GetInfo")
+            #expect(info["interfaces"] == ["org.varlink.service", "org.example.test"])
+            #expect(try await client.call("org.example.test.Add", parameters: ["a": 2, "b": 40]) == ["sum": 42])
+            await #expect(throws: VarlinkError("org.example.test.Custom", parameters: ["reason": "because"])) {
+                try await client.call("org.example.test.Fail", parameters: ["kind": "varlink"])
+            }
+            await #expect(throws: VarlinkError.invalidParameter("b")) {
+                try await client.call("org.example.test.Add", parameters: ["a": 2])
+            }
+            struct AddIn: Encodable { var a: Int; var b: Int }
+            struct AddOut: Decodable { var sum: Int }
+            #expect(try await client.call("org.example.test.Add", AddIn(a: 1, b: 2), returning: AddOut.self).sum == 3)
+            // The connection is still fine after errors.
+            #expect(try await client.call("org.example.test.Add", parameters: ["a": 0, "b": 0]) == ["sum": 0])
+            try await client.oneway("org.example.test.Note", parameters: ["text": "bye"])
+            await client.close()
+        }
+        // Shutdown removed the socket file we created.
+        #expect(access(socketPath, F_OK) != 0)
+    }
+
+    @Test func concurrentCallsArePipelinedAndMatched() async throws {
+        try await withServer { path, _ in
+            let client = try await VarlinkClient.connect(path: path)
+            try await withThrowingTaskGroup(of: (Int64, JSONValue?).self) { group in
+                for i in 0..<20 {
+                    group.addTask {
+                        (Int64(i), try await client.call("org.example.test.Add", parameters: ["a": .int(Int64(i)), "b": .int(Int64(i))])["sum"])
+                    }
+                }
+                for try await (i, sum) in group { #expect(sum == .int(2 * i)) }
+            }
+            await client.close()
+        }
+    }
+
+    @Test func pipelinedCallsAreAnsweredInOrder() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { path, _ in
+            let raw = try RawClient(path: path)
+            let bytes = VarlinkCall(method: "org.example.test.Sleep", parameters: ["ms": 300, "tag": "a"]).framedBytes()
+                + VarlinkCall(method: "org.example.test.Sleep", parameters: ["ms": 0, "tag": "b"]).framedBytes()
+                + VarlinkCall(method: "org.example.test.Note", parameters: ["text": "c"], oneway: true).framedBytes()
+                + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 1]).framedBytes()
+            await raw.send(bytes)
+            #expect(try await raw.readReply().parameters == ["tag": "a"])
+            #expect(try await raw.readReply().parameters == ["tag": "b"])
+            #expect(try await raw.readReply().parameters == ["sum": 2])
+            #expect(probe.entries == ["start a", "end a", "start b", "end b", "note c"])
+        }
+    }
+
+    @Test func streaming() async throws {
+        try await withServer { path, _ in
+            let client = try await VarlinkClient.connect(path: path)
+            var got: [JSONValue] = []
+            for try await reply in client.stream("org.example.test.Count", parameters: ["n": 5]) { got.append(reply["i"] ?? .null) }
+            #expect(got == [0, 1, 2, 3, 4])
+
+            var partial: [JSONValue] = []
+            do {
+                for try await reply in client.stream("org.example.test.Fail", parameters: ["kind": "afterStream"]) {
+                    partial.append(reply["i"] ?? .null)
+                }
+                Issue.record("expected the stream to throw")
+            } catch let error as VarlinkError {
+                #expect(error == VarlinkError("org.example.test.Custom", parameters: ["reason": "midway"]))
+            }
+            #expect(partial == [0])
+            // A plain call on the same connection still works after the streams.
+            #expect(try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 2]) == ["sum": 3])
+            await client.close()
+        }
+    }
+
+    @Test func clientHangUpCancelsHandler() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { path, server in
+            do {
+                let raw = try RawClient(path: path)
+                await raw.send(VarlinkCall(method: "org.example.test.Wait", more: true))
+                #expect(await eventually { probe.started.load(ordering: .relaxed) == 1 })
+            }  // raw client closed here
+            #expect(await eventually { probe.cancelled.load(ordering: .relaxed) == 1 })
+            #expect(await eventually { server.connectionCount == 0 })
+
+            // Same through VarlinkClient: abandoning a stream closes the connection.
+            let client = try await VarlinkClient.connect(path: path)
+            let task = Task {
+                for try await _ in client.stream("org.example.test.Wait") {}
+            }
+            #expect(await eventually { probe.started.load(ordering: .relaxed) == 2 })
+            task.cancel()
+            #expect(await eventually { probe.cancelled.load(ordering: .relaxed) == 2 })
+        }
+    }
+
+    @Test func shutdownCancelsStreamingHandlers() async throws {
+        let probe = Probe()
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let path = dir.file("s.sock")
+        let server = try await VarlinkServer.bind(service: makeService(probe), configuration: .init(listen: .path(path)), logger: testLogger())
+        let run = Task { try await server.run() }
+        let client = try await VarlinkClient.connect(path: path)
+        let stream = Task { () -> (any Error)? in
+            do {
+                for try await _ in client.stream("org.example.test.Wait") {}
+                return nil
+            } catch { return error }
+        }
+        #expect(await eventually { probe.started.load(ordering: .relaxed) == 1 })
+        server.beginShutdown()
+        try await run.value
+        await server.shutdown()  // after run() returned: returns at once
+        #expect(probe.cancelled.load(ordering: .relaxed) == 1)
+        #expect(await stream.value as? VarlinkClientError == .connectionClosed)
+        #expect(access(path, F_OK) != 0)
+        await #expect(throws: VarlinkClientError.socketNotFound(path: path)) { try await VarlinkClient.connect(path: path) }
+    }
+
+    @Test func oversizedMessageGetsErrorThenClose() async throws {
+        try await withServer(configure: { $0.maxMessageSize = 1024 }) { path, _ in
+            let raw = try RawClient(path: path)
+            await raw.send([UInt8](repeating: UInt8(ascii: " "), count: 4000))
+            #expect(try await raw.readReply().varlinkError == .invalidParameter(""))
+            #expect(await raw.waitForClose())
+            // The server still serves others.
+            let client = try await VarlinkClient.connect(path: path)
+            #expect(try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 1]) == ["sum": 2])
+            await client.close()
+        }
+    }
+
+    @Test func stalledPartialMessageIsDisconnected() async throws {
+        try await withServer(configure: { $0.stallTimeout = .milliseconds(300) }) { path, _ in
+            let idle = try RawClient(path: path)  // connected, sends nothing: must stay open
+            let stalled = try RawClient(path: path)
+            await stalled.send("{\"method\":\"org.varlink")
+            #expect(await stalled.waitForClose())
+            await idle.send(VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 2]))
+            #expect(try await idle.readReply().parameters == ["sum": 3])
+        }
+    }
+
+    @Test func connectionLimit() async throws {
+        try await withServer(configure: { $0.maxConnections = 2 }) { path, server in
+            let a = try RawClient(path: path)
+            let b = try RawClient(path: path)
+            for c in [a, b] {
+                await c.send(VarlinkCall(method: "org.varlink.service.GetInfo"))
+                #expect(try await c.readReply().error == nil)
+            }
+            let over = try RawClient(path: path)
+            #expect(await over.waitForClose())
+            #expect(server.connectionCount == 2)
+            _ = consume a
+            #expect(await eventually { server.connectionCount == 1 })
+            let c = try RawClient(path: path)
+            await c.send(VarlinkCall(method: "org.varlink.service.GetInfo"))
+            #expect(try await c.readReply().error == nil)
+            _ = b
+        }
+    }
+
+    @Test func malformedInputKeepsServing() async throws {
+        try await withServer { path, _ in
+            let bad = try RawClient(path: path)
+            let good = try await VarlinkClient.connect(path: path)
+            await bad.send("{oops\0")
+            #expect(try await bad.readReply().varlinkError == .invalidParameter(""))
+            await bad.send("{\"method\":\"org.example.test.Add\",\"more\":\"yes\"}\0")
+            #expect(try await bad.readReply().varlinkError == .invalidParameter("more"))
+            await bad.send([0xFF, 0xFE, 0])  // invalid UTF-8
+            #expect(try await bad.readReply().varlinkError == .invalidParameter(""))
+            // Same connection, now well-formed.
+            await bad.send(VarlinkCall(method: "org.example.test.Add", parameters: ["a": 5, "b": 5]))
+            #expect(try await bad.readReply().parameters == ["sum": 10])
+            #expect(try await good.call("org.varlink.service.GetInfo")["vendor"] == "Example")
+            await good.close()
+        }
+    }
+
+    @Test func peerCredentials() async throws {
+        try await withServer { path, _ in
+            let client = try await VarlinkClient.connect(path: path)
+            let me = try await client.call("org.example.test.WhoAmI")
+            #expect(me["pid"] == .int(Int64(getpid())))
+            #expect(me["uid"] == .int(Int64(getuid())))
+            #expect(me["gid"] == .int(Int64(getgid())))
+            var groups = [gid_t](repeating: 0, count: 256)
+            let n = getgroups(Int32(groups.count), &groups)
+            #expect(me["groups"] == .array(groups.prefix(Int(max(n, 0))).map { .int(Int64($0)) }))
+            await client.close()
+        }
+    }
+
+    @Test func staleSocketIsReplaced() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let path = dir.file("stale.sock")
+        close(try makeBoundSocket(path, listen: true))  // leaves a socket file nobody listens on
+        await #expect(throws: VarlinkClientError.connectionRefused(path: path)) { try await VarlinkClient.connect(path: path) }
+        let server = try await VarlinkServer.bind(service: makeService(Probe()), configuration: .init(listen: .path(path)), logger: testLogger())
+        let run = Task { try await server.run() }
+        let client = try await VarlinkClient.connect(path: path)
+        #expect(try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 1]) == ["sum": 2])
+        await client.close()
+        await server.shutdown()
+        try await run.value
+    }
+
+    @Test func liveSocketIsNotStolen() async throws {
+        try await withServer { path, _ in
+            await #expect(throws: VarlinkServerError.socketInUse(path: path)) {
+                _ = try await VarlinkServer.bind(service: makeService(Probe()), configuration: .init(listen: .path(path)), logger: testLogger())
+            }
+            let client = try await VarlinkClient.connect(path: path)
+            #expect(try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 1]) == ["sum": 2])
+            await client.close()
+        }
+    }
+
+    @Test func nonSocketPathIsRefused() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let path = dir.file("regular")
+        let fd = open(path, O_CREAT | O_WRONLY, 0o644)
+        close(fd)
+        await #expect(throws: VarlinkServerError.notASocket(path: path)) {
+            _ = try await VarlinkServer.bind(service: makeService(Probe()), configuration: .init(listen: .path(path)), logger: testLogger())
+        }
+        #expect(access(path, F_OK) == 0)
+        await #expect(throws: VarlinkClientError.connectionRefused(path: path)) { try await VarlinkClient.connect(path: path) }
+        await #expect(throws: VarlinkClientError.socketNotFound(path: dir.file("missing"))) {
+            try await VarlinkClient.connect(path: dir.file("missing"))
+        }
+    }
+
+    @Test func socketModeAndGroup() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let path = dir.file("m.sock")
+        let server = try await VarlinkServer.bind(
+            service: makeService(Probe()), configuration: .init(listen: .path(path, mode: 0o600, group: getgid())), logger: testLogger())
+        var st = stat()
+        #expect(lstat(path, &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o600)
+        #expect(st.st_gid == getgid())
+        await server.shutdown()  // never ran: still closes and removes the file
+        #expect(access(path, F_OK) != 0)
+    }
+
+    @Test(arguments: [true, false])
+    func inheritedSocketIsAdopted(alreadyListening: Bool) async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let path = dir.file("inherited.sock")
+        let fd = try makeBoundSocket(path, listen: alreadyListening)
+        let server = try await VarlinkServer.bind(
+            service: makeService(Probe()), configuration: .init(listen: .inheritedSocket(fileDescriptor: fd)), logger: testLogger())
+        let run = Task { try await server.run() }
+        let client = try await VarlinkClient.connect(path: path)
+        #expect(try await client.call("org.example.test.Add", parameters: ["a": 3, "b": 4]) == ["sum": 7])
+        await client.close()
+        await server.shutdown()
+        try await run.value
+        #expect(access(path, F_OK) == 0)  // never unlink an inherited socket's file
+        // The server owned the fd and closed it: nobody listens any more.
+        await #expect(throws: VarlinkClientError.connectionRefused(path: path)) { try await VarlinkClient.connect(path: path) }
+    }
+
+    @Test func invalidInheritedSocket() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        await #expect(throws: VarlinkServerError.self) {
+            _ = try await VarlinkServer.bind(
+                service: makeService(Probe()), configuration: .init(listen: .inheritedSocket(fileDescriptor: fds[0])), logger: testLogger())
+        }
+    }
+
+    @Test func rejectedPeersAreClosedNotLeaked() async throws {
+        try await withServer(configure: { $0.acceptPeer = { _ in false } }) { path, server in
+            for i in 0..<20 {
+                let raw = try RawClient(path: path)
+                // Without the initializer closing the child, NIO leaks the fd and this hangs.
+                guard await raw.waitForClose(timeout: .seconds(5)) else {
+                    Issue.record("rejected connection \(i) was not closed")
+                    return
+                }
+            }
+            #expect(await eventually { serverSocketCount(path: path) == 1 })
+            #expect(server.connectionCount == 0)
+        }
+        // A policy that inspects credentials.
+        try await withServer(configure: { $0.acceptPeer = { peer in peer?.uid == getuid() } }) { path, _ in
+            let client = try await VarlinkClient.connect(path: path)
+            #expect(try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 1]) == ["sum": 2])
+            await client.close()
+        }
+    }
+
+    @Test func noSocketLeakAfterManyConnections() async throws {
+        try await withServer(configure: { $0.maxConnections = 3; $0.maxMessageSize = 512 }) { path, server in
+            #expect(serverSocketCount(path: path) == 1)
+            for round in 0..<10 {
+                // The previous round's connections are closed by the client side; wait until
+                // the server has noticed so the limit applies to this round only.
+                #expect(await eventually { server.connectionCount == 0 })
+                // Normal call through the client.
+                let client = try await VarlinkClient.connect(path: path)
+                _ = try await client.call("org.varlink.service.GetInfo")
+                // Malformed JSON, oversized message, hang-up mid-handler.
+                let bad = try RawClient(path: path)
+                await bad.send("garbage\0")
+                _ = try await bad.readReply()
+                let big = try RawClient(path: path)
+                await big.send([UInt8](repeating: 0x20, count: 1000))
+                #expect(await big.waitForClose())
+                // Over the connection limit (client + bad hold two slots, the third is free
+                // again once `big` is gone, so fill it and add one more).
+                #expect(await eventually { server.connectionCount == 2 })
+                let filler = try RawClient(path: path)
+                await filler.send(VarlinkCall(method: "org.example.test.Wait"))
+                #expect(await eventually { server.connectionCount == 3 })
+                let over = try RawClient(path: path)
+                #expect(await over.waitForClose(), "round \(round)")
+                _ = filler
+                await client.close()
+            }
+            #expect(await eventually { server.connectionCount == 0 })
+            #expect(await eventually { serverSocketCount(path: path) == 1 })
+        }
+    }
+
+    @Test func slowReaderDoesNotMakeTheServerBuffer() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { path, _ in
+            let raw = try RawClient(path: path)
+            let payload = String(repeating: "p", count: 1024)
+            await raw.send(VarlinkCall(method: "org.example.test.Count", parameters: ["n": 1_000_000, "payload": .string(payload)], more: true))
+            // Wait until the handler is stuck on backpressure: the count stops moving.
+            var last = -1
+            for _ in 0..<100 {
+                try await Task.sleep(for: .milliseconds(100))
+                let now = probe.sent.load(ordering: .relaxed)
+                if now == last && now > 0 { break }
+                last = now
+            }
+            let stuck = probe.sent.load(ordering: .relaxed)
+            // Socket buffers plus NIO's 64 KiB high watermark hold a few hundred 1 KiB replies;
+            // without backpressure the handler would have produced hundreds of thousands by now.
+            #expect(stuck > 0)
+            #expect(stuck < 5000, "handler produced \(stuck) replies for a client that reads nothing")
+            // Reading lets it continue.
+            for _ in 0..<2000 { _ = try await raw.readReply() }
+            #expect(await eventually { probe.sent.load(ordering: .relaxed) > stuck + 1000 })
+        }
+    }
+}
