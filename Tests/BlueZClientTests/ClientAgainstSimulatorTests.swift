@@ -337,3 +337,28 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 }
+
+@Suite(.serialized) struct DoctorChecksTests {
+    @Test func blueZChecksAgainstTheSimulator() async throws {
+        try await Rig.with({ $0.deviceKnownAtStart = true }) { rig in
+            var checks = await BluetoothDiagnostics.blueZChecks(bus: rig.bus, adapterName: "hci0",
+                                                                deviceAddress: "c4:7c:8d:6a:3e:21")
+            #expect(checks.map(\.status) == [.ok, .ok, .ok])
+            try await rig.sim.handle(.power(false))
+            checks = await BluetoothDiagnostics.blueZChecks(bus: rig.bus, adapterName: nil, deviceAddress: nil)
+            #expect(checks.last?.status == .failed)
+            #expect(checks.last?.fix?.contains("power on") == true)
+            checks = await BluetoothDiagnostics.blueZChecks(bus: rig.bus, adapterName: "hci1", deviceAddress: nil)
+            #expect(checks.last?.status == .failed && checks.last?.detail.contains("hci1 not found") == true)
+            await rig.sim.stop()
+            checks = await BluetoothDiagnostics.blueZChecks(bus: rig.bus, adapterName: nil, deviceAddress: nil)
+            #expect(checks.count == 1 && checks[0].status == .failed)
+        }
+    }
+
+    @Test func kernelChecksGiveAFix() {
+        for c in BluetoothDiagnostics.kernelChecks() where c.status != .ok {
+            #expect(c.fix != nil)
+        }
+    }
+}
