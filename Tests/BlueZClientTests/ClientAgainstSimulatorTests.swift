@@ -1,6 +1,7 @@
 import BlueZSimulator
 import CurtainProtocol
 import DBus
+import RoomBridgeCore
 import Testing
 @testable import BlueZClient
 
@@ -360,5 +361,39 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         for c in BluetoothDiagnostics.kernelChecks() where c.status != .ok {
             #expect(c.fix != nil)
         }
+    }
+}
+
+@Suite struct ForwardToSystemStateTests {
+    @Test func systemStateFollowsTheDevice() async throws {
+        let daemon = try await DBusTestDaemon.start()
+        var config = BlueZSimulator.Configuration()
+        config.timeScale = 0
+        config.initialSchedule = morning
+        let sim = BlueZSimulator(busAddress: daemon.address, configuration: config)
+        try await sim.start()
+        let bus = try await DBusConnection.open(.address(daemon.address))
+        let client = CurtainClient(bus: bus, configuration: Rig.fastClient())
+        let state = SystemState(curtain: RoomBridgeCore.CurtainState(connection: .disconnected))
+        let forward = Task { await client.forward(to: state) }
+        let run = Task { _ = try? await client.run() }
+        var ok = false
+        for _ in 0..<500 where !ok {
+            let c = await state.curtainState()
+            ok = c.connection == .connected && c.openSchedule?.time.description == "07:00" && c.position == 0
+            if !ok { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(ok)
+        try await client.move(to: 30)
+        for _ in 0..<20 { await sim.advanceClock(by: 0.5) }
+        for _ in 0..<500 where await state.curtainState().position != 30 { try await Task.sleep(for: .milliseconds(10)) }
+        let c = await state.curtainState()
+        #expect(c.position == 30 && c.motion == .idle && c.address == "C4:7C:8D:6A:3E:21")
+        run.cancel()
+        _ = await run.value
+        await forward.value // ends with the event stream
+        await sim.stop()
+        await bus.close()
+        await daemon.stop()
     }
 }

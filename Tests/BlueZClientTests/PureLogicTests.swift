@@ -83,3 +83,28 @@ import CurtainProtocol
         }
     }
 }
+
+import RoomBridgeCore
+
+@Suite struct SystemStateMappingTests {
+    @Test func appliesEvents() throws {
+        var state = RoomBridgeCore.CurtainState()
+        state.apply(.connection(.searching, detail: nil))
+        #expect(state.connection == .searching)
+        state.apply(.device(address: "C4:7C:8D:6A:3E:21", name: "Curtain-Living"))
+        state.apply(.status(CurtainProtocol.CurtainStatus(motion: .closing, position: 70, target: 0, manual: true)))
+        #expect(state.motion == .closing && state.position == 70 && state.target == 0 && state.manual && !state.scheduled)
+        #expect(state.manualOperationActive)
+        let s = CurtainSchedule(openTime: try CurtainTime(hour: 6, minute: 30), openEnabled: true,
+                                closeTime: try CurtainTime(hour: 22, minute: 5), closeEnabled: false)
+        state.apply(.schedule(s))
+        #expect(state.openSchedule?.time.description == "06:30" && state.openSchedule?.enabled == true)
+        #expect(state.closeSchedule?.time.description == "22:05" && state.closeSchedule?.enabled == false)
+        state.apply(.adapter(.poweredOff(path: "/org/bluez/hci0")))
+        #expect(state.lastError?.contains("powered off") == true)
+        state.apply(.error(.manualOperationActive))
+        #expect(state.lastError?.contains("manual operation in progress") == true)
+        state.apply(.connection(.connected, detail: nil))
+        #expect(state.connection == .connected && state.address == "C4:7C:8D:6A:3E:21")
+    }
+}
