@@ -278,6 +278,51 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 
+    @Test func deviceOutOfRangeAndBack() async throws {
+        try await Rig.with({ $0.unreachableConnectFailure = .milliseconds(50) }) { rig in
+            try await rig.waitConnected()
+            try await rig.sim.handle(.vanish)
+            try await rig.wait("lost") { $0.connection != .connected }
+            await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
+            // Connect attempts fail like BlueZ's (le-connection-abort-by-local) until the curtain is back.
+            try await rig.wait("a failed attempt") {
+                $0.lastError == .bluetooth(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+            }
+            try await rig.sim.handle(.reappear)
+            try await rig.waitConnected()
+            try await rig.wait("connected again") { $0.connection == .connected }
+        }
+    }
+
+    @Test func adoptsALinkThatIsAlreadyUp() async throws {
+        // bluetoothd keeps links after a client exits (bleak's note on bluez#89): the next client must use it.
+        let daemon = try await DBusTestDaemon.start()
+        var config = BlueZSimulator.Configuration()
+        config.timeScale = 0
+        config.deviceKnownAtStart = true
+        let sim = BlueZSimulator(busAddress: daemon.address, configuration: config)
+        try await sim.start()
+        let other = try await DBusConnection.open(.address(daemon.address))
+        _ = try await other.call(destination: "org.bluez", path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21",
+                                 interface: "org.bluez.Device1", member: "Connect")
+        try await Task.sleep(for: .milliseconds(200)) // services resolved
+        await other.close()
+        try await sim.handle(.failConnects(count: 100, name: "org.bluez.Error.Failed", message: "must not be called"))
+        let bus = try await DBusConnection.open(.address(daemon.address))
+        let client = CurtainClient(bus: bus, configuration: Rig.fastClient())
+        let run = Task { _ = try? await client.run() }
+        for _ in 0..<500 where await client.snapshot.connection != .connected {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await client.snapshot.connection == .connected)
+        #expect(await client.snapshot.lastError == nil)
+        run.cancel()
+        _ = await run.value
+        await sim.stop()
+        await bus.close()
+        await daemon.stop()
+    }
+
     @Test func reconnectForcesANewSearch() async throws {
         try await Rig.with { rig in
             try await rig.waitConnected()

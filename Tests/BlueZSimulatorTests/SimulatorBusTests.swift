@@ -121,6 +121,19 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    @Test func secondConnectWhilePendingIsRefused() async throws {
+        try await SimRig.with({ $0.connectDelay = .milliseconds(300) }) { rig in
+            let first = Task { try await rig.call(device, "org.bluez.Device1", "Connect") }
+            try await Task.sleep(for: .milliseconds(50))
+            await expectBlueZError("org.bluez.Error.Failed", "Operation already in progress") {
+                try await rig.call(device, "org.bluez.Device1", "Connect")
+            }
+            _ = try await first.value
+            // Already connected: an immediate empty reply.
+            #expect(try await rig.call(device, "org.bluez.Device1", "Connect").isEmpty)
+        }
+    }
+
     @Test func attErrorsAndBlueZTexts() async throws {
         try await SimRig.with { rig in
             try await rig.connectAndResolve()
