@@ -242,9 +242,13 @@ public actor BlueZSimulator {
         for f in frames {
             guard connected, servicesResolved else { continue }
             if let fd = acquiredNotifyFD {
-                // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal.
-                let ok = f.frame.bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } >= 0
-                if !ok { releaseAcquiredNotify() }
+                // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
+                // actor: a reader that does not keep up loses notifications (as over the air); a closed peer ends
+                // the session.
+                let sent = f.frame.bytes.withUnsafeBytes {
+                    send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                }
+                if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK { releaseAcquiredNotify() }
             } else if notifying, !notifySubscribers.isEmpty {
                 emitValue(f.frame.bytes, at: statusPath)
             }
