@@ -577,7 +577,7 @@ public actor CurtainClient {
 
     private func setConnection(_ state: CurtainConnectionState, detail: String?) {
         guard snapshot.connection != state else { return }
-        if state != .connected { linkUp = linkUp && state == .connected }
+        if state != .connected { linkUp = false }
         report(.connection(state, detail: detail))
     }
 

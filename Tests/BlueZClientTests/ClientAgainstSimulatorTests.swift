@@ -82,6 +82,23 @@ struct Rig {
         throw CurtainError.timeout(what)
     }
 
+    /// Waits until the event log (filled asynchronously from the client's stream) satisfies `condition`.
+    func waitLog(_ what: String, _ condition: @escaping @Sendable ([CurtainEvent]) -> Bool) async throws {
+        for _ in 0..<1000 {
+            if condition(await log.events) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("timed out waiting for \(what) in the event log")
+        throw CurtainError.timeout(what)
+    }
+
+    /// Waits until the event log has caught up with a `.connected` state.
+    func waitLogConnected() async throws {
+        try await waitLog("connected event") { events in
+            events.last { if case .connection = $0 { true } else { false } } == .connection(.connected, detail: nil)
+        }
+    }
+
     func waitConnected() async throws {
         try await wait("connected") { $0.connection == .connected && $0.status != nil && $0.schedule != nil }
     }
@@ -109,6 +126,7 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             #expect(snap.status == CurtainStatus(motion: .idle, position: 25, target: 25))
             #expect(snap.deviceAddress == "C4:7C:8D:6A:3E:21")
             #expect(snap.adapter == .poweredOn(path: "/org/bluez/hci0"))
+            try await rig.waitLogConnected()
             let states = await rig.log.connectionStates
             #expect(states.contains(.searching) && states.last == .connected)
         }
@@ -124,6 +142,7 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             #expect(acquired == .boolean(acquireNotify))
             try await rig.client.open()
             try await rig.run(until: "open") { $0.status == CurtainStatus(motion: .idle, position: 100, target: 100) }
+            try await rig.waitLog("arrival") { $0.last == .status(CurtainStatus(motion: .idle, position: 100, target: 100)) }
             let positions = await rig.log.statuses.map(\.position)
             #expect(positions == positions.sorted())
             #expect(Set(positions).count > 5) // intermediate positions were notified while moving
@@ -151,15 +170,15 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             let writesBefore = await rig.sim.writes.count
             for command in [CurtainCommand.open, .close, .stop, .moveTo(10)] {
                 await #expect(throws: CurtainError.manualOperationActive) { try await rig.client.send(command) }
-        }
-        #expect(await rig.sim.writes.count == writesBefore) // nothing written
-        // Schedules may still be written.
-        try await rig.client.setSchedule(morning)
-        try await rig.wait("schedule adopted") { $0.schedule == morning }
-        try await rig.run(until: "idle") { $0.status?.motion == .idle }
-        #expect(await rig.client.snapshot.status?.manual == true)
-        try await rig.client.close()
-        try await rig.wait("closing") { $0.status?.motion == .closing && $0.status?.manual == false }
+            }
+            #expect(await rig.sim.writes.count == writesBefore) // nothing written
+            // Schedules may still be written.
+            try await rig.client.setSchedule(morning)
+            try await rig.wait("schedule adopted") { $0.schedule == morning }
+            try await rig.run(until: "idle") { $0.status?.motion == .idle }
+            #expect(await rig.client.snapshot.status?.manual == true)
+            try await rig.client.close()
+            try await rig.wait("closing") { $0.status?.motion == .closing && $0.status?.manual == false }
         }
     }
 
@@ -195,10 +214,11 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             try await rig.sim.handle(.press(.stop))
             try await rig.wait("reconnected with the new schedule") {
                 $0.connection == .connected && $0.schedule == morning && $0.status?.manual == true
-        }
-        #expect(await rig.log.connectionStates.contains(.disconnected))
-        try await rig.client.open()
-        try await rig.wait("opening after reconnect") { $0.status?.motion == .opening }
+            }
+            try await rig.waitLogConnected()
+            #expect(await rig.log.connectionStates.contains(.disconnected))
+            try await rig.client.open()
+            try await rig.wait("opening after reconnect") { $0.status?.motion == .opening }
         }
     }
 
@@ -209,6 +229,7 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             await rig.log.clear()
             try await rig.sim.handle(.restartBluetoothd(downtime: .milliseconds(100)))
             try await rig.wait("reconnected") { $0.connection == .connected }
+            try await rig.waitLogConnected()
             let events = await rig.log.events
             #expect(events.contains(.adapter(.serviceUnavailable)))
             #expect(await rig.log.connectionStates.contains(.disconnected))
@@ -331,6 +352,7 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             #expect(await rig.client.snapshot.connection == .searching)
             await #expect(throws: CurtainError.notConnected) { try await rig.client.open() }
             try await rig.wait("reconnected") { $0.connection == .connected }
+            try await rig.waitLogConnected()
             let states = await rig.log.connectionStates
             #expect(states.first == .searching && states.last == .connected)
         }
@@ -346,6 +368,7 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             try await rig.sim.handle(.failConnects(count: 3, name: name, message: message))
             try await rig.sim.start()
             try await rig.waitConnected()
+            try await rig.waitLogConnected()
             let errors = await rig.log.events.filter { if case .error = $0 { true } else { false } }
             #expect(errors.count == 3)
             let states = await rig.log.connectionStates
