@@ -86,6 +86,12 @@ public actor CurtainClient {
         (events, eventSink) = AsyncStream.makeStream(of: CurtainEvent.self, bufferingPolicy: .bufferingNewest(4096))
     }
 
+    /// A client on the system bus (where bluetoothd lives), for the daemon.
+    public static func onSystemBus(configuration: CurtainClientConfiguration = CurtainClientConfiguration(),
+                                   logger: Logger = Logger(label: "roombridge.curtain")) async throws -> CurtainClient {
+        CurtainClient(bus: try await DBusConnection.open(.system), configuration: configuration, logger: logger)
+    }
+
     // MARK: Public API
 
     /// Keeps the curtain connected until the task is cancelled. Throws only if the bus connection itself is lost
@@ -227,8 +233,14 @@ public actor CurtainClient {
             let loaded: [DBusObjectPath: [String: [String: DBusValue]]]
             do {
                 loaded = try await bus.getManagedObjects(destination: Self.bluez, timeout: configuration.callTimeout)
-            } catch {
-                throw Restart(reason: "GetManagedObjects failed: \(error)")
+            } catch let e as DBusError {
+                if e.name == "org.freedesktop.DBus.Error.AccessDenied" {
+                    report(.error(.bluetooth(name: e.name, message: "access to org.bluez was denied (\(e.message)): "
+                                             + "install the D-Bus policy dbus/roombridge.conf for the service user")))
+                } else {
+                    report(.error(CurtainError.fromBlueZ(name: e.name, message: e.message)))
+                }
+                throw Restart(reason: "GetManagedObjects failed: \(e)")
             }
             guard generation == bluezGeneration else { throw Restart(reason: "bluetoothd restarted", immediate: true) }
             objects = loaded
