@@ -132,6 +132,13 @@ extension DBusConnection {
         }
     }
 
+    /// Makes incoming method calls (and property sets) run one at a time in arrival order, as in a
+    /// single-threaded service such as bluetoothd. By default handlers run concurrently.
+    /// Irreversible for this connection.
+    public func handleCallsInOrder() {
+        core.objects.serializeCalls()
+    }
+
     /// Serves `org.freedesktop.DBus.ObjectManager` at `path` for every object below it.
     public func addObjectManager(at path: DBusObjectPath) {
         core.objects.addManager(path)
@@ -180,6 +187,8 @@ final class ObjectRegistry: Sendable {
         var managers: Set<DBusObjectPath> = []
     }
     let state = Locked(State())
+    /// Set when calls are handled one at a time, in arrival order.
+    private let serialJobs = Locked<AsyncStream<@Sendable () async -> Void>.Continuation?>(nil)
 
     static let standardInterfaces = ["org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties"]
 
@@ -226,6 +235,25 @@ final class ObjectRegistry: Sendable {
 
     func removeAll() {
         state.withLock { $0 = State() }
+        serialJobs.withLock { $0?.finish() }
+    }
+
+    /// Switches to in-order handling: each handler finishes before the next call's starts.
+    func serializeCalls() {
+        serialJobs.withLock { jobs in
+            guard jobs == nil else { return }
+            let (stream, continuation) = AsyncStream<@Sendable () async -> Void>.makeStream()
+            jobs = continuation
+            Task {
+                for await job in stream { await job() }
+            }
+        }
+    }
+
+    /// Runs a handler job, concurrently with others or in arrival order.
+    private func run(_ job: @escaping @Sendable () async -> Void) {
+        let serial = serialJobs.withLock { $0 }
+        if let serial { serial.yield(job) } else { Task { await job() } }
     }
 
     func addManager(_ path: DBusObjectPath) {
@@ -294,9 +322,13 @@ final class ObjectRegistry: Sendable {
         }
     }
 
-    // MARK: Dispatch (called on the connection queue)
+    // MARK: Dispatch (`handle` is called on the connection queue; the work runs in tasks)
 
     func handle(_ msg: RawMessage, core: ConnectionCore) {
+        run { await self.process(msg, core) }
+    }
+
+    private func process(_ msg: RawMessage, _ core: ConnectionCore) async {
         let call: DBusMessage
         do {
             call = try msg.snapshot()
@@ -323,7 +355,7 @@ final class ObjectRegistry: Sendable {
             return
         }
         if interface == DBusConnection.propertiesInterface {
-            handleProperties(msg, call, core)
+            await handleProperties(msg, call, core)
             return
         }
 
@@ -355,15 +387,12 @@ final class ObjectRegistry: Sendable {
                   "Type of message, '(\(call.signature))', does not match expected type '(\(method.inSignature))' for \(ifaceName).\(member)")
             return
         }
-        let handler = method.handler
-        Task {
-            let result: Result<[DBusValue], any Error>
-            do { result = .success(try await handler(DBusMethodCall(message: call))) } catch { result = .failure(error) }
-            self.reply(msg, core, result)
-        }
+        let result: Result<[DBusValue], any Error>
+        do { result = .success(try await method.handler(DBusMethodCall(message: call))) } catch { result = .failure(error) }
+        reply(msg, core, result)
     }
 
-    private func handleProperties(_ msg: RawMessage, _ call: DBusMessage, _ core: ConnectionCore) {
+    private func handleProperties(_ msg: RawMessage, _ call: DBusMessage, _ core: ConnectionCore) async {
         func fail(_ name: String, _ text: String) { reply(msg, core, .failure(DBusError(name: name, message: text))) }
         let path = call.path ?? .root
         let member = call.member ?? ""
@@ -411,17 +440,14 @@ final class ObjectRegistry: Sendable {
             fail(DBusError.invalidArgsName, "Property '\(propName)' has type '\(def.signature)', not '\(call.body[2].unwrappingVariants.signature)'")
             return
         }
-        let setter = def.setter
-        Task {
-            do {
-                if let setter { try await setter(value, DBusMethodCall(message: call)) }
-                if let change = try self.store(path, ifaceName, propName, value) {
-                    try self.emitChanged(core, path, ifaceName, propName, value, change)
-                }
-                self.reply(msg, core, .success([]))
-            } catch {
-                self.reply(msg, core, .failure(error))
+        do {
+            if let setter = def.setter { try await setter(value, DBusMethodCall(message: call)) }
+            if let change = try store(path, ifaceName, propName, value) {
+                try emitChanged(core, path, ifaceName, propName, value, change)
             }
+            reply(msg, core, .success([]))
+        } catch {
+            reply(msg, core, .failure(error))
         }
     }
 
