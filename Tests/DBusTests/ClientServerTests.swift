@@ -49,6 +49,11 @@ import Testing
         let reply = try await bus.client.call(destination: bus.server.uniqueName, path: testPath,
                                               interface: testInterface, member: "Echo", arguments: Self.samples)
         #expect(reply == Self.samples.map(Self.normalized))
+        // A large `ay` (several socket buffers: exercises partial writes and the write watch).
+        let big = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let echoed = try await bus.client.call(destination: bus.server.uniqueName, path: testPath,
+                                               interface: testInterface, member: "Echo", arguments: [.bytes(big), .bytes(big)])
+        #expect(echoed == [.bytes(big), .bytes(big)])
         await bus.stop()
     }
 

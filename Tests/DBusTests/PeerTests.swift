@@ -270,6 +270,11 @@ let pythonObserver = pythonConversion + """
         // The private daemon knows this connection.
         #expect(try await c.nameOwner(unique) == unique)
         await c.close()
+        setenv("DBUS_SESSION_BUS_ADDRESS", daemon.address, 1)
+        defer { unsetenv("DBUS_SESSION_BUS_ADDRESS") }
+        let s = try await DBusConnection.open(.session)
+        #expect(try await s.nameOwner(try #require(s.uniqueName)) == s.uniqueName)
+        await s.close()
         await daemon.stop()
     }
 
