@@ -1,5 +1,6 @@
 internal import CDBus
 import Dispatch
+import Glibc
 
 
 /// A connection to a D-Bus message bus (or a peer), integrated with Dispatch.
@@ -175,24 +176,30 @@ final class ConnectionCore: @unchecked Sendable {
         var connection: OpaquePointer?
         var register = true
         var what: String
+        // libdbus reads DBUS_SYSTEM_BUS_ADDRESS / DBUS_SESSION_BUS_ADDRESS only once per process
+        // (at the first dbus_bus_get*), so read them here on every open.
+        var address: String?
         switch bus {
         case .system:
             what = "the system bus"
-            connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &err)
-            register = false
+            address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+            if address == nil { connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &err) }
         case .session:
             what = "the session bus"
-            connection = dbus_bus_get_private(DBUS_BUS_SESSION, &err)
-            register = false
-        case .address(let address, let reg):
-            what = "'\(address)'"
+            address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+            if address == nil { connection = dbus_bus_get_private(DBUS_BUS_SESSION, &err) }
+        case .address(let a, let reg):
+            what = "'\(a)'"
+            address = a
+            register = reg
+        }
+        if let address {
             connection = address.withCString { dbus_connection_open_private($0, &err) }
-            if let c = connection, reg, dbus_bus_register(c, &err) == 0 {
+            if let c = connection, register, dbus_bus_register(c, &err) == 0 {
                 dbus_connection_close(c)
                 dbus_connection_unref(c)
                 connection = nil
             }
-            register = reg
         }
         guard let c = connection else {
             let name = dbus_error_is_set(&err) != 0 ? String(cString: err.name) : DBusError.failedName

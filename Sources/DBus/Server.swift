@@ -53,7 +53,9 @@ public struct DBusProperty: Sendable {
     public var signature: DBusSignature
     public var access: Access
     public var changeSignal: ChangeSignal
-    public var initialValue: DBusValue
+    /// The value at export time; nil means the property does not exist yet (as BlueZ's optional
+    /// properties such as `RSSI`: left out of GetAll, `InvalidArgs` on Get).
+    public var initialValue: DBusValue?
     /// Called when a peer sets the property (after type and access checks). Throw a `DBusError`
     /// to refuse; otherwise the value is stored and `PropertiesChanged` emitted.
     public var setter: (@Sendable (DBusValue, DBusMethodCall) async throws -> Void)?
@@ -65,6 +67,17 @@ public struct DBusProperty: Sendable {
         self.access = access
         self.changeSignal = changeSignal
         self.initialValue = value
+        self.setter = setter
+    }
+
+    /// A property of type `signature` that has no value yet (see `initialValue`).
+    public init(_ name: String, signature: DBusSignature, access: Access = .read, changeSignal: ChangeSignal = .emits,
+                setter: (@Sendable (DBusValue, DBusMethodCall) async throws -> Void)? = nil) {
+        self.name = name
+        self.signature = signature
+        self.access = access
+        self.changeSignal = changeSignal
+        self.initialValue = nil
         self.setter = setter
     }
 }
@@ -103,8 +116,13 @@ extension DBusConnection {
             for m in i.methods { try Names.validateMember(m.name) }
             for p in i.properties {
                 try Names.validateMember(p.name)
-                try p.initialValue.validateSignature()
-                try p.initialValue.validate()
+                guard p.signature.isSingleCompleteType else {
+                    throw DBusError.invalidArgs("property \(p.name) must have a single complete type, not '\(p.signature)'")
+                }
+                if let v = p.initialValue {
+                    try v.validateSignature()
+                    try v.validate()
+                }
             }
         }
         let added = try core.objects.add(path, interfaces)
@@ -132,15 +150,23 @@ extension DBusConnection {
         }
     }
 
+    /// Makes incoming method calls (and property sets) run one at a time in arrival order, as in a
+    /// single-threaded service such as bluetoothd. By default handlers run concurrently.
+    /// Irreversible for this connection.
+    public func handleCallsInOrder() {
+        core.objects.serializeCalls()
+    }
+
     /// Serves `org.freedesktop.DBus.ObjectManager` at `path` for every object below it.
     public func addObjectManager(at path: DBusObjectPath) {
         core.objects.addManager(path)
     }
 
     /// Stores a new property value and emits `PropertiesChanged` if it changed (according to the
-    /// property's `changeSignal`). Throws if the property is unknown or the type differs.
-    public func updateProperty(_ name: String, interface: String, path: DBusObjectPath, value: DBusValue) throws {
-        try value.validate()
+    /// property's `changeSignal`). A nil value removes the property (it is then reported as
+    /// invalidated). Throws if the property is unknown or the type differs.
+    public func updateProperty(_ name: String, interface: String, path: DBusObjectPath, value: DBusValue?) throws {
+        try value?.validate()
         guard let signal = try core.objects.store(path, interface, name, value) else { return }
         try emitPropertiesChanged(path: path, interface: interface, signal: signal, name: name, value: value)
     }
@@ -151,12 +177,12 @@ extension DBusConnection {
     }
 
     func emitPropertiesChanged(path: DBusObjectPath, interface: String, signal: DBusProperty.ChangeSignal,
-                               name: String, value: DBusValue) throws {
+                               name: String, value: DBusValue?) throws {
         switch signal {
-        case .emits:
+        case .emits where value != nil:
             try emitSignal(path: path, interface: Self.propertiesInterface, member: "PropertiesChanged",
-                           arguments: [.string(interface), .stringVariantDictionary([name: value]), .stringArray([])])
-        case .invalidates:
+                           arguments: [.string(interface), .stringVariantDictionary([name: value!]), .stringArray([])])
+        case .emits, .invalidates:
             try emitSignal(path: path, interface: Self.propertiesInterface, member: "PropertiesChanged",
                            arguments: [.string(interface), .stringVariantDictionary([:]), .stringArray([name])])
         case .const, .none:
@@ -180,6 +206,8 @@ final class ObjectRegistry: Sendable {
         var managers: Set<DBusObjectPath> = []
     }
     let state = Locked(State())
+    /// Set when calls are handled one at a time, in arrival order.
+    private let serialJobs = Locked<AsyncStream<@Sendable () async -> Void>.Continuation?>(nil)
 
     static let standardInterfaces = ["org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Properties"]
 
@@ -195,7 +223,7 @@ final class ObjectRegistry: Sendable {
                     throw DBusError.invalidArgs("interface \(i.name) is already exported at \(path)")
                 }
                 var values: [String: DBusValue] = [:]
-                for p in i.properties { values[p.name] = p.initialValue }
+                for p in i.properties { if let v = p.initialValue { values[p.name] = v } }
                 object.interfaces[i.name] = Interface(definition: i, values: values)
                 object.order.append(i.name)
                 added.append((i.name, Self.readable(i, values)))
@@ -226,6 +254,25 @@ final class ObjectRegistry: Sendable {
 
     func removeAll() {
         state.withLock { $0 = State() }
+        serialJobs.withLock { $0?.finish() }
+    }
+
+    /// Switches to in-order handling: each handler finishes before the next call's starts.
+    func serializeCalls() {
+        serialJobs.withLock { jobs in
+            guard jobs == nil else { return }
+            let (stream, continuation) = AsyncStream<@Sendable () async -> Void>.makeStream()
+            jobs = continuation
+            Task {
+                for await job in stream { await job() }
+            }
+        }
+    }
+
+    /// Runs a handler job, concurrently with others or in arrival order.
+    private func run(_ job: @escaping @Sendable () async -> Void) {
+        let serial = serialJobs.withLock { $0 }
+        if let serial { serial.yield(job) } else { Task { await job() } }
     }
 
     func addManager(_ path: DBusObjectPath) {
@@ -246,7 +293,7 @@ final class ObjectRegistry: Sendable {
 
     /// Stores a value; returns the change-signal kind if it changed, nil if unchanged.
     func store(_ path: DBusObjectPath, _ interface: String, _ name: String,
-               _ value: DBusValue) throws(DBusError) -> DBusProperty.ChangeSignal? {
+               _ value: DBusValue?) throws(DBusError) -> DBusProperty.ChangeSignal? {
         try state.withLock { s throws(DBusError) in
             guard var iface = s.objects[path]?.interfaces[interface] else {
                 throw DBusError(name: DBusError.unknownInterfaceName, message: "No interface \(interface) at \(path)")
@@ -254,7 +301,7 @@ final class ObjectRegistry: Sendable {
             guard let def = iface.definition.properties.first(where: { $0.name == name }) else {
                 throw DBusError(name: DBusError.unknownPropertyName, message: "No property \(name) in \(interface)")
             }
-            guard value.signature == def.signature else {
+            if let value, value.signature != def.signature {
                 throw DBusError.invalidArgs("Property \(interface).\(name) has type '\(def.signature)', not '\(value.signature)'")
             }
             if iface.values[name] == value { return nil }
@@ -294,9 +341,13 @@ final class ObjectRegistry: Sendable {
         }
     }
 
-    // MARK: Dispatch (called on the connection queue)
+    // MARK: Dispatch (`handle` is called on the connection queue; the work runs in tasks)
 
     func handle(_ msg: RawMessage, core: ConnectionCore) {
+        run { await self.process(msg, core) }
+    }
+
+    private func process(_ msg: RawMessage, _ core: ConnectionCore) async {
         let call: DBusMessage
         do {
             call = try msg.snapshot()
@@ -323,7 +374,7 @@ final class ObjectRegistry: Sendable {
             return
         }
         if interface == DBusConnection.propertiesInterface {
-            handleProperties(msg, call, core)
+            await handleProperties(msg, call, core)
             return
         }
 
@@ -355,15 +406,12 @@ final class ObjectRegistry: Sendable {
                   "Type of message, '(\(call.signature))', does not match expected type '(\(method.inSignature))' for \(ifaceName).\(member)")
             return
         }
-        let handler = method.handler
-        Task {
-            let result: Result<[DBusValue], any Error>
-            do { result = .success(try await handler(DBusMethodCall(message: call))) } catch { result = .failure(error) }
-            self.reply(msg, core, result)
-        }
+        let result: Result<[DBusValue], any Error>
+        do { result = .success(try await method.handler(DBusMethodCall(message: call))) } catch { result = .failure(error) }
+        reply(msg, core, result)
     }
 
-    private func handleProperties(_ msg: RawMessage, _ call: DBusMessage, _ core: ConnectionCore) {
+    private func handleProperties(_ msg: RawMessage, _ call: DBusMessage, _ core: ConnectionCore) async {
         func fail(_ name: String, _ text: String) { reply(msg, core, .failure(DBusError(name: name, message: text))) }
         let path = call.path ?? .root
         let member = call.member ?? ""
@@ -395,8 +443,12 @@ final class ObjectRegistry: Sendable {
             return
         }
         if member == "Get" {
-            guard def.access != .write, let v = iface.values[propName] else {
+            guard def.access != .write else {
                 fail(DBusError.failedName, "Property '\(propName)' is not readable")
+                return
+            }
+            guard let v = iface.values[propName] else {
+                fail(DBusError.invalidArgsName, "No such property '\(propName)'")
                 return
             }
             reply(msg, core, .success([.variant(v)]))
@@ -411,17 +463,14 @@ final class ObjectRegistry: Sendable {
             fail(DBusError.invalidArgsName, "Property '\(propName)' has type '\(def.signature)', not '\(call.body[2].unwrappingVariants.signature)'")
             return
         }
-        let setter = def.setter
-        Task {
-            do {
-                if let setter { try await setter(value, DBusMethodCall(message: call)) }
-                if let change = try self.store(path, ifaceName, propName, value) {
-                    try self.emitChanged(core, path, ifaceName, propName, value, change)
-                }
-                self.reply(msg, core, .success([]))
-            } catch {
-                self.reply(msg, core, .failure(error))
+        do {
+            if let setter = def.setter { try await setter(value, DBusMethodCall(message: call)) }
+            if let change = try store(path, ifaceName, propName, value) {
+                try emitChanged(core, path, ifaceName, propName, value, change)
             }
+            reply(msg, core, .success([]))
+        } catch {
+            reply(msg, core, .failure(error))
         }
     }
 

@@ -49,6 +49,11 @@ import Testing
         let reply = try await bus.client.call(destination: bus.server.uniqueName, path: testPath,
                                               interface: testInterface, member: "Echo", arguments: Self.samples)
         #expect(reply == Self.samples.map(Self.normalized))
+        // A large `ay` (several socket buffers: exercises partial writes and the write watch).
+        let big = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let echoed = try await bus.client.call(destination: bus.server.uniqueName, path: testPath,
+                                               interface: testInterface, member: "Echo", arguments: [.bytes(big), .bytes(big)])
+        #expect(echoed == [.bytes(big), .bytes(big)])
         await bus.stop()
     }
 
@@ -190,6 +195,29 @@ import Testing
         await bus.daemon.stop()
     }
 
+    @Test func callsCanBeHandledInArrivalOrder() async throws {
+        let bus = try await Bus.start()
+        bus.server.handleCallsInOrder()
+        let log = Locked<[UInt32]>([])
+        try bus.server.export(testPath, interfaces: [DBusInterface(testInterface, methods: [
+            DBusMethod("Append", in: [DBusArgument("n", "u")]) { call in
+                let n = try UInt32(dbusValue: call.arguments[0])
+                // Earlier calls take longer: run concurrently, they would finish out of order.
+                try await Task.sleep(for: .milliseconds(Int(30 - 3 * n)))
+                log.withLock { $0.append(n) }
+                return []
+            },
+            DBusMethod("Log", out: [DBusArgument("log", "au")]) { _ in [log.withLock { $0 }.dbusValue] },
+        ])])
+        for n in UInt32(0)..<10 {
+            try bus.client.callNoReply(destination: bus.server.uniqueName, path: testPath, interface: testInterface,
+                                       member: "Append", arguments: [.uint32(n)])
+        }
+        let r = try await bus.client.call(destination: bus.server.uniqueName, path: testPath, interface: testInterface, member: "Log")
+        #expect(try [UInt32](dbusValue: r[0]) == Array(0..<10))
+        await bus.stop()
+    }
+
     @Test func repeatedConnectAndCloseLeaksNoDescriptors() async throws {
         let daemon = try await DBusTestDaemon.start()
         // Warm up (first connection initializes libdbus globals, dispatch threads).
@@ -208,7 +236,9 @@ import Testing
             #expect(await box.next() == nil)
         }
         #expect(openFDCount() == before)
+        let pid = daemon.pid
         await daemon.stop()
+        #expect(kill(pid, 0) == -1 && errno == ESRCH, "the daemon process is gone after stop()")
     }
 }
 

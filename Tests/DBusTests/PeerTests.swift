@@ -153,12 +153,13 @@ let pythonObserver = pythonConversion + """
                 }
             },
             DBusProperty("Counter", value: .uint32(0), changeSignal: .invalidates),
+            DBusProperty("RSSI", signature: "n"),
         ])])
         let dest = try #require(bus.server.uniqueName)
         let changes = try await bus.client.propertiesChanged(sender: dest, path: testPath, interface: iface)
         #expect(try await bus.client.getProperty(destination: dest, path: testPath, interface: iface, name: "Name") == .string("Curtain"))
         #expect(try await bus.client.getAllProperties(destination: dest, path: testPath, interface: iface)
-                == ["Name": .string("Curtain"), "Position": .byte(0), "Counter": .uint32(0)])
+                == ["Name": .string("Curtain"), "Position": .byte(0), "Counter": .uint32(0)])  // no RSSI yet
         try await bus.client.setProperty(destination: dest, path: testPath, interface: iface, name: "Position", value: .byte(40))
         let c1 = try await next(changes)
         #expect(c1.changed == ["Position": .byte(40)])
@@ -191,6 +192,19 @@ let pythonObserver = pythonConversion + """
             try bus.server.updateProperty("Position", interface: iface, path: testPath, value: .string("wrong type"))
         }
         #expect(try await bus.client.getProperty(destination: dest, path: testPath, interface: iface, name: "Position") == .byte(41))
+        // A property without a value (like BlueZ's RSSI before discovery) is absent until set.
+        do {
+            _ = try await bus.client.getProperty(destination: dest, path: testPath, interface: iface, name: "RSSI")
+            Issue.record("expected InvalidArgs")
+        } catch let e as DBusError { #expect(e.name == DBusError.invalidArgsName) }
+        try bus.server.updateProperty("RSSI", interface: iface, path: testPath, value: .int16(-70))
+        #expect(try await next(changes).changed == ["RSSI": .int16(-70)])
+        #expect(try await bus.client.getAllProperties(destination: dest, path: testPath, interface: iface)["RSSI"] == .int16(-70))
+        try bus.server.updateProperty("RSSI", interface: iface, path: testPath, value: nil)
+        let gone = try await next(changes)
+        #expect(gone.changed.isEmpty)
+        #expect(gone.invalidated == ["RSSI"])
+        #expect(try await bus.client.getAllProperties(destination: dest, path: testPath, interface: iface)["RSSI"] == nil)
         await bus.stop()
     }
 
@@ -270,6 +284,11 @@ let pythonObserver = pythonConversion + """
         // The private daemon knows this connection.
         #expect(try await c.nameOwner(unique) == unique)
         await c.close()
+        setenv("DBUS_SESSION_BUS_ADDRESS", daemon.address, 1)
+        defer { unsetenv("DBUS_SESSION_BUS_ADDRESS") }
+        let s = try await DBusConnection.open(.session)
+        #expect(try await s.nameOwner(try #require(s.uniqueName)) == s.uniqueName)
+        await s.close()
         await daemon.stop()
     }
 
