@@ -5,7 +5,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 BUILD_DIR  := .build/debug
 
-.PHONY: all build test unit-tests integration-tests run deps clean release install uninstall
+.PHONY: all build test unit-tests integration-tests fuzz run deps clean release install uninstall
 
 all: build
 
@@ -17,13 +17,18 @@ build:
 
 # The one test command (README, CI): one debug build serves the Swift unit tests and the
 # integration tests, which drive the real binaries through the real C libraries.
-test: deps build unit-tests integration-tests
+test: deps build unit-tests integration-tests fuzz
 
 unit-tests:
 	$(SWIFT) test --skip-build
 
 integration-tests:
 	ROOMBRIDGE_BIN=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q -p no:cacheprovider Tests/Integration
+
+# A bounded libFuzzer run (AddressSanitizer) over the NDEF decoders; FUZZ_SECONDS=600 for longer.
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/fuzz-ndef.sh $(FUZZ_SECONDS)
 
 # Sets everything up and runs the system on this machine (simulators when no hardware is present).
 run: deps build

@@ -96,7 +96,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         .executableTarget(name: "roombridge-bench", dependencies: [
-            "CShims", "Varlink",
+            "CShims", "Varlink", "NDEF", "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 

@@ -52,6 +52,9 @@ public enum NDEFError: Error, Hashable, Sendable {
     case tlvOutOfBounds(tag: UInt8, offset: Int, length: Int, dataAreaSize: Int)
     /// A TLV block uses a reserved length encoding (3-byte length 0xFFFF).
     case invalidTLVLength(tag: UInt8, offset: Int)
+    /// A Lock/Memory Control TLV reserves bytes (from data-area offset `offset`) inside the NDEF
+    /// message; such tags are not supported.
+    case reservedAreaInsideNDEF(offset: Int)
     /// The data area size is not usable (negative or larger than a Type 2 Tag can be).
     case invalidDataAreaSize(Int)
     /// The encoded NDEF TLV does not fit into the tag's data area.
@@ -105,6 +108,8 @@ extension NDEFError: CustomStringConvertible {
             return "TLV 0x\(hex(tag)) at data-area byte \(offset) declares \(length) bytes, past the end of the \(size)-byte data area; the tag content is damaged."
         case let .invalidTLVLength(tag, offset):
             return "TLV 0x\(hex(tag)) at data-area byte \(offset) uses the reserved length 0xFFFF."
+        case let .reservedAreaInsideNDEF(offset):
+            return "The tag reserves memory (lock or vendor bytes at data-area byte \(offset)) inside the NDEF message; this tag layout is not supported. Use an NTAG213/215/216."
         case let .invalidDataAreaSize(size):
             return "Invalid Type 2 data area size \(size)."
         case let .tooLarge(needed, capacity):

@@ -26,15 +26,17 @@ public enum NDEFRecordContent: Hashable, Sendable {
     case unknown(payload: [UInt8])
 }
 
-/// NFC Forum URI RTD abbreviation table, identifier codes 0x00–0x23 (URI RTD 1.0, Table 3).
-public let uriPrefixes: [String] = [
+extension NDEFRecord {
+    /// NFC Forum URI RTD abbreviation table, identifier codes 0x00–0x23 (URI RTD 1.0, Table 3).
+    public static let uriPrefixes: [String] = [
     "", "http://www.", "https://www.", "http://", "https://", "tel:", "mailto:",
     "ftp://anonymous:anonymous@", "ftp://ftp.", "ftps://", "sftp://", "smb://", "nfs://",
     "ftp://", "dav://", "news:", "telnet://", "imap:", "rtsp://", "urn:", "pop:", "sip:",
     "sips:", "tftp:", "btspp://", "btl2cap://", "btgoep://", "tcpobex://", "irdaobex://",
     "file://", "urn:epc:id:", "urn:epc:tag:", "urn:epc:pat:", "urn:epc:raw:", "urn:epc:",
     "urn:nfc:",
-]
+    ]
+}
 
 extension NDEFRecord {
     /// Well-known type `T`.
@@ -65,10 +67,10 @@ extension NDEFRecord {
     /// A URI record (well-known `U`), using the longest matching abbreviation prefix.
     public static func uri(_ uri: String) -> NDEFRecord {
         var best = 0
-        for (code, prefix) in uriPrefixes.enumerated() where code > 0 {
-            if uri.utf8.starts(with: prefix.utf8), prefix.utf8.count > uriPrefixes[best].utf8.count { best = code }
+        for (code, prefix) in Self.uriPrefixes.enumerated() where code > 0 {
+            if uri.utf8.starts(with: prefix.utf8), prefix.utf8.count > Self.uriPrefixes[best].utf8.count { best = code }
         }
-        let rest = uri.utf8.dropFirst(uriPrefixes[best].utf8.count)
+        let rest = uri.utf8.dropFirst(Self.uriPrefixes[best].utf8.count)
         return NDEFRecord(tnf: .wellKnown, type: uriType, payload: [UInt8(best)] + Array(rest))
     }
 
@@ -177,10 +179,10 @@ extension NDEFRecord {
 
     private func decodeURI() throws(NDEFError) -> NDEFRecordContent {
         guard let code = payload.first else { throw .invalidURI(reason: "URI record payload is empty (no identifier code)") }
-        guard Int(code) < uriPrefixes.count else { throw .invalidURIPrefix(code: code) }
+        guard Int(code) < Self.uriPrefixes.count else { throw .invalidURIPrefix(code: code) }
         guard let rest = String(validating: payload.dropFirst(), as: UTF8.self) else {
             throw .invalidURI(reason: "URI field is not valid UTF-8")
         }
-        return .uri(uriPrefixes[Int(code)] + rest)
+        return .uri(Self.uriPrefixes[Int(code)] + rest)
     }
 }

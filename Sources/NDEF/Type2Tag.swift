@@ -68,7 +68,15 @@ public struct Type2CapabilityContainer: Hashable, Sendable {
 
 /// Known Type 2 tag products and their NDEF formatting.
 public enum Type2TagModel: String, Hashable, Sendable, CaseIterable {
-    case ntag213, ntag215, ntag216, ultralight
+    /// NXP NTAG213: 144 bytes of user memory (pages 4–39).
+    case ntag213
+    /// NXP NTAG215: 496 bytes of user memory (pages 4–129).
+    case ntag215
+    /// NXP NTAG216: 872 bytes of user memory (pages 4–221).
+    case ntag216
+    /// MIFARE Ultralight (MF0ICU1): 48 bytes (pages 4–15); too small for a device record,
+    /// whose MIME type alone takes 38 bytes.
+    case ultralight
 
     /// The CC to write into page 3 when formatting a factory-blank tag.
     public var capabilityContainer: Type2CapabilityContainer {
@@ -98,11 +106,17 @@ public enum Type2Locate: Hashable, Sendable {
 
 /// TLV block tags used in the Type 2 data area.
 public enum Type2TLVTag {
+    /// NULL TLV (padding, no length field).
     public static let null: UInt8 = 0x00
+    /// Lock Control TLV (position of dynamic lock bits).
     public static let lockControl: UInt8 = 0x01
+    /// Memory Control TLV (reserved memory area).
     public static let memoryControl: UInt8 = 0x02
+    /// NDEF Message TLV.
     public static let ndefMessage: UInt8 = 0x03
+    /// Proprietary TLV.
     public static let proprietary: UInt8 = 0xFD
+    /// Terminator TLV (last TLV, no length field).
     public static let terminator: UInt8 = 0xFE
 }
 
@@ -115,9 +129,12 @@ public enum Type2TLVScanner {
     /// data area) and locates the first NDEF Message TLV.
     ///
     /// NULL TLVs are skipped byte by byte; Lock Control, Memory Control, Proprietary and
-    /// unknown TLVs are skipped by their length. Reserved/lock areas announced by Memory/Lock
-    /// Control TLVs are not subtracted from the NDEF value: on NTAG21x and Ultralight the
-    /// dynamic lock bytes lie behind the data area, so the NDEF TLV value is contiguous.
+    /// unknown TLVs are skipped by their length (as nfcpy's tt2.py does). On NTAG21x and
+    /// MIFARE Ultralight (C) the lock bytes lie behind the data area (e.g. Lock Control
+    /// `01 03 A0 10 44` points at tag byte 160, page 40), so the NDEF TLV value is contiguous.
+    /// If a Lock/Memory Control TLV announces a reserved area inside the NDEF value, the value
+    /// would have to be read around it; that layout is refused with
+    /// ``NDEFError/reservedAreaInsideNDEF(offset:)``.
     /// Bytes of `dataArea` beyond `dataAreaSize` are ignored.
     ///
     /// - Parameters:
@@ -128,6 +145,7 @@ public enum Type2TLVScanner {
     public static func locate(in dataArea: [UInt8], dataAreaSize: Int) throws(NDEFError) -> Type2Locate {
         guard dataAreaSize >= 0, dataAreaSize <= maxDataAreaSize else { throw .invalidDataAreaSize(dataAreaSize) }
         let available = min(dataArea.count, dataAreaSize)
+        var reserved: [Range<Int>] = []
         var i = 0
         while true {
             if i >= dataAreaSize { return .noNDEFMessage }
@@ -165,12 +183,29 @@ public enum Type2TLVScanner {
             }
             if tag == Type2TLVTag.ndefMessage {
                 if length == 0 { return .noNDEFMessage }
+                if let area = reserved.first(where: { $0.overlaps(valueStart..<valueEnd) }) {
+                    throw .reservedAreaInsideNDEF(offset: area.lowerBound)
+                }
                 if valueEnd > available { return .needMore(totalBytes: valueEnd) }
                 return .ndef(range: valueStart..<valueEnd)
+            }
+            if (tag == Type2TLVTag.lockControl || tag == Type2TLVTag.memoryControl), length == 3, valueEnd <= available {
+                reserved.append(reservedArea(tag: tag, value: dataArea[valueStart], dataArea[valueStart + 1], dataArea[valueStart + 2]))
             }
             // Lock Control (01), Memory Control (02), Proprietary (FD) and unknown TLVs: skip.
             i = valueEnd
         }
+    }
+
+    /// The data-area byte range announced by a Lock Control (lock bits → bytes) or Memory
+    /// Control TLV: position = page × bytes-per-page + byte offset, counted from tag byte 0
+    /// (the data area starts at byte 16).
+    static func reservedArea(tag: UInt8, value v0: UInt8, _ v1: UInt8, _ v2: UInt8) -> Range<Int> {
+        let bytesPerPage = 1 << Int(v2 & 0x0F)
+        let start = Int(v0 >> 4) * bytesPerPage + Int(v0 & 0x0F) - 16
+        let count = v1 == 0 ? 256 : Int(v1)
+        let size = tag == Type2TLVTag.lockControl ? (count + 7) / 8 : count
+        return start..<(start + size)
     }
 
     /// Locates and decodes the NDEF message in a complete data area.
@@ -188,6 +223,20 @@ public enum Type2TLVScanner {
         case let .ndef(range):
             return try NDEFMessage.decode(Array(dataArea[range]), options: options)
         }
+    }
+}
+
+/// One 4-byte page write to a Type 2 tag.
+public struct Type2PageWrite: Hashable, Sendable {
+    /// Page number (the data area starts at page 4).
+    public var page: Int
+    /// The four bytes to write.
+    public var bytes: [UInt8]
+
+    /// Creates a page write.
+    public init(page: Int, bytes: [UInt8]) {
+        self.page = page
+        self.bytes = bytes
     }
 }
 
@@ -220,6 +269,29 @@ public enum Type2TagImage {
         if out.count < capacity { out.append(Type2TLVTag.terminator) }
         while out.count % pageSize != 0 && out.count < capacity { out.append(Type2TLVTag.null) }
         return out
+    }
+
+    /// The page writes that store `message` from page 4, in a tear-safe order (as nfcpy's
+    /// tt2.py does): first page 4 with the NDEF TLV length set to 0 (a reader that sees a
+    /// half-written tag finds an empty NDEF message), then pages 5…, finally page 4 with the
+    /// real length. Write each with the Type 2 WRITE command (0xA2).
+    ///
+    /// - Throws: ``NDEFError/tooLarge(needed:capacity:)`` as ``dataArea(for:capacity:)``.
+    public static func writeSequence(for message: NDEFMessage, capacity: Int) throws(NDEFError) -> [Type2PageWrite] {
+        let area = try dataArea(for: message, capacity: capacity)
+        var pages: [Type2PageWrite] = []
+        var index = 0
+        while index < area.count {
+            let end = min(index + pageSize, area.count)
+            var page = Array(area[index..<end])
+            while page.count < pageSize { page.append(Type2TLVTag.null) }
+            pages.append(Type2PageWrite(page: 4 + index / pageSize, bytes: page))
+            index = end
+        }
+        guard var first = pages.first else { return [] }
+        let final = first
+        first.bytes[1] = 0
+        return [first] + pages.dropFirst() + [final]
     }
 
     /// Size of the NDEF TLV (header + message) for a message of `messageLength` bytes.

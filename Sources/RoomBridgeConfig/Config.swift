@@ -135,6 +135,16 @@ public let configKeys: [ConfigKey] = [
     ConfigKey("nfc.enabled", .bool(true), "Poll NFC readers."),
     ConfigKey("nfc.readers", .strings([]),
               "Readers as \"name=connstring\" (e.g. \"front=pn532_uart:/dev/nfc/pn532\"); empty uses libnfc's own configuration and scan."),
+    ConfigKey("nfc.modulations", .strings(["iso14443a", "felica212"]),
+              "Modulations polled: iso14443a (NTAG, Ultralight, ISO-A badges), felica212, felica424.") { v in
+        if case .strings(let a) = v {
+            if a.isEmpty { return "must name at least one modulation" }
+            if let bad = a.first(where: { !["iso14443a", "felica212", "felica424"].contains($0) }) {
+                return "has unknown modulation \"\(bad)\"; use iso14443a, felica212 or felica424"
+            }
+        }
+        return nil
+    },
     ConfigKey("curtain.enabled", .bool(true), "Drive a BLE curtain controller through BlueZ."),
     ConfigKey("curtain.address", .string(""),
               "Bluetooth address of the curtain controller; empty picks the first one advertising the curtain service."),

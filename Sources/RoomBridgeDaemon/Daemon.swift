@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NFCReader
 import RoomBridgeConfig
 import RoomBridgeCore
 import RoomBridgeInterfaces
@@ -58,6 +59,7 @@ public enum Daemon {
             JournalAwareLogHandler(label: label, levels: levels, journal: journal)
         }
         let logger = Logger(label: "roombridged")
+        raiseOpenFileLimit(logger)
 
         do {
             return try await runServices(config: config, environment: environment, levels: levels, logger: logger)
@@ -138,12 +140,17 @@ public enum Daemon {
         case .path(let path, _, _): logger.info("listening on \(path)")
         }
 
-        let services: [any Service] = [
-            VarlinkSocketService(server: server, state: state, logger: logger),
-            SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
-                           watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
-                           logger: logger),
-        ]
+        // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
+        // the socket last (Watch clients are told, connections closed, the socket file removed).
+        var services: [any Service] = [VarlinkSocketService(server: server, state: state, logger: logger)]
+        if config.bool("nfc.enabled") {
+            services.append(NFCBridge(readers: NFCBridge.parse(config.strings("nfc.readers")),
+                                      modulations: config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:)),
+                                      state: state, handler: nil, logger: logger))
+        }
+        services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
+                                       watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
+                                       logger: logger))
         let group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -151,6 +158,21 @@ public enum Daemon {
         try await group.run()
         logger.info("stopped")
         return DaemonExit.ok.rawValue
+    }
+
+    /// Raises the soft limit on open files to the hard limit (at most 65536), as servers that
+    /// hold many client connections do; systemd sets a soft limit of 1024 by default.
+    private static func raiseOpenFileLimit(_ logger: Logger) {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65536)
+        if limit.rlim_cur < wanted {
+            limit.rlim_cur = wanted
+            if setrlimit(resource, &limit) != 0 {
+                logger.debug("could not raise the open-file limit: \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
     private static func printError(_ message: String) {

@@ -41,8 +41,18 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
 /// ``VarlinkClientError``.
 public final class VarlinkClient: Sendable {
     public typealias Parameters = [String: JSONValue]
-    /// Receives each reply (or the failure) for one call; returns `true` once the call is done.
-    typealias Expectation = @Sendable (Result<VarlinkReply, any Error>) -> Bool
+    /// What an expectation needs after a reply.
+    enum ExpectationState {
+        /// More replies belong to this call.
+        case waiting
+        /// The call is complete.
+        case done
+        /// The call is complete, and the connection can no longer pair replies with calls.
+        case broken(VarlinkClientError)
+    }
+
+    /// Receives each reply (or the failure) for one call.
+    typealias Expectation = @Sendable (Result<VarlinkReply, any Error>) -> ExpectationState
 
     private let channel: any Channel
     private let handler: NIOLoopBound<ClientHandler>
@@ -53,6 +63,10 @@ public final class VarlinkClient: Sendable {
         self.channel = channel
         self.handler = handler
         self.path = path
+    }
+
+    deinit {
+        channel.close(promise: nil)
     }
 
     /// Connects to the Varlink socket at `path`.
@@ -123,14 +137,21 @@ public final class VarlinkClient: Sendable {
                 _ = submit(VarlinkCall(method: method, parameters: parameters)) { result in
                     switch result {
                     case .success(let reply):
-                        if let error = reply.varlinkError { continuation.resume(throwing: error) }
-                        else { continuation.resume(returning: reply.parameters) }
-                        // A server that streams to a call without `more` violates the protocol;
-                        // the remaining replies are consumed as part of this call.
-                        return !reply.continues || reply.error != nil
+                        if let error = reply.varlinkError {
+                            continuation.resume(throwing: error)
+                        } else if reply.continues {
+                            // Streaming to a call without `more` breaks the reply/call pairing
+                            // for the rest of the connection: give up on it.
+                            let error = VarlinkClientError.protocolError("\(method) sent several replies although the call did not ask for more")
+                            continuation.resume(throwing: error)
+                            return .broken(error)
+                        } else {
+                            continuation.resume(returning: reply.parameters)
+                        }
+                        return .done
                     case .failure(let error):
                         continuation.resume(throwing: error)
-                        return true
+                        return .done
                     }
                 }
             }
@@ -166,14 +187,15 @@ public final class VarlinkClient: Sendable {
                 case .success(let reply):
                     if let error = reply.varlinkError {
                         continuation.finish(throwing: error)
-                        return true
+                        return .done
                     }
                     continuation.yield(reply.parameters)
-                    if !reply.continues { continuation.finish() }
-                    return !reply.continues
+                    if reply.continues { return .waiting }
+                    continuation.finish()
+                    return .done
                 case .failure(let error):
                     continuation.finish(throwing: error)
-                    return true
+                    return .done
                 }
             }
         }
@@ -229,7 +251,13 @@ final class ClientHandler: ChannelInboundHandler {
                 guard let expectation = pending.first else {
                     throw VarlinkClientError.protocolError("reply without a call")
                 }
-                if expectation(.success(reply)) { pending.removeFirst() }
+                switch expectation(.success(reply)) {
+                case .waiting: break
+                case .done: pending.removeFirst()
+                case .broken(let error):
+                    pending.removeFirst()
+                    throw error
+                }
             }
         } catch let error as VarlinkClientError {
             fail(error, context: context)

@@ -26,8 +26,21 @@ struct Bench: ParsableCommand {
     @Option(help: "Seconds of idle to measure CPU over.")
     var idleSeconds = 10.0
 
+    @Option(help: "Taps to time with realistic PN532 timing.")
+    var taps = 30
+
+    @Option(help: "Watch subscribers for the fan-out figure.")
+    var subscribers = 1000
+
+    @Option(help: "Taps to fan out.")
+    var fanOutTaps = 10
+
     func run() throws {
         let work = try TempDir()
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = min(limit.rlim_max, 65536)
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
         var report = Report(command: "swift run -c release roombridge-bench", machine: Machine.describe())
 
         // Start → READY=1, and idle RSS/CPU of the last started daemon.
@@ -64,6 +77,8 @@ struct Bench: ParsableCommand {
                 d.stop()
             }
         }
+        try nfcFigures(&report, work: work.path)
+        try fanOutFigures(&report, work: work.path)
         try report.write(to: output)
         print(report.markdown)
     }

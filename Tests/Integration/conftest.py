@@ -127,6 +127,112 @@ class Daemon:
             self.stderr.close()
 
 
+class PN532Sim:
+    """The PN532 simulator on a pty (pn532-sim run), controlled through its socket."""
+
+    def __init__(self, tmp: pathlib.Path, realistic=False):
+        self.link = str(tmp / "pn532.tty")
+        self.control = str(tmp / "pn532.ctl")
+        args = [binary("pn532-sim"), "run", "--link", self.link, "--control", self.control]
+        if realistic:
+            args.append("--realistic-timing")
+        self.log_path = tmp / "pn532-sim.log"
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log)
+        line = self.proc.stdout.readline().decode()
+        assert "pn532-sim ready" in line, f"simulator did not start: {line!r} {self.log_path.read_text()}"
+
+    def ctl(self, *command) -> str:
+        out = subprocess.run([binary("pn532-sim"), "ctl", "--control", self.control, *command],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0 and out.stdout.startswith("ok"), out.stdout + out.stderr
+        return out.stdout.strip()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class Watcher:
+    """A raw Watch subscription: the first reply (state), then events as they come."""
+
+    def __init__(self, socket_path: str):
+        import json
+        self.json = json
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(socket_path)
+        self.sock.sendall(json.dumps({"method": "io.roombridge.State.Watch", "more": True}).encode() + b"\0")
+        self.buf = b""
+        self.state = self._next(10)["parameters"]["state"]
+
+    def _next(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\0" not in self.buf:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("no reply")
+            self.sock.settimeout(remaining)
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("Watch connection closed")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return self.json.loads(msg)
+
+    def next_event(self, timeout=10.0):
+        reply = self._next(timeout)
+        if "error" in reply:
+            raise AssertionError(f"Watch ended: {reply}")
+        return reply["parameters"]["event"]
+
+    def wait_for(self, predicate, timeout=10.0, what="event"):
+        """Returns the first event matching predicate; fails after timeout."""
+        deadline = time.monotonic() + timeout
+        seen = []
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                e = self.next_event(max(0.01, remaining))
+            except TimeoutError:
+                raise AssertionError(f"no {what} within {timeout}s; saw {[x['kind'] for x in seen]}")
+            seen.append(e)
+            if predicate(e):
+                return e
+
+    def none_within(self, predicate, seconds):
+        """Asserts that no matching event arrives within `seconds`."""
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                e = self.next_event(remaining)
+            except TimeoutError:
+                return
+            assert not predicate(e), f"unexpected event {e}"
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.fixture
+def pn532(tmpdir_path):
+    sim = PN532Sim(tmpdir_path)
+    yield sim
+    sim.close()
+
+
+@pytest.fixture
+def nfc_daemon(daemon_factory, pn532):
+    d = daemon_factory("--nfc-enabled", "--nfc-readers", f"front=pn532_uart:{pn532.link}",
+                       "--nfc-modulations", "iso14443a", "--nfc-modulations", "felica212")
+    return d
+
+
 @pytest.fixture
 def tmpdir_path():
     with tempfile.TemporaryDirectory(prefix="rb-test-") as d:

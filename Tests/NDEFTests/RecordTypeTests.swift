@@ -5,16 +5,16 @@ import Testing
 struct RecordTypeTests {
     @Test("URI prefix table has 36 entries (0x00–0x23) and every code round-trips")
     func uriPrefixTable() throws {
-        #expect(uriPrefixes.count == 0x24)
-        #expect(uriPrefixes[0x02] == "https://www.")
-        #expect(uriPrefixes[0x1D] == "file://")
-        #expect(uriPrefixes[0x23] == "urn:nfc:")
-        for (code, prefix) in uriPrefixes.enumerated() {
+        #expect(NDEFRecord.uriPrefixes.count == 0x24)
+        #expect(NDEFRecord.uriPrefixes[0x02] == "https://www.")
+        #expect(NDEFRecord.uriPrefixes[0x1D] == "file://")
+        #expect(NDEFRecord.uriPrefixes[0x23] == "urn:nfc:")
+        for (code, prefix) in NDEFRecord.uriPrefixes.enumerated() {
             let uri = prefix + "x"
             let record = NDEFRecord.uri(uri)
             #expect(try record.content() == .uri(uri))
             // The longest prefix wins, so the chosen one is at least as long as this one.
-            #expect(uriPrefixes[Int(record.payload[0])].count >= prefix.count, "code \(code)")
+            #expect(NDEFRecord.uriPrefixes[Int(record.payload[0])].count >= prefix.count, "code \(code)")
         }
         #expect(NDEFRecord.uri("urn:epc:id:x").payload[0] == 0x1E)
         #expect(NDEFRecord.uri("urn:x").payload[0] == 0x13)

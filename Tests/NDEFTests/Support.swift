@@ -57,6 +57,7 @@ func caseName(_ error: NDEFError) -> String {
     case .invalidCapabilityContainerLength: "invalidCapabilityContainerLength"
     case .tlvOutOfBounds: "tlvOutOfBounds"
     case .invalidTLVLength: "invalidTLVLength"
+    case .reservedAreaInsideNDEF: "reservedAreaInsideNDEF"
     case .invalidDataAreaSize: "invalidDataAreaSize"
     case .tooLarge: "tooLarge"
     }

@@ -65,7 +65,7 @@ struct Type2Tests {
         ("03 00 FE", 48, "none"),                                  // empty NDEF TLV (factory NTAG)
         ("FE 03 03 D0 00 00", 48, "none"),                         // terminator first
         ("00 00 00 03 03 D0 00 00 FE", 48, "ndef 5..<8"),          // NULL padding
-        ("02 03 00 00 00 FD 02 AA BB 03 03 D0 00 00", 48, "ndef 11..<14"), // memory control + proprietary
+        ("02 03 A0 10 04 FD 02 AA BB 03 03 D0 00 00", 48, "ndef 11..<14"), // memory control (behind the data area) + proprietary
         ("00 00 00 00", 4, "none"),                                // all NULL, end of data area
         ("03 03 D0 00", 48, "more 5"),                             // value not fully read
         ("03 FF", 48, "more 4"),                                   // 3-byte length header incomplete
@@ -75,6 +75,10 @@ struct Type2Tests {
         ("03", 1, "error tlvOutOfBounds"),                         // no room for the length
         ("", -1, "error invalidDataAreaSize"),
         ("", 0, "none"),
+        ("01 03 A0 10 44 03 03 D0 00 00 FE", 144, "ndef 7..<10"),  // Ultralight C lock bytes at tag byte 160: outside
+        ("01 03 18 10 44 03 03 D0 00 00 FE", 144, "error reservedAreaInsideNDEF"), // lock bytes at data byte 8..<10
+        ("02 03 15 02 04 03 03 D0 00 00 FE", 144, "ndef 7..<10"),   // memory control, 2 bytes at data 5..<7: before the NDEF value
+        ("FD 00 05 01 AA 03 00", 48, "none"),                            // proprietary TLV, then an unknown 05 TLV, empty NDEF
     ])
     func tlvVectors(input: String, size: Int, expected: String) {
         let result: String
@@ -118,6 +122,30 @@ struct Type2Tests {
         }
         #expect(try Type2TagImage.dataArea(forMessageBytes: [], capacity: 48) == bytes("03 00 FE 00"))
         #expect(Type2TagImage.tlvSize(messageLength: 254) == 256 && Type2TagImage.tlvSize(messageLength: 255) == 259)
+    }
+
+    @Test("tear-safe write sequence: length 0 first, data pages, then the real length")
+    func writeSequence() throws {
+        let message = NDEFMessage(records: [.uri("tel:1")])  // TLV 03 06 D1 01 02 55 05 31 FE
+        let writes = try Type2TagImage.writeSequence(for: message, capacity: 144)
+        #expect(writes == [
+            Type2PageWrite(page: 4, bytes: bytes("03 00 D1 01")),
+            Type2PageWrite(page: 5, bytes: bytes("02 55 05 31")),
+            Type2PageWrite(page: 6, bytes: bytes("FE 00 00 00")),
+            Type2PageWrite(page: 4, bytes: bytes("03 06 D1 01")),
+        ])
+        // Applying the writes in order to a tag image gives the data area; after the first
+        // write alone the tag reads as empty.
+        var memory = [UInt8](repeating: 0, count: 144)
+        for (n, write) in writes.enumerated() {
+            memory.replaceSubrange((write.page - 4) * 4..<(write.page - 3) * 4, with: write.bytes)
+            if n == 0 { #expect(try Type2TLVScanner.locate(in: memory, dataAreaSize: 144) == .noNDEFMessage) }
+        }
+        #expect(try Type2TLVScanner.decodeMessage(in: memory, dataAreaSize: 144) == message)
+        let large = NDEFMessage(records: [.mime(type: "a/b", payload: [UInt8](repeating: 1, count: 300))])
+        let largeWrites = try Type2TagImage.writeSequence(for: large, capacity: 496)
+        #expect(largeWrites.first?.bytes == bytes("03 00 01 35"))  // 3-byte length hidden behind 00
+        #expect(largeWrites.last?.bytes == bytes("03 FF 01 35"))
     }
 
     @Test("blank tag (no NDEF TLV) and data shorter than the NDEF TLV")

@@ -283,6 +283,33 @@ import Varlink
         await #expect(throws: VarlinkClientError.connectionRefused(path: path)) { try await VarlinkClient.connect(path: path) }
     }
 
+    @Test func systemdActivationEnvironment() throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let s1 = try makeBoundSocket(dir.file("a.sock"), listen: true)
+        let s2 = try makeBoundSocket(dir.file("b.sock"), listen: true)
+        // Consecutive descriptors, like systemd's 3, 4, ...: duplicate them high up.
+        let a = fcntl(s1, F_DUPFD, 800)
+        let b = fcntl(s2, F_DUPFD, a + 1)
+        close(s1)
+        close(s2)
+        defer { close(a); close(b) }
+        try #require(a >= 800 && b == a + 1, "could not place the sockets at consecutive descriptors")
+        typealias Listen = VarlinkServerConfiguration.Listen
+        let pid = getpid()
+        let env = ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "other:varlink"]
+        #expect(Listen.activatedSocket(environment: env, pid: pid, firstDescriptor: a, name: nil) == .inheritedSocket(fileDescriptor: a))
+        #expect(Listen.activatedSocket(environment: env, pid: pid, firstDescriptor: a, name: "varlink") == .inheritedSocket(fileDescriptor: b))
+        #expect(Listen.activatedSocket(environment: env, pid: pid, firstDescriptor: a, name: "missing") == nil)
+        #expect(Listen.activatedSocket(environment: env, pid: pid + 1, firstDescriptor: a, name: nil) == nil)  // meant for another process
+        #expect(Listen.activatedSocket(environment: [:], pid: pid, firstDescriptor: a, name: nil) == nil)
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        #expect(Listen.activatedSocket(environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "1"], pid: pid, firstDescriptor: fds[0], name: nil) == nil)
+        #expect(fcntl(a, F_GETFD) & FD_CLOEXEC != 0)
+    }
+
     @Test func invalidInheritedSocket() async throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)

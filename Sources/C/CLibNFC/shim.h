@@ -1,1 +1,1 @@
-#include <libnfc/nfc.h>
+#include <nfc/nfc.h>

@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import NFCReader
+import RoomBridgeCore
+import ServiceLifecycle
+
+/// Something that acts on taps after they are recorded (lending, tag registration).
+protocol TapHandler: Sendable {
+    func handle(_ tap: Tap, arrival: TagArrival) async
+}
+
+/// Runs the NFC readers (each on its own libnfc thread, inside `NFCReaderService`) and carries
+/// their events into `SystemState`; taps then go to the tap handler.
+struct NFCBridge: Service {
+    /// One configured reader: its name in RoomBridge and its libnfc connstring (nil: libnfc decides).
+    struct Reader: Sendable, Equatable {
+        var name: String
+        var connstring: String?
+    }
+
+    let readers: [Reader]
+    let modulations: [PollModulation]
+    let state: SystemState
+    let handler: (any TapHandler)?
+    let logger: Logger
+
+    /// Parses `nfc.readers` entries: `name=connstring`, or a bare connstring named after its driver.
+    static func parse(_ entries: [String]) -> [Reader] {
+        if entries.isEmpty { return [Reader(name: "reader", connstring: nil)] }
+        return entries.map { entry in
+            if let eq = entry.firstIndex(of: "="), !entry[..<eq].contains(":") {
+                return Reader(name: String(entry[..<eq]), connstring: String(entry[entry.index(after: eq)...]))
+            }
+            return Reader(name: String(entry.split(separator: ":").first ?? "reader"), connstring: entry)
+        }
+    }
+
+    func run() async throws {
+        await state.declareReaders(readers.map(\.name))
+        let configurations = readers.map { ReaderConfiguration(connstring: $0.connstring, modulations: modulations) }
+        let service = NFCReaderService(readers: configurations, logger: Logger(label: "roombridged.nfc"))
+        let names = Dictionary(uniqueKeysWithValues: zip(configurations.map(\.readerID), readers.map(\.name)))
+        service.start()
+        logger.info("polling \(readers.count) NFC reader(s): \(readers.map { "\($0.name)=\($0.connstring ?? "libnfc default")" }.joined(separator: ", "))")
+        await withGracefulShutdownHandler {
+            var arrivals: [String: Date] = [:]
+            for await event in service.events {
+                await handle(event, names: names, arrivals: &arrivals)
+            }
+        } onGracefulShutdown: {
+            // Aborts blocked libnfc calls and closes the devices; the event stream then ends.
+            Task { await service.stop() }
+        }
+        logger.info("NFC readers released")
+    }
+
+    private func handle(_ event: ReaderEvent, names: [String: String], arrivals: inout [String: Date]) async {
+        let now = Date()
+        switch event {
+        case .connected(let id, let device):
+            let name = names[id] ?? id
+            logger.info("reader \(name) connected: \(device)")
+            await state.updateReader(ReaderStatus(name: name, connstring: device, state: .connected, since: now))
+        case .disconnected(let id, let reason):
+            let name = names[id] ?? id
+            logger.warning("reader \(name) disconnected: \(reason); retrying")
+            await state.updateReader(ReaderStatus(name: name, connstring: readers.first { $0.name == name }?.connstring,
+                                                  state: .disconnected, lastError: reason, since: now))
+        case .tagArrived(let arrival):
+            let name = names[arrival.reader] ?? arrival.reader
+            let tap = arrival.tap(readerName: name, at: now)
+            arrivals[arrival.reader] = now
+            logger.info("tap on \(name): \(tap.uid) \(tap.tagType)\(tap.device.map { " device \($0.deviceId)" } ?? "")\(tap.readError.map { " (\($0))" } ?? "")")
+            await state.recordTap(tap)
+            await handler?.handle(tap, arrival: arrival)
+        case .tagRemoved(let id, let uid):
+            let name = names[id] ?? id
+            let since = arrivals.removeValue(forKey: id) ?? now
+            await state.recordRemoval(TagRemoval(reader: name, uid: hexString(uid).uppercased(),
+                                                 presentMillis: now.timeIntervalSince(since) * 1000, at: now))
+        case .tagReadFailed(let id, let uid, let reason):
+            logger.warning("reader \(names[id] ?? id): tag \(hexString(uid).uppercased()) could not be read: \(reason)")
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import NDEF
+import PN532Simulator
+
+/// pn532-sim started for a measurement.
+final class SimulatorProcess {
+    let process: Process
+    let link: String
+    let control: String
+
+    init(bin: String, dir: URL, realistic: Bool) throws {
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        link = dir.appendingPathComponent("pn532.tty").path
+        control = dir.appendingPathComponent("pn532.ctl").path
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: bin).appendingPathComponent("pn532-sim")
+        process.arguments = ["run", "--link", link, "--control", control] + (realistic ? ["--realistic-timing"] : [])
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        guard line.contains("ready") else { throw BenchError("pn532-sim did not start: \(line)") }
+    }
+
+    @discardableResult
+    func ctl(_ command: String) throws -> String {
+        let answer = try ControlClient.send(command, socketPath: control)
+        guard answer.hasPrefix("ok") else { throw BenchError("pn532-sim \(command): \(answer)") }
+        return answer
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// A Watch subscription on a blocking socket.
+final class WatchConnection {
+    let client: BlockingClient
+
+    init(path: String) throws {
+        client = try BlockingClient(path: path)
+        try client.send(Array(#"{"method":"io.roombridge.State.Watch","more":true}"#.utf8) + [0])
+        _ = try client.receive()  // the state
+    }
+
+    /// The next event's kind and the whole event object.
+    func nextEvent() throws -> (kind: String, event: JSONValueLite) {
+        let bytes = try client.receive()
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let kindRange = text.range(of: #""kind":""#) else { throw BenchError("not an event: \(text.prefix(200))") }
+        let rest = text[kindRange.upperBound...]
+        let kind = String(rest.prefix { $0 != "\"" })
+        return (kind, JSONValueLite(text: text))
+    }
+
+    /// Reads events until one of `kind` (and matching `filter`) arrives.
+    func wait(for kind: String, where filter: (JSONValueLite) -> Bool = { _ in true }) throws -> JSONValueLite {
+        while true {
+            let (k, e) = try nextEvent()
+            if k == kind && filter(e) { return e }
+        }
+    }
+}
+
+/// Just enough of an event's text to look for substrings.
+struct JSONValueLite {
+    let text: String
+    func contains(_ s: String) -> Bool { text.contains(s) }
+}
+
+extension Bench {
+    /// The device tag used for the tap figures: an NTAG216 with a URI record and the device record.
+    static func deviceTagSpec(uid: String) throws -> String {
+        let message = try DeviceTagRecord(deviceId: "D-0001", model: "Pixel 7", serial: "SN123456789")
+            .message(uri: "https://roombridge.example/devices/D-0001").encoded()
+        let hex = message.map { String(format: "%02X", $0) }.joined()
+        return #"{"type":"ntag216","uid":"\#(uid)","ndef":"\#(hex)"}"#
+    }
+
+    func nfcFigures(_ report: inout Report, work: URL) throws {
+        let sim = try SimulatorProcess(bin: bin, dir: work.appendingPathComponent("nfc"), realistic: true)
+        defer { sim.stop() }
+        let d = try DaemonProcess.start(bin: bin, dir: work.appendingPathComponent("nfc-daemon"), extraArguments: [
+            "--nfc-enabled", "--nfc-readers", "front=pn532_uart:\(sim.link)", "--nfc-modulations", "iso14443a"])
+        let watch = try WatchConnection(path: d.socketPath)
+        _ = try watch.wait(for: "reader", where: { $0.contains(#""state":"connected""#) })
+        let cpu = d.cpuPercent(over: idleSeconds)
+
+        let spec = try Self.deviceTagSpec(uid: "04A1B2C3D4E5F6")
+        var tapMs: [Double] = [], wireMs: [Double] = [], removalMs: [Double] = []
+        for _ in 0..<taps {
+            try sim.ctl("counters reset")
+            let t0 = monotonicSeconds()
+            try sim.ctl("place \(spec)")
+            _ = try watch.wait(for: "tagArrived")
+            tapMs.append((monotonicSeconds() - t0) * 1000)
+            let counters = try sim.ctl("counters")
+            let bytes = counters.split(separator: " ").dropFirst().compactMap { Int($0.split(separator: "=").last ?? "") }.reduce(0, +)
+            wireMs.append(Double(bytes) * 10 / 115200 * 1000)
+            let t1 = monotonicSeconds()
+            try sim.ctl("remove")
+            _ = try watch.wait(for: "tagRemoved")
+            removalMs.append((monotonicSeconds() - t1) * 1000)
+        }
+        watch.client.close()
+        d.stop()
+
+        // libnfc's own reader on the same simulated tag: nfc-mfultralight reads the whole memory.
+        try sim.ctl("place \(spec)")
+        var mfulMs: [Double] = []
+        for i in 0..<3 {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/nfc-mfultralight")
+            p.arguments = ["r", work.appendingPathComponent("dump\(i).mfd").path]
+            p.environment = ["LIBNFC_DEVICE": "pn532_uart:\(sim.link)", "LIBNFC_AUTO_SCAN": "false", "LIBNFC_LOG_LEVEL": "0"]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            let t0 = monotonicSeconds()
+            try p.run()
+            p.waitUntilExit()
+            if p.terminationStatus == 0 { mfulMs.append((monotonicSeconds() - t0) * 1000) }
+        }
+        report.add(section: "NFC: PN532 simulator with realistic timing (115200-baud UART byte times + RF time)", rows: [
+            Row("tap → Watch event, NTAG216 device tag (ms)", Stats(tapMs), peer: ("wire-time minimum of the bytes exchanged", Stats(wireMs))),
+            Row("tap → Watch event (ms)", Stats(tapMs), peer: ("nfc-mfultralight r, same tag (whole memory)", Stats(mfulMs))),
+            Row("lift → removal event (ms)", Stats(removalMs), peer: nil),
+            Row.single("CPU while polling with no tag (% of a core, \(Int(idleSeconds)) s)", cpu),
+        ])
+    }
+
+    /// Watch fan-out: one tap, delivered to 1,000 subscribers, next to the same with one subscriber.
+    func fanOutFigures(_ report: inout Report, work: URL) throws {
+        let sim = try SimulatorProcess(bin: bin, dir: work.appendingPathComponent("fan"), realistic: false)
+        defer { sim.stop() }
+        let d = try DaemonProcess.start(bin: bin, dir: work.appendingPathComponent("fan-daemon"), extraArguments: [
+            "--nfc-enabled", "--nfc-readers", "front=pn532_uart:\(sim.link)", "--nfc-modulations", "iso14443a",
+            "--socket-max-connections", "\(subscribers + 16)"])
+        defer { d.stop() }
+        let first = try WatchConnection(path: d.socketPath)
+        _ = try first.wait(for: "reader", where: { $0.contains(#""state":"connected""#) })
+        let spec = try Self.deviceTagSpec(uid: "04A1B2C3D4E5F6")
+
+        func measure(_ watchers: [WatchConnection]) throws -> [Double] {
+            var out: [Double] = []
+            for _ in 0..<fanOutTaps {
+                let t0 = monotonicSeconds()
+                try sim.ctl("place \(spec)")
+                for w in watchers {
+                    _ = try w.wait(for: "tagArrived")
+                    out.append((monotonicSeconds() - t0) * 1000)
+                }
+                try sim.ctl("remove")
+                for w in watchers { _ = try w.wait(for: "tagRemoved") }
+            }
+            return out
+        }
+        let one = try measure([first])
+        var many = [first]
+        for _ in 1..<subscribers { many.append(try WatchConnection(path: d.socketPath)) }
+        let all = try measure(many)
+        for w in many { w.client.close() }
+        report.add(section: "Watch fan-out (PN532 simulator without timing)", rows: [
+            Row("tap → Watch event at each of \(subscribers) subscribers (ms)", Stats(all),
+                peer: ("the same with 1 subscriber", Stats(one))),
+        ])
+    }
+}

@@ -1,0 +1,127 @@
+"""NFC end to end: the real roombridged drives libnfc's pn532_uart driver against the PN532
+simulator on a pty. Tag contents are encoded by Python's ndeflib (an independent NDEF encoder)."""
+import json
+import signal
+import subprocess
+import time
+
+import ndef
+import pytest
+
+from conftest import Watcher, binary
+
+DEVICE_MIME = "application/vnd.roombridge.device+json"
+
+
+def device_message(device_id, model="Pixel 7", serial="SN123", extra=()):
+    payload = json.dumps({"v": 1, "deviceId": device_id, "model": model, "serial": serial}).encode()
+    records = [*extra, ndef.Record(DEVICE_MIME, "", payload)]
+    return b"".join(ndef.message_encoder(records)).hex()
+
+
+def spec(uid="04A1B2C3D4E5F6", kind="ntag215", **fields):
+    return json.dumps({"type": kind, "uid": uid, **fields})
+
+
+def wait_reader(w, state="connected", timeout=15):
+    return w.wait_for(lambda e: e["kind"] == "reader" and e["reader"]["state"] == state, timeout, f"reader {state}")
+
+
+def connected_watcher(d):
+    w = Watcher(d.socket_path)
+    if not any(r["state"] == "connected" for r in w.state["readers"]):
+        wait_reader(w)
+    return w
+
+
+def test_tap_gives_one_arrival_with_the_device_record(nfc_daemon, pn532):
+    w = connected_watcher(nfc_daemon)
+    pn532.ctl("place", spec(ndef=device_message("D-0001", extra=[ndef.UriRecord("https://example.com/d/1")])))
+    e = w.wait_for(lambda e: e["kind"] == "tagArrived", what="tap")
+    tap = e["tap"]
+    assert tap["reader"] == "front"
+    assert tap["uid"] == "04A1B2C3D4E5F6"
+    assert tap["tagType"] == "NTAG215"
+    assert tap["atqa"] == "0044" and tap["sak"] == "00"
+    assert tap["device"] == {"deviceId": "D-0001", "model": "Pixel 7", "serial": "SN123"}
+    assert [r["type"] for r in tap["records"]] == ["U", DEVICE_MIME]
+    assert tap["records"][0]["uri"] == "https://example.com/d/1"
+    assert "readError" not in tap
+    # Held on the reader: no repeat.
+    w.none_within(lambda e: e["kind"] == "tagArrived", 1.5)
+    pn532.ctl("remove")
+    r = w.wait_for(lambda e: e["kind"] == "tagRemoved", timeout=2, what="removal")
+    assert r["removal"]["uid"] == "04A1B2C3D4E5F6"
+    # The same tag again is a new tap.
+    pn532.ctl("place", spec(ndef=device_message("D-0001")))
+    again = w.wait_for(lambda e: e["kind"] == "tagArrived", what="second tap")
+    assert again["seq"] > e["seq"]
+    state = json.loads(subprocess.run([binary("roombridgectl"), "status", "--json", "--socket", nfc_daemon.socket_path],
+                                      capture_output=True, text=True).stdout)
+    assert state["lastTap"]["device"]["deviceId"] == "D-0001"
+    assert state["counters"]["taps"] == 2 and state["counters"]["removals"] == 1
+
+
+def test_unknown_tag_reports_uid_type_and_records(nfc_daemon, pn532):
+    w = connected_watcher(nfc_daemon)
+    msg = b"".join(ndef.message_encoder([ndef.TextRecord("hello", "en")])).hex()
+    pn532.ctl("place", spec(uid="04112233445566", kind="ntag213", ndef=msg))
+    tap = w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]
+    assert tap["uid"] == "04112233445566" and tap["tagType"] == "NTAG213"
+    assert "device" not in tap
+    assert tap["records"][0]["text"] == "hello"
+
+
+def test_badges_iso_a_and_felica(nfc_daemon, pn532):
+    w = connected_watcher(nfc_daemon)
+    pn532.ctl("place", "isoa:0A0B0C0D")
+    tap = w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]
+    assert tap["uid"] == "0A0B0C0D" and tap["tagType"] == "ISO14443-A" and tap["records"] == []
+    pn532.ctl("remove")
+    w.wait_for(lambda e: e["kind"] == "tagRemoved")
+    pn532.ctl("place", "felica:0123456789ABCDEF")
+    tap = w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]
+    assert tap["uid"] == "0123456789ABCDEF" and tap["tagType"] == "FeliCa"
+
+
+@pytest.mark.parametrize("data_area,reason", [
+    ("03FF0100D1", "length past the end"),   # NDEF TLV claims 256 bytes
+    ("03" + "20" + "D1" * 32 + "FE", "not an NDEF message"),
+])
+def test_malformed_tag_is_reported_and_reader_carries_on(nfc_daemon, pn532, data_area, reason):
+    w = connected_watcher(nfc_daemon)
+    pn532.ctl("place", spec(uid="04DEADBEEF0001", kind="ntag213", dataArea=data_area))
+    tap = w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]
+    assert tap["uid"] == "04DEADBEEF0001"
+    assert tap.get("readError"), f"{reason}: no readError in {tap}"
+    assert "device" not in tap
+    pn532.ctl("remove")
+    pn532.ctl("place", spec(ndef=device_message("D-0002")))
+    tap = w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]
+    assert tap["device"]["deviceId"] == "D-0002"
+
+
+def test_unplug_and_replug(nfc_daemon, pn532):
+    w = connected_watcher(nfc_daemon)
+    pn532.ctl("unplug")
+    down = wait_reader(w, "disconnected", timeout=5)
+    assert down["reader"]["lastError"]
+    pn532.ctl("replug")
+    t0 = time.monotonic()
+    wait_reader(w, "connected", timeout=5)
+    assert time.monotonic() - t0 < 5
+    pn532.ctl("place", spec(ndef=device_message("D-0003")))
+    assert w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]["device"]["deviceId"] == "D-0003"
+
+
+def test_sigterm_while_polling_exits_zero_quickly(nfc_daemon, pn532):
+    w = connected_watcher(nfc_daemon)
+    w.close()
+    start = time.monotonic()
+    assert nfc_daemon.terminate(signal.SIGTERM) == 0
+    assert time.monotonic() - start < 2.0
+    # The device was released: libnfc's own tool can open it now.
+    out = subprocess.run(["nfc-list"], env={"LIBNFC_DEVICE": f"pn532_uart:{pn532.link}", "LIBNFC_AUTO_SCAN": "false",
+                                            "LIBNFC_LOG_LEVEL": "0", "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=30)
+    assert "device opened" in out.stdout, out.stdout + out.stderr
