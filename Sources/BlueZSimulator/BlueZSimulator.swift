@@ -219,6 +219,8 @@ public actor BlueZSimulator {
     public var deviceSchedule: CurtainSchedule { model.schedule }
     /// True while the link is up.
     public var isConnected: Bool { connected }
+    /// True while a Device1.Connect call is being served.
+    public var isConnecting: Bool { connectPending }
     /// Number of accepted command writes (for tests proving nothing was written).
     public private(set) var writeCount = 0
     /// The bytes of every write to the command characteristic, accepted or not.

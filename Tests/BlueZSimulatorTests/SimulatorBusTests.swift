@@ -87,7 +87,7 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
 
 @Suite(.serialized) struct SimulatorBusTests {
     @Test func connectOrderingMatchesBlueZ() async throws {
-        try await SimRig.with({ $0.resolveDelay = .milliseconds(300) }) { rig in
+        try await SimRig.with({ $0.resolveDelay = .seconds(1) }) { rig in
             let log = SignalLog()
             let signals = try await rig.bus.signals(matching: DBusMatchRule(sender: "org.bluez"))
             let task = Task {
@@ -122,9 +122,10 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
     }
 
     @Test func secondConnectWhilePendingIsRefused() async throws {
-        try await SimRig.with({ $0.connectDelay = .milliseconds(300) }) { rig in
+        try await SimRig.with({ $0.connectDelay = .seconds(1) }) { rig in
             let first = Task { try await rig.call(device, "org.bluez.Device1", "Connect") }
-            try await Task.sleep(for: .milliseconds(50))
+            for _ in 0..<500 where await !rig.sim.isConnecting { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(await rig.sim.isConnecting)
             await expectBlueZError("org.bluez.Error.Failed", "Operation already in progress") {
                 try await rig.call(device, "org.bluez.Device1", "Connect")
             }
