@@ -1,0 +1,67 @@
+/// Bounded exponential backoff for reconnects and transient-error retries (deterministic, no jitter).
+public struct Backoff: Sendable, Hashable {
+    /// First delay.
+    public var initial: Duration
+    /// Growth factor per attempt.
+    public var multiplier: Double
+    /// Upper bound.
+    public var maximum: Duration
+
+    public init(initial: Duration = .milliseconds(250), multiplier: Double = 2, maximum: Duration = .seconds(30)) {
+        self.initial = initial
+        self.multiplier = multiplier
+        self.maximum = maximum
+    }
+
+    /// Delay before retry number `attempt` (1-based).
+    public func delay(attempt: Int) -> Duration {
+        guard attempt > 1 else { return min(initial, maximum) }
+        var d = initial
+        for _ in 1..<min(attempt, 64) {
+            d = d * multiplier
+            if d >= maximum { return maximum }
+        }
+        return d
+    }
+}
+
+/// Classifies BlueZ errors for retry decisions (bleak-retry-connector `TRANSIENT_ERRORS`, bleak `client.py`).
+public enum BlueZErrorClass: Sendable, Hashable {
+    /// Retry soon: radio trouble or BlueZ busy.
+    case transient
+    /// The device object is gone: search again.
+    case deviceMissing
+    /// The adapter cannot do it now (powered off / not ready).
+    case adapterNotReady
+    /// Retrying will not help.
+    case permanent
+
+    /// Classifies a D-Bus error by name and message.
+    public init(name: String, message: String) {
+        switch name {
+        case "org.bluez.Error.InProgress", "org.bluez.Error.AlreadyConnected":
+            self = .transient
+        case "org.bluez.Error.NotReady":
+            self = .adapterNotReady
+        case "org.freedesktop.DBus.Error.UnknownObject", "org.bluez.Error.DoesNotExist":
+            self = .deviceMissing
+        case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
+             "org.freedesktop.DBus.Error.TimedOut":
+            self = .transient
+        case "org.bluez.Error.Failed", "org.bluez.Error.NotConnected":
+            let transientTexts = ["le-connection-abort-by-local", "br-connection-canceled", "le-connection-timeout",
+                                  "le-connection-abort-by-remote", "Operation already in progress",
+                                  "Software caused connection abort", "Not connected", "Not Connected",
+                                  "le-connection-busy", "Input/output error"]
+            if message.contains("adapter-not-powered") {
+                self = .adapterNotReady
+            } else if transientTexts.contains(where: message.contains) {
+                self = .transient
+            } else {
+                self = .permanent
+            }
+        default:
+            self = .permanent
+        }
+    }
+}

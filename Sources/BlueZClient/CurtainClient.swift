@@ -1,0 +1,652 @@
+import CurtainProtocol
+import DBus
+import Logging
+
+/// Settings of the BlueZ curtain client.
+public struct CurtainClientConfiguration: Sendable {
+    /// Adapter name (`hci0`); nil: the first adapter BlueZ exports.
+    public var adapterName: String?
+    /// The curtain's address (`AA:BB:CC:DD:EE:FF`); nil: the first device advertising the curtain service.
+    public var deviceAddress: String?
+    /// Limit for one Device1.Connect call (BlueZ itself may take ~25 s to give up).
+    public var connectTimeout: Duration = .seconds(20)
+    /// Limit for ServicesResolved after the Connect reply.
+    public var resolveTimeout: Duration = .seconds(30)
+    /// Limit for StartNotify / WriteValue / ReadValue calls.
+    public var callTimeout: Duration = .seconds(10)
+    /// Use AcquireNotify (a socket, no Value signals) when BlueZ offers it (`NotifyAcquired` exists), like bleak;
+    /// StartNotify otherwise or when AcquireNotify is refused.
+    public var preferAcquireNotify = true
+    /// Backoff between connection attempts and after a link loss.
+    public var backoff = Backoff(initial: .milliseconds(250), multiplier: 2, maximum: .seconds(30))
+
+    public init(adapterName: String? = nil, deviceAddress: String? = nil) {
+        self.adapterName = adapterName
+        self.deviceAddress = deviceAddress
+    }
+}
+
+/// The BLE curtain over BlueZ's D-Bus API (the adapter side of seeds/001).
+///
+/// ``run()`` keeps a connection to the curtain: it follows `org.bluez` on the bus, caches BlueZ's objects
+/// (GetManagedObjects + InterfacesAdded/Removed + PropertiesChanged), chooses the adapter, searches with a
+/// UUID discovery filter, connects, waits for ServicesResolved, subscribes to the status characteristic
+/// (AcquireNotify where offered, else StartNotify) and
+/// asks for STATUS + SCHEDULE, then adopts what the device notifies. Link loss and bluetoothd restarts lead to
+/// a reconnect with bounded backoff. Commands fail at once with ``CurtainError/notConnected`` while there is
+/// no connection (nothing is queued). See docs/bluez-notes.md for the BlueZ behaviour this relies on.
+public actor CurtainClient {
+    static let bluez = "org.bluez"
+    static let adapterInterface = "org.bluez.Adapter1"
+    static let deviceInterface = "org.bluez.Device1"
+    static let characteristicInterface = "org.bluez.GattCharacteristic1"
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    static let objectManagerInterface = "org.freedesktop.DBus.ObjectManager"
+
+    /// Events for the daemon's `SystemState` (connection, adapter, STATUS, SCHEDULE, errors).
+    public nonisolated let events: AsyncStream<CurtainEvent>
+    private let eventSink: AsyncStream<CurtainEvent>.Continuation
+
+    private let bus: DBusConnection
+    private let configuration: CurtainClientConfiguration
+    private let logger: Logger
+
+    /// The current view of the curtain.
+    public private(set) var snapshot = CurtainSnapshot()
+
+    // Object cache of org.bluez.
+    private var objects: [DBusObjectPath: [String: [String: DBusValue]]] = [:]
+    private var bluezOwner: String?
+    private var bluezGeneration = 0
+    private var cacheLoaded = false
+    private var busIsClosed = false
+
+    // Current link.
+    private var devicePath: DBusObjectPath?
+    private var commandPath: DBusObjectPath?
+    private var statusPath: DBusObjectPath?
+    private var linkUp = false
+    /// Counts links, so packets from an old AcquireNotify socket are ignored.
+    private var linkSerial = 0
+    private var notifyReader: NotifySocketReader?
+    private var reconnectRequested = false
+    /// Set by ``reconnect()``: the next search runs discovery and takes only a device reported during it.
+    private var forceSearch = false
+    /// Devices reported (added, or RSSI/ServiceData changed) since the current discovery started.
+    private var freshDevices: Set<DBusObjectPath> = []
+
+    private var changeWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Creates a client on `bus` (the system bus in production; a private bus with bluez-sim in tests).
+    public init(bus: DBusConnection, configuration: CurtainClientConfiguration = CurtainClientConfiguration(),
+                logger: Logger = Logger(label: "roombridge.curtain")) {
+        self.bus = bus
+        self.configuration = configuration
+        self.logger = logger
+        (events, eventSink) = AsyncStream.makeStream(of: CurtainEvent.self, bufferingPolicy: .bufferingNewest(4096))
+    }
+
+    /// A client on the system bus (where bluetoothd lives), for the daemon.
+    public static func onSystemBus(configuration: CurtainClientConfiguration = CurtainClientConfiguration(),
+                                   logger: Logger = Logger(label: "roombridge.curtain")) async throws -> CurtainClient {
+        CurtainClient(bus: try await DBusConnection.open(.system), configuration: configuration, logger: logger)
+    }
+
+    // MARK: Public API
+
+    /// Keeps the curtain connected until the task is cancelled. Throws only if the bus connection itself is lost
+    /// (then open a new connection and a new client). Call it once per client.
+    public func run() async throws {
+        let signals = try await bus.signals(matching: DBusMatchRule(sender: Self.bluez))
+        let owners = try await bus.nameOwnerChanges(of: Self.bluez)
+        let signalTask = Task { [weak self] in
+            for await message in signals { await self?.ingest(message) }
+            await self?.busClosed()
+        }
+        let ownerTask = Task { [weak self] in
+            for await owner in owners { await self?.ownerChanged(owner) }
+        }
+        defer {
+            signalTask.cancel()
+            ownerTask.cancel()
+            eventSink.finish()
+        }
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                try await connectOnce()
+                attempt = 0
+                try await waitUntilLinkLost()
+            } catch is CancellationError {
+                break
+            } catch let e as BusLost {
+                await linkDown(detail: "the D-Bus connection was lost")
+                throw e.error
+            } catch let stop as Restart {
+                logger.debug("restarting connection cycle: \(stop.reason)")
+                if stop.immediate || reconnectRequested {
+                    reconnectRequested = false
+                    await linkDown(detail: stop.reason)
+                    continue
+                }
+            } catch {
+                logger.info("curtain connection attempt failed: \(error)")
+            }
+            await linkDown(detail: nil)
+            attempt += 1
+            if reconnectRequested {
+                reconnectRequested = false
+                attempt = 0
+                continue
+            }
+            let delay = configuration.backoff.delay(attempt: attempt)
+            do {
+                try await pause(delay) { self.reconnectRequested }
+            } catch {
+                break
+            }
+        }
+        await linkDown(detail: "stopped")
+    }
+
+    /// Sends a command: validated, refused while a wall-switch motion is in progress (manual priority), refused
+    /// at once while not connected, then written with `type=request` so the controller's errors come back.
+    public func send(_ command: CurtainCommand) async throws(CurtainError) {
+        let bytes = try CurtainCommandGate.prepare(command, status: snapshot.status)
+        guard linkUp, let path = commandPath else {
+            report(.error(.notConnected))
+            throw .notConnected
+        }
+        do {
+            try await writeRequest(bytes, to: path)
+        } catch {
+            let mapped = Self.map(error)
+            report(.error(mapped))
+            throw mapped
+        }
+    }
+
+    /// OPEN.
+    public func open() async throws(CurtainError) { try await send(.open) }
+    /// CLOSE.
+    public func close() async throws(CurtainError) { try await send(.close) }
+    /// STOP.
+    public func stop() async throws(CurtainError) { try await send(.stop) }
+    /// MOVE_TO a position, 0–100 % open.
+    public func move(to position: Int) async throws(CurtainError) { try await send(.moveTo(position)) }
+    /// SET_SCHEDULE; the device answers with SCHEDULE, which is then adopted.
+    public func setSchedule(_ schedule: CurtainSchedule) async throws(CurtainError) {
+        try await send(.setSchedule(schedule))
+    }
+    /// SYNC: the device answers with STATUS and SCHEDULE.
+    public func sync() async throws(CurtainError) { try await send(.sync) }
+
+    /// Drops the current link (if any) and searches for the curtain again.
+    public func reconnect() async {
+        let previous = devicePath
+        let wasUp = linkUp
+        reconnectRequested = true
+        forceSearch = true
+        devicePath = nil
+        linkUp = false
+        setConnection(.searching, detail: "reconnect requested")
+        if let previous, wasUp {
+            _ = try? await bus.call(destination: Self.bluez, path: previous, interface: Self.deviceInterface,
+                                    member: "Disconnect", timeout: configuration.callTimeout)
+        }
+        changed()
+    }
+
+    // MARK: Connection cycle
+
+    struct BusLost: Error {
+        var error = DBusError.disconnected("the bus connection of the curtain client closed")
+    }
+
+    struct Restart: Error, CustomStringConvertible {
+        var reason: String
+        var immediate = false
+        var description: String { reason }
+    }
+
+    private func connectOnce() async throws {
+        let generation = try await waitForBlueZ()
+        let adapter = try await waitForAdapter(generation: generation)
+        let device = try await findDevice(adapter: adapter, generation: generation)
+        try await connect(device: device, generation: generation)
+        try await subscribe(device: device, generation: generation)
+    }
+
+    /// Waits for org.bluez, loads its objects.
+    private func waitForBlueZ() async throws -> Int {
+        if busIsClosed { throw BusLost() }
+        if bluezOwner == nil {
+            setAdapter(.serviceUnavailable)
+            setConnection(.disconnected, detail: BluetoothAdapterState.serviceUnavailable.description)
+            try await until(timeout: nil) { () -> Bool? in
+                if self.busIsClosed { throw BusLost() }
+                return self.bluezOwner != nil ? true : nil
+            }
+        }
+        let generation = bluezGeneration
+        if !cacheLoaded {
+            let loaded: [DBusObjectPath: [String: [String: DBusValue]]]
+            do {
+                loaded = try await bus.getManagedObjects(destination: Self.bluez, timeout: configuration.callTimeout)
+            } catch let e as DBusError {
+                if e.name == "org.freedesktop.DBus.Error.AccessDenied" {
+                    report(.error(.bluetooth(name: e.name, message: "access to org.bluez was denied (\(e.message)): "
+                                             + "install the D-Bus policy dbus/roombridge.conf for the service user")))
+                } else {
+                    report(.error(CurtainError.fromBlueZ(name: e.name, message: e.message)))
+                }
+                throw Restart(reason: "GetManagedObjects failed: \(e)")
+            }
+            guard generation == bluezGeneration else { throw Restart(reason: "bluetoothd restarted", immediate: true) }
+            objects = loaded
+            cacheLoaded = true
+        }
+        return generation
+    }
+
+    private func adapterPath() -> DBusObjectPath? {
+        let adapters = objects.filter { $0.value[Self.adapterInterface] != nil }.keys.sorted()
+        if let name = configuration.adapterName {
+            return adapters.first { $0.rawValue == "/org/bluez/" + name }
+        }
+        return adapters.first
+    }
+
+    private func waitForAdapter(generation: Int) async throws -> DBusObjectPath {
+        try await until(timeout: nil) { () -> DBusObjectPath? in
+            try self.checkGeneration(generation)
+            guard let path = self.adapterPath() else {
+                self.setAdapter(.noAdapter)
+                self.setConnection(.disconnected, detail: BluetoothAdapterState.noAdapter.description)
+                return nil
+            }
+            guard self.property(path, Self.adapterInterface, "Powered") == .boolean(true) else {
+                self.setAdapter(.poweredOff(path: path.rawValue))
+                self.setConnection(.disconnected, detail: self.snapshot.adapter.description)
+                return nil
+            }
+            self.setAdapter(.poweredOn(path: path.rawValue))
+            return path
+        }
+    }
+
+    private func matchingDevice(adapter: DBusObjectPath) -> DBusObjectPath? {
+        let candidates = objects.filter { path, ifaces in
+            guard let dev = ifaces[Self.deviceInterface], dev["Adapter"] == .objectPath(adapter) else { return false }
+            if let wanted = configuration.deviceAddress {
+                return (try? dev["Address"]?.string())?.uppercased() == wanted.uppercased()
+            }
+            let uuids = (try? dev["UUIDs"]?.stringArray()) ?? []
+            let serviceData = (try? dev["ServiceData"]?.stringVariantDictionary()) ?? [:]
+            return uuids.contains { CurtainUUID.matches($0, CurtainUUID.service) }
+                || serviceData.keys.contains { CurtainUUID.matches($0, CurtainUUID.service) }
+        }
+        return candidates.keys.sorted().first
+    }
+
+    /// The configured (or first matching) curtain; discovery with a UUID filter while it is not known.
+    private func findDevice(adapter: DBusObjectPath, generation: Int) async throws -> DBusObjectPath {
+        let fresh = forceSearch
+        forceSearch = false
+        if !fresh, let known = matchingDevice(adapter: adapter) {
+            return chooseDevice(known)
+        }
+        setConnection(.searching, detail: nil)
+        freshDevices.removeAll()
+        do {
+            _ = try await bus.call(destination: Self.bluez, path: adapter, interface: Self.adapterInterface,
+                                   member: "SetDiscoveryFilter",
+                                   arguments: [.stringVariantDictionary([
+                                       "UUIDs": .stringArray([CurtainUUID.service]),
+                                       "Transport": .string("le"),
+                                   ])], timeout: configuration.callTimeout)
+            _ = try await bus.call(destination: Self.bluez, path: adapter, interface: Self.adapterInterface,
+                                   member: "StartDiscovery", timeout: configuration.callTimeout)
+        } catch let e as DBusError where e.name == "org.bluez.Error.InProgress" {
+            // Our own session is still running (e.g. after a reconnect request): keep it.
+        } catch let e as DBusError {
+            throw Restart(reason: "discovery failed: \(e)")
+        }
+        defer {
+            Task { [bus, configuration] in
+                _ = try? await bus.call(destination: Self.bluez, path: adapter, interface: Self.adapterInterface,
+                                        member: "StopDiscovery", timeout: configuration.callTimeout)
+            }
+        }
+        let found = try await until(timeout: nil) { () -> DBusObjectPath? in
+            try self.checkGeneration(generation)
+            try self.checkAdapterPowered(adapter)
+            guard let found = self.matchingDevice(adapter: adapter) else { return nil }
+            return !fresh || self.freshDevices.contains(found) ? found : nil
+        }
+        return chooseDevice(found)
+    }
+
+    private func chooseDevice(_ path: DBusObjectPath) -> DBusObjectPath {
+        if devicePath != path {
+            devicePath = path
+            let address = (try? property(path, Self.deviceInterface, "Address")?.string()) ?? path.rawValue
+            let name = try? property(path, Self.deviceInterface, "Name")?.string()
+            report(.device(address: address, name: name))
+        }
+        return path
+    }
+
+    /// Device1.Connect, then ServicesResolved (the reply comes before the GATT objects exist).
+    private func connect(device: DBusObjectPath, generation: Int) async throws {
+        setConnection(.connecting, detail: nil)
+        if property(device, Self.deviceInterface, "Connected") != .boolean(true) {
+            do {
+                _ = try await bus.call(destination: Self.bluez, path: device, interface: Self.deviceInterface,
+                                       member: "Connect", timeout: configuration.connectTimeout)
+            } catch let e as DBusError {
+                if e.name == "org.freedesktop.DBus.Error.NoReply" {
+                    // Cancel the pending attempt as bleak does (Disconnect cancels a pending Connect).
+                    _ = try? await bus.call(destination: Self.bluez, path: device, interface: Self.deviceInterface,
+                                            member: "Disconnect", timeout: configuration.callTimeout)
+                }
+                let kind = BlueZErrorClass(name: e.name, message: e.message)
+                report(.error(CurtainError.fromBlueZ(name: e.name, message: e.message)))
+                switch kind {
+                case .deviceMissing:
+                    devicePath = nil
+                    throw Restart(reason: "device vanished: \(e)", immediate: true)
+                default:
+                    throw Restart(reason: "Connect failed (\(kind)): \(e)")
+                }
+            }
+        }
+        try await until(timeout: configuration.resolveTimeout) { () -> Bool? in
+            try self.checkGeneration(generation)
+            guard self.objects[device]?[Self.deviceInterface] != nil else {
+                throw Restart(reason: "device removed while resolving services")
+            }
+            if self.property(device, Self.deviceInterface, "ServicesResolved") == .boolean(true) { return true }
+            if self.property(device, Self.deviceInterface, "Connected") == .boolean(false) {
+                throw Restart(reason: "disconnected before services were resolved")
+            }
+            return nil
+        }
+    }
+
+    /// Finds the characteristics by UUID, subscribes, then asks for STATUS + SCHEDULE (SYNC).
+    private func subscribe(device: DBusObjectPath, generation: Int) async throws {
+        guard let command = characteristic(CurtainUUID.command, under: device),
+              let status = characteristic(CurtainUUID.status, under: device) else {
+            report(.error(.bluetooth(name: "curtain.NotACurtain",
+                                     message: "the device has no curtain service \(CurtainUUID.service)")))
+            _ = try? await bus.call(destination: Self.bluez, path: device, interface: Self.deviceInterface,
+                                    member: "Disconnect", timeout: configuration.callTimeout)
+            devicePath = nil
+            throw Restart(reason: "not a curtain")
+        }
+        commandPath = command
+        statusPath = status
+        linkSerial += 1
+        do {
+            if !(try await acquireNotify(status)) {
+                _ = try await bus.call(destination: Self.bluez, path: status, interface: Self.characteristicInterface,
+                                       member: "StartNotify", timeout: configuration.callTimeout)
+            }
+            try checkGeneration(generation)
+            linkUp = true
+            // StartNotify may be a no-op when BlueZ kept an earlier session; SYNC makes the device send
+            // STATUS then SCHEDULE in every case, and we adopt them (the device is the source of truth).
+            try await writeRequest(CurtainCommand.sync.encode(), to: command)
+        } catch let e as DBusError {
+            linkUp = false
+            throw Restart(reason: "subscribe failed: \(e)")
+        }
+        setConnection(.connected, detail: nil)
+    }
+
+    private func waitUntilLinkLost() async throws {
+        guard let device = devicePath else { return }
+        let generation = bluezGeneration
+        try await until(timeout: nil) { () -> Bool? in
+            try self.checkGeneration(generation)
+            if self.reconnectRequested { throw Restart(reason: "reconnect requested", immediate: true) }
+            guard self.objects[device]?[Self.deviceInterface] != nil else { throw Restart(reason: "device removed") }
+            if self.property(device, Self.deviceInterface, "ServicesResolved") != .boolean(true)
+                || self.property(device, Self.deviceInterface, "Connected") != .boolean(true) {
+                throw Restart(reason: "link lost")
+            }
+            return nil
+        }
+    }
+
+    /// AcquireNotify when offered; returns false to fall back to StartNotify.
+    private func acquireNotify(_ status: DBusObjectPath) async throws -> Bool {
+        guard configuration.preferAcquireNotify, bus.canPassUnixFDs,
+              property(status, Self.characteristicInterface, "NotifyAcquired") != nil else { return false }
+        let reply: [DBusValue]
+        do {
+            reply = try await bus.call(destination: Self.bluez, path: status, interface: Self.characteristicInterface,
+                                       member: "AcquireNotify", arguments: [.stringVariantDictionary([:])],
+                                       timeout: configuration.callTimeout)
+        } catch let e as DBusError where ["org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted",
+                                          "org.bluez.Error.InProgress"].contains(e.name) {
+            logger.debug("AcquireNotify refused (\(e)); using StartNotify")
+            return false
+        }
+        guard let value = reply.first, let fd = try? value.unixFD() else {
+            throw DBusError.failed("AcquireNotify returned no file descriptor")
+        }
+        let reader = NotifySocketReader(fd: fd.take())
+        notifyReader?.stop()
+        notifyReader = reader
+        let serial = linkSerial
+        Task { [weak self] in
+            for await packet in reader.packets { await self?.adoptNotified(packet, serial: serial) }
+        }
+        return true
+    }
+
+    private func adoptNotified(_ value: [UInt8], serial: Int) {
+        guard serial == linkSerial else { return }
+        for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+    }
+
+    private func linkDown(detail: String?) async {
+        notifyReader?.stop()
+        notifyReader = nil
+        linkSerial += 1
+        linkUp = false
+        commandPath = nil
+        statusPath = nil
+        if snapshot.connection != .disconnected {
+            setConnection(.disconnected, detail: detail ?? "link lost; reconnecting")
+        }
+    }
+
+    // MARK: GATT helpers
+
+    private func characteristic(_ uuid: String, under device: DBusObjectPath) -> DBusObjectPath? {
+        objects.filter { path, ifaces in
+            guard path.isDescendant(of: device), let c = ifaces[Self.characteristicInterface],
+                  let u = try? c["UUID"]?.string() else { return false }
+            return CurtainUUID.matches(u, uuid)
+        }.keys.sorted().first
+    }
+
+    private func writeRequest(_ bytes: [UInt8], to path: DBusObjectPath) async throws {
+        var attempts = 0
+        while true {
+            do {
+                _ = try await bus.call(destination: Self.bluez, path: path, interface: Self.characteristicInterface,
+                                       member: "WriteValue",
+                                       arguments: [.bytes(bytes), .stringVariantDictionary(["type": .string("request")])],
+                                       timeout: configuration.callTimeout)
+                return
+            } catch let e as DBusError where e.name == "org.bluez.Error.InProgress" && attempts < 20 {
+                // Another write is pending on the characteristic (gatt-client.c); bleak retries after 10 ms.
+                attempts += 1
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
+    static func map(_ error: any Error) -> CurtainError {
+        if let e = error as? DBusError {
+            if e.name == DBusError.disconnectedName { return .bluetoothServiceUnavailable }
+            return CurtainError.fromBlueZ(name: e.name, message: e.message)
+        }
+        if error is CancellationError { return .timeout("cancelled") }
+        return .bluetooth(name: "unknown", message: "\(error)")
+    }
+
+    // MARK: Signals and cache
+
+    private func ownerChanged(_ owner: DBusNameOwner) {
+        let newOwner: String?
+        switch owner {
+        case .owned(let name): newOwner = name
+        case .unowned: newOwner = nil
+        }
+        guard newOwner != bluezOwner else { return }
+        bluezOwner = newOwner
+        bluezGeneration += 1
+        objects.removeAll()
+        cacheLoaded = false
+        linkUp = false
+        if newOwner == nil {
+            setAdapter(.serviceUnavailable)
+            setConnection(.disconnected, detail: BluetoothAdapterState.serviceUnavailable.description)
+        }
+        changed()
+    }
+
+    private func ingest(_ message: DBusMessage) {
+        guard let member = message.member, let path = message.path else { return }
+        switch (message.interface, member) {
+        case (Self.propertiesInterface, "PropertiesChanged"):
+            guard message.body.count >= 2, case .string(let iface) = message.body[0],
+                  let changedProps = try? message.body[1].stringVariantDictionary() else { return }
+            let invalidated = (message.body.count > 2 ? try? message.body[2].stringArray() : nil) ?? []
+            if iface == Self.deviceInterface, changedProps["RSSI"] != nil || changedProps["ServiceData"] != nil {
+                freshDevices.insert(path)
+            }
+            if objects[path]?[iface] != nil {
+                for (k, v) in changedProps { objects[path]?[iface]?[k] = v }
+                for k in invalidated { objects[path]?[iface]?[k] = nil }
+            }
+            if iface == Self.characteristicInterface, path == statusPath, case .bytes(let value)? = changedProps["Value"] {
+                for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+            }
+        case (Self.objectManagerInterface, "InterfacesAdded"):
+            guard message.body.count == 2, case .objectPath(let p) = message.body[0],
+                  let ifaces = try? message.body[1].interfacesAndProperties() else { return }
+            for (name, props) in ifaces { objects[p, default: [:]][name] = props }
+            if ifaces[Self.deviceInterface] != nil { freshDevices.insert(p) }
+        case (Self.objectManagerInterface, "InterfacesRemoved"):
+            guard message.body.count == 2, case .objectPath(let p) = message.body[0],
+                  let names = try? message.body[1].stringArray() else { return }
+            for name in names { objects[p]?[name] = nil }
+            if objects[p]?.isEmpty == true { objects[p] = nil }
+        default:
+            return
+        }
+        changed()
+    }
+
+    private func property(_ path: DBusObjectPath, _ iface: String, _ name: String) -> DBusValue? {
+        objects[path]?[iface]?[name]
+    }
+
+    private func busClosed() {
+        busIsClosed = true
+        changed()
+    }
+
+    private func checkGeneration(_ generation: Int) throws {
+        if busIsClosed { throw BusLost() }
+        if generation != bluezGeneration || bluezOwner == nil {
+            throw Restart(reason: "bluetoothd restarted or left the bus", immediate: bluezOwner != nil)
+        }
+    }
+
+    private func checkAdapterPowered(_ adapter: DBusObjectPath) throws {
+        guard objects[adapter]?[Self.adapterInterface] != nil else { throw Restart(reason: "adapter removed", immediate: true) }
+        if property(adapter, Self.adapterInterface, "Powered") != .boolean(true) {
+            throw Restart(reason: "adapter powered off", immediate: true)
+        }
+    }
+
+    // MARK: Events
+
+    private func report(_ event: CurtainEvent) {
+        let changed = snapshot.apply(event)
+        switch event {
+        case .error, .deviceError, .device: eventSink.yield(event)
+        default: if changed { eventSink.yield(event) }
+        }
+    }
+
+    private func setConnection(_ state: CurtainConnectionState, detail: String?) {
+        guard snapshot.connection != state else { return }
+        if state != .connected { linkUp = false }
+        report(.connection(state, detail: detail))
+    }
+
+    private func setAdapter(_ state: BluetoothAdapterState) {
+        report(.adapter(state))
+    }
+
+    // MARK: Waiting
+
+    private func changed() {
+        let waiters = changeWaiters
+        changeWaiters.removeAll()
+        for w in waiters { w.resume() }
+    }
+
+    /// Re-evaluates `check` after every cache/state change until it returns a value or throws; throws
+    /// ``CurtainError/timeout(_:)`` after `timeout`.
+    @discardableResult
+    private func until<T>(timeout: Duration?, _ check: () throws -> T?) async throws -> T {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now + $0 }
+        let timer = startTimer(deadline)
+        defer { timer?.cancel() }
+        while true {
+            try Task.checkCancellation()
+            if let value = try check() { return value }
+            if let deadline, clock.now >= deadline { throw CurtainError.timeout("no answer from BlueZ in time") }
+            await nextChange()
+        }
+    }
+
+    /// Waits `delay`, returning early when `wake` becomes true.
+    private func pause(_ delay: Duration, wake: () -> Bool) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + delay
+        let timer = startTimer(deadline)
+        defer { timer?.cancel() }
+        while clock.now < deadline, !wake() {
+            try Task.checkCancellation()
+            await nextChange()
+        }
+    }
+
+    private func startTimer(_ deadline: ContinuousClock.Instant?) -> Task<Void, Never>? {
+        deadline.map { d in
+            Task { [weak self] in
+                try? await Task.sleep(until: d, clock: ContinuousClock())
+                await self?.changed()
+            }
+        }
+    }
+
+    private func nextChange() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { changeWaiters.append($0) }
+        } onCancel: {
+            Task { [weak self] in await self?.changed() }
+        }
+    }
+}

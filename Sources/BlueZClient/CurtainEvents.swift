@@ -1,0 +1,106 @@
+import CurtainProtocol
+
+/// The link to the curtain as the daemon shows it (seeds/001: searching / connected / disconnected).
+public enum CurtainConnectionState: String, Sendable, Hashable, CustomStringConvertible {
+    /// Looking for the curtain (discovery running or waiting for it to appear).
+    case searching
+    /// Connecting / resolving services / subscribing.
+    case connecting
+    /// Subscribed; commands are accepted.
+    case connected
+    /// Not connected (Bluetooth unavailable, adapter off, or waiting before a retry).
+    case disconnected
+
+    public var description: String { rawValue }
+}
+
+/// The local Bluetooth side (BlueZ and its adapter).
+public enum BluetoothAdapterState: Sendable, Hashable, CustomStringConvertible {
+    /// Not known yet.
+    case unknown
+    /// `org.bluez` has no owner on the bus: bluetoothd is not running.
+    case serviceUnavailable
+    /// BlueZ runs but exports no (matching) adapter.
+    case noAdapter
+    /// The adapter exists but is powered off.
+    case poweredOff(path: String)
+    /// The adapter is on.
+    case poweredOn(path: String)
+
+    public var description: String {
+        switch self {
+        case .unknown: "unknown"
+        case .serviceUnavailable: "bluetoothd (org.bluez) is not running: start the bluetooth service"
+        case .noAdapter: "no Bluetooth adapter: plug one in or check the configured adapter name"
+        case .poweredOff(let p): "Bluetooth adapter \(p) is powered off: power it on (bluetoothctl power on)"
+        case .poweredOn(let p): "Bluetooth adapter \(p) is on"
+        }
+    }
+}
+
+/// Something that changed about the curtain, for the daemon's `SystemState`.
+public enum CurtainEvent: Sendable, Hashable {
+    /// The link state changed; `detail` says why (user readable), e.g. "adapter powered off".
+    case connection(CurtainConnectionState, detail: String?)
+    /// The adapter / BlueZ availability changed.
+    case adapter(BluetoothAdapterState)
+    /// A curtain was chosen (address and advertised name).
+    case device(address: String, name: String?)
+    /// A STATUS frame: motion, position, target, manual and schedule flags (the device is the source of truth).
+    case status(CurtainStatus)
+    /// A SCHEDULE frame: the device's schedule, to be adopted.
+    case schedule(CurtainSchedule)
+    /// An ERROR frame from the controller (a bad write-without-response).
+    case deviceError(opcode: UInt8, code: CurtainErrorCode)
+    /// An error the user should see (last error).
+    case error(CurtainError)
+}
+
+/// The client's view of the curtain; updated only from frames the device sends and link events.
+public struct CurtainSnapshot: Sendable, Hashable {
+    public var connection: CurtainConnectionState = .disconnected
+    public var adapter: BluetoothAdapterState = .unknown
+    public var deviceAddress: String?
+    public var deviceName: String?
+    /// Latest STATUS adopted from the device (nil until the first one after a connect).
+    public var status: CurtainStatus?
+    /// Latest SCHEDULE adopted from the device.
+    public var schedule: CurtainSchedule?
+    public var lastError: CurtainError?
+
+    public init() {}
+
+    /// Applies an event (the same one the stream delivers); returns false when nothing changed.
+    @discardableResult
+    public mutating func apply(_ event: CurtainEvent) -> Bool {
+        let before = self
+        switch event {
+        case .connection(let c, _):
+            connection = c
+        case .adapter(let a): adapter = a
+        case .device(let address, let name):
+            deviceAddress = address
+            deviceName = name
+        case .status(let s): status = s
+        case .schedule(let s): schedule = s
+        case .deviceError(let op, let code):
+            lastError = .bluetooth(name: "curtain.ERROR", message: "the controller refused opcode \(op): \(code)")
+        case .error(let e): lastError = e
+        }
+        return before != self
+    }
+
+    /// Decodes a value notified (or read) on the status characteristic into events.
+    /// Malformed frames become an `.error` event (they are not adopted).
+    public static func events(fromStatusValue bytes: [UInt8]) -> [CurtainEvent] {
+        do throws(CurtainDecodeError) {
+            switch try CurtainFrame.decode(bytes) {
+            case .status(let s): return [.status(s)]
+            case .schedule(let s): return [.schedule(s)]
+            case .error(let op, let code): return [.deviceError(opcode: op, code: code)]
+            }
+        } catch {
+            return [.error(.bluetooth(name: "curtain.BadFrame", message: "ignored a malformed frame: \(error)"))]
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import BlueZSimulator
+import CurtainProtocol
+import DBus
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct BlueZSim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bluez-sim",
+        abstract: "A BlueZ (bluetoothd) stand-in with one adapter and one BLE curtain, on a private D-Bus bus.",
+        subcommands: [Run.self, Ctl.self],
+        defaultSubcommand: Run.self)
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the simulator (never on the machine's system bus).",
+        discussion: """
+        Without --bus-address a private dbus-daemon is started and its address printed as
+        DBUS_SYSTEM_BUS_ADDRESS=…; point roombridged or bluetoothctl at it with that variable.
+        """)
+
+    @Option(help: "Address of a private bus to join (e.g. unix:path=/tmp/x/bus).")
+    var busAddress: String?
+    @Option(help: "Path of the control socket.")
+    var control: String = "/tmp/bluez-sim.sock"
+    @Option(help: "Simulated time of day at start, HH:MM.")
+    var time: String = "08:00"
+    @Option(help: "Motor speed in percent per second.")
+    var speed: Double = 10
+    @Option(help: "Simulated seconds per real second (0: clock only moves with `ctl advance`).")
+    var timeScale: Double = 1
+    @Option(help: "Initial position, percent open.")
+    var position: Int = 0
+    @Option(help: "Curtain address.")
+    var deviceAddress: String = "C4:7C:8D:6A:3E:21"
+    @Flag(help: "Behave like BlueZ with [GATT] Cache = no (GATT objects removed on disconnect).")
+    var noGattCache = false
+    @Flag(help: "bluetoothd already knows the curtain at start.")
+    var known = false
+
+    func run() async throws {
+        let start: CurtainTime
+        do { start = try CurtainTime(parsing: time) } catch { throw ValidationError("--time: \(error)") }
+        guard (0...100).contains(position) else { throw ValidationError("--position must be 0…100") }
+        var config = BlueZSimulator.Configuration()
+        config.startTimeOfDay = Double(start.minutesSinceMidnight * 60)
+        config.speed = speed
+        config.timeScale = timeScale
+        config.initialPosition = position
+        config.deviceAddress = deviceAddress.uppercased()
+        config.gattCacheAlways = !noGattCache
+        config.deviceKnownAtStart = known
+
+        var daemon: DBusTestDaemon?
+        let address: String
+        if let busAddress {
+            guard !busAddress.contains("/run/dbus/system_bus_socket") else {
+                throw ValidationError("refusing to join the machine's system bus: bluez-sim only runs on a private bus "
+                                      + "(omit --bus-address to start one)")
+            }
+            address = busAddress
+        } else {
+            let d = try await DBusTestDaemon.start()
+            daemon = d
+            address = d.address
+        }
+        let sim = BlueZSimulator(busAddress: address, configuration: config)
+        try await sim.start()
+        let server = try ControlServer(path: control, simulator: sim)
+        print("DBUS_SYSTEM_BUS_ADDRESS=\(address)")
+        print("control socket: \(control)")
+        fflush(nil)
+        await waitForTermination()
+        server.stop()
+        await sim.stop()
+        await daemon?.stop()
+    }
+}
+
+struct Ctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a control command to a running simulator.",
+        discussion: """
+        Commands: press open|close|stop; drop-link; vanish; reappear; restart-bluetoothd [ms];
+        power on|off; fail-writes N [NAME [TEXT]]; fail-connects N [NAME [TEXT]];
+        schedule OPEN CLOSE (HH:MM, HH:MM/off or off); advance SECONDS; status.
+        """)
+
+    @Option(help: "Path of the control socket.")
+    var control: String = "/tmp/bluez-sim.sock"
+    @Argument(parsing: .captureForPassthrough)
+    var command: [String]
+
+    func run() throws {
+        let answer = try ControlServer.send(command.joined(separator: " "), to: control)
+        print(answer)
+        if answer.hasPrefix("error") { throw ExitCode.failure }
+    }
+}
+
+/// Returns on SIGINT or SIGTERM.
+func waitForTermination() async {
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let queue = DispatchQueue(label: "bluez-sim.signals")
+    let (stream, cont) = AsyncStream<Void>.makeStream()
+    let sources = [SIGINT, SIGTERM].map { sig in
+        let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+        s.setEventHandler { cont.yield() }
+        s.resume()
+        return s
+    }
+    for await _ in stream { break }
+    sources.forEach { $0.cancel() }
+}

@@ -1,0 +1,294 @@
+import CurtainProtocol
+import DBus
+import Foundation
+import Testing
+@testable import BlueZSimulator
+
+let adapter: DBusObjectPath = "/org/bluez/hci0"
+let device: DBusObjectPath = "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21"
+let commandChar: DBusObjectPath = "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21/service000a/char000b"
+let statusChar: DBusObjectPath = "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21/service000a/char000d"
+
+/// Collects signals from org.bluez in arrival order.
+actor SignalLog {
+    var entries: [String] = []
+    func add(_ s: String) { entries.append(s) }
+}
+
+/// A private bus with the simulator and a raw client connection.
+struct SimRig {
+    let daemon: DBusTestDaemon
+    let sim: BlueZSimulator
+    let bus: DBusConnection
+
+    static func with(_ configure: (inout BlueZSimulator.Configuration) -> Void = { _ in },
+                     _ body: (SimRig) async throws -> Void) async throws {
+        let daemon = try await DBusTestDaemon.start()
+        var config = BlueZSimulator.Configuration()
+        config.timeScale = 0
+        config.deviceKnownAtStart = true
+        configure(&config)
+        let sim = BlueZSimulator(busAddress: daemon.address, configuration: config)
+        let rig: SimRig
+        do {
+            try await sim.start()
+            rig = SimRig(daemon: daemon, sim: sim, bus: try await DBusConnection.open(.address(daemon.address)))
+        } catch {
+            await sim.stop()
+            await daemon.stop()
+            throw error
+        }
+        do { try await body(rig) } catch {
+            await rig.teardown()
+            throw error
+        }
+        await rig.teardown()
+    }
+
+    func teardown() async {
+        await bus.close()
+        await sim.stop()
+        await daemon.stop()
+    }
+
+    @discardableResult
+    func call(_ path: DBusObjectPath, _ iface: String, _ member: String, _ args: [DBusValue] = []) async throws -> [DBusValue] {
+        try await bus.call(destination: "org.bluez", path: path, interface: iface, member: member, arguments: args,
+                           timeout: .seconds(5))
+    }
+
+    func write(_ bytes: [UInt8], type: String = "request") async throws {
+        try await call(commandChar, "org.bluez.GattCharacteristic1", "WriteValue",
+                       [.bytes(bytes), .stringVariantDictionary(["type": .string(type)])])
+    }
+
+    func connectAndResolve() async throws {
+        try await call(device, "org.bluez.Device1", "Connect")
+        for _ in 0..<500 {
+            if try await bus.getProperty(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
+                                         name: "ServicesResolved") == .boolean(true) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("ServicesResolved never became true")
+    }
+}
+
+func expectBlueZError(_ name: String, _ message: String, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected \(name) \"\(message)\", got success")
+    } catch let e as DBusError {
+        #expect(e.name == name)
+        #expect(e.message == message)
+    } catch {
+        Issue.record("unexpected error \(error)")
+    }
+}
+
+@Suite(.serialized) struct SimulatorBusTests {
+    @Test func connectOrderingMatchesBlueZ() async throws {
+        try await SimRig.with({ $0.resolveDelay = .seconds(1) }) { rig in
+            let log = SignalLog()
+            let signals = try await rig.bus.signals(matching: DBusMatchRule(sender: "org.bluez"))
+            let task = Task {
+                for await m in signals {
+                    if m.member == "PropertiesChanged", let props = try? m.body[1].stringVariantDictionary() {
+                        for (k, v) in props where ["Connected", "ServicesResolved"].contains(k) {
+                            await log.add("\(k)=\(v)")
+                        }
+                    } else if m.member == "InterfacesAdded", case .objectPath(let p)? = m.body.first {
+                        await log.add("added \(p.rawValue.split(separator: "/").last ?? "")")
+                    }
+                }
+            }
+            defer { task.cancel() }
+            try await rig.call(device, "org.bluez.Device1", "Connect")
+            // The reply comes before the GATT objects exist (device.c att_connect_cb).
+            let objects = try await rig.bus.getManagedObjects(destination: "org.bluez")
+            #expect(objects[statusChar] == nil)
+            #expect(objects[device]?["org.bluez.Device1"]?["Connected"] == .boolean(true))
+            #expect(objects[device]?["org.bluez.Device1"]?["ServicesResolved"] == .boolean(false))
+            for _ in 0..<300 where await !log.entries.contains("ServicesResolved=true") {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(await log.entries == ["Connected=true", "added service000a", "added char000b", "added char000d",
+                                          "added desc000f", "ServicesResolved=true"])
+            try await rig.call(device, "org.bluez.Device1", "Disconnect")
+            for _ in 0..<300 where await !log.entries.contains("Connected=false") {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(await Array(log.entries.suffix(2)) == ["ServicesResolved=false", "Connected=false"])
+        }
+    }
+
+    @Test func secondConnectWhilePendingIsRefused() async throws {
+        try await SimRig.with({ $0.connectDelay = .seconds(1) }) { rig in
+            let first = Task { try await rig.call(device, "org.bluez.Device1", "Connect") }
+            for _ in 0..<500 where await !rig.sim.isConnecting { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(await rig.sim.isConnecting)
+            await expectBlueZError("org.bluez.Error.Failed", "Operation already in progress") {
+                try await rig.call(device, "org.bluez.Device1", "Connect")
+            }
+            _ = try await first.value
+            // Already connected: an immediate empty reply.
+            #expect(try await rig.call(device, "org.bluez.Device1", "Connect").isEmpty)
+        }
+    }
+
+    @Test func attErrorsAndBlueZTexts() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            await expectBlueZError("org.bluez.Error.Failed", "Operation failed with ATT error: 0x13") {
+                try await rig.write([0x04, 101])
+            }
+            await expectBlueZError("org.bluez.Error.Failed", "Operation failed with ATT error: 0x80") {
+                try await rig.write([0x09])
+            }
+            await expectBlueZError("org.bluez.Error.InvalidArguments", "Invalid Length") {
+                try await rig.write([0x04])
+            }
+            await expectBlueZError("org.bluez.Error.NotPermitted", "Read not permitted") {
+                try await rig.call(commandChar, "org.bluez.GattCharacteristic1", "ReadValue", [.stringVariantDictionary([:])])
+            }
+            await expectBlueZError("org.bluez.Error.Failed", "No notify session started") {
+                try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StopNotify")
+            }
+            #expect(await rig.sim.writeCount == 0)
+            try await rig.write([0x04, 40])
+            #expect(await rig.sim.deviceStatus == CurtainStatus(motion: .opening, position: 0, target: 40))
+            let read = try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "ReadValue",
+                                          [.stringVariantDictionary([:])])
+            #expect(read == [.bytes([0x81, 1, 0, 40, 0])])
+        }
+    }
+
+    @Test func writeWithoutResponseErrorsComeAsErrorFrames() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            let changes = try await rig.bus.propertiesChanged(sender: "org.bluez", path: statusChar)
+            try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+            try await rig.write([0x04, 200], type: "command") // succeeds at the D-Bus level
+            var frames: [[UInt8]] = []
+            for await c in changes {
+                if case .bytes(let b)? = c.changed["Value"] { frames.append(b) }
+                if frames.count == 3 { break }
+            }
+            // STATUS + SCHEDULE on subscription, then ERROR op=04 ec=03.
+            #expect(frames.map(\.first) == [0x81, 0x82, 0x83])
+            #expect(frames.last == [0x83, 0x04, 0x03])
+        }
+    }
+
+    @Test func acquireNotifyDeliversPacketsAndClosesOnDisconnect() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            let reply = try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "AcquireNotify",
+                                           [.stringVariantDictionary([:])])
+            #expect(reply.count == 2 && reply.last == .uint16(247))
+            let fd = try #require(try? reply.first?.unixFD()).take()
+            defer { close(fd) }
+            await expectBlueZError("org.bluez.Error.NotPermitted", "Notify acquired") {
+                try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+            }
+            await expectBlueZError("org.bluez.Error.NotPermitted", "Notify acquired") {
+                try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "AcquireNotify", [.stringVariantDictionary([:])])
+            }
+            #expect(try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                                  interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired") == .boolean(true))
+            try await rig.write([0x04, 50])
+            try await rig.sim.handle(.dropLink)
+            // Packets (blocking reads on a detached thread, not the cooperative pool).
+            let packets = await Task.detached { () -> [[UInt8]] in
+                var out: [[UInt8]] = []
+                var buf = [UInt8](repeating: 0, count: 64)
+                while true {
+                    let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if n <= 0 { break }
+                    out.append(Array(buf[0..<n]))
+                }
+                return out
+            }.value
+            #expect(packets == [[0x81, 0, 0, 0, 0], [0x82, 0, 0, 0, 0, 0], [0x81, 1, 0, 50, 0]])
+            #expect(try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                                  interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired") == .boolean(false))
+        }
+    }
+
+    @Test func notConnectedAndAdapterErrors() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            try await rig.sim.handle(.dropLink)
+            // Cache = always: the objects stay, calls fail with "Not connected" (gatt-client.c).
+            await expectBlueZError("org.bluez.Error.Failed", "Not connected") { try await rig.write([0x01]) }
+            await expectBlueZError("org.bluez.Error.Failed", "No discovery started") {
+                try await rig.call(adapter, "org.bluez.Adapter1", "StopDiscovery")
+            }
+            await expectBlueZError("org.bluez.Error.InvalidArguments", "Invalid arguments in method call") {
+                try await rig.call(adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+                                   [.stringVariantDictionary(["Transport": .string("zigbee")])])
+            }
+            await expectBlueZError("org.bluez.Error.DoesNotExist", "Does Not Exist") {
+                try await rig.call(adapter, "org.bluez.Adapter1", "RemoveDevice", [.objectPath("/org/bluez/hci0/dev_00_00_00_00_00_01")])
+            }
+            try await rig.sim.handle(.power(false))
+            await expectBlueZError("org.bluez.Error.NotReady", "Resource Not Ready") {
+                try await rig.call(adapter, "org.bluez.Adapter1", "StartDiscovery")
+            }
+            await expectBlueZError("org.bluez.Error.Failed", "le-connection-abort-by-local") {
+                try await rig.call(device, "org.bluez.Device1", "Connect")
+            }
+        }
+    }
+
+    @Test func gattObjectsRemovedOnDisconnectWithoutCache() async throws {
+        try await SimRig.with({ $0.gattCacheAlways = false }) { rig in
+            try await rig.connectAndResolve()
+            try await rig.sim.handle(.dropLink)
+            let objects = try await rig.bus.getManagedObjects(destination: "org.bluez")
+            #expect(objects[statusChar] == nil)
+            #expect(objects[device] != nil)
+            do {
+                try await rig.write([0x01])
+                Issue.record("write to a removed characteristic succeeded")
+            } catch let e as DBusError {
+                #expect(e.name.hasPrefix("org.freedesktop.DBus.Error.Unknown"))
+            }
+        }
+    }
+
+    @Test func discoveryFilterAndRestart() async throws {
+        try await SimRig.with({ $0.deviceKnownAtStart = false }) { rig in
+            var objects = try await rig.bus.getManagedObjects(destination: "org.bluez")
+            #expect(objects[device] == nil)
+            #expect(objects["/org/bluez"]?["org.bluez.AgentManager1"] != nil)
+            // A filter for another service: the curtain is not reported.
+            try await rig.call(adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+                               [.stringVariantDictionary(["UUIDs": .stringArray(["0000180f-0000-1000-8000-00805f9b34fb"])])])
+            try await rig.call(adapter, "org.bluez.Adapter1", "StartDiscovery")
+            try await Task.sleep(for: .milliseconds(200))
+            objects = try await rig.bus.getManagedObjects(destination: "org.bluez")
+            #expect(objects[device] == nil)
+            try await rig.call(adapter, "org.bluez.Adapter1", "StopDiscovery")
+            try await rig.call(adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+                               [.stringVariantDictionary(["UUIDs": .stringArray([CurtainUUID.service]), "Transport": .string("le")])])
+            try await rig.call(adapter, "org.bluez.Adapter1", "StartDiscovery")
+            var found = false
+            for _ in 0..<300 where !found {
+                found = try await rig.bus.getManagedObjects(destination: "org.bluez")[device] != nil
+                if !found { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(found)
+            // bluetoothd restart: the name goes away and comes back with the objects re-created.
+            let owners = try await rig.bus.nameOwnerChanges(of: "org.bluez")
+            var iterator = owners.makeAsyncIterator()
+            let first = await iterator.next()
+            try await rig.sim.handle(.restartBluetoothd(downtime: .milliseconds(50)))
+            let gone = await iterator.next()
+            let back = await iterator.next()
+            #expect(first != .unowned && gone == .unowned)
+            if case .owned = back {} else { Issue.record("org.bluez did not come back: \(String(describing: back))") }
+            let after = try await rig.bus.getManagedObjects(destination: "org.bluez")
+            #expect(after[adapter]?["org.bluez.Adapter1"]?["Discovering"] == .boolean(false))
+        }
+    }
+}
