@@ -91,7 +91,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
-            "Varlink", "VarlinkNIO", "RoomBridgeCore", "Diagnostics",
+            "Varlink", "VarlinkNIO", "RoomBridgeCore", "RoomBridgeConfig", "Diagnostics",
+            "NFCReader", "BlueZClient", "DBus", "LendingStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 

@@ -61,7 +61,13 @@ public struct Doctor: Sendable {
         for probe in probes {
             findings += await probe.run(config: config, host: host)
         }
-        return findings
+        // Group by area in a fixed order; within an area keep the order the checks ran in.
+        let order = ["config", "socket", "reader", "bluetooth", "database"]
+        return findings.enumerated().sorted {
+            let a = order.firstIndex(of: $0.element.area) ?? order.count
+            let b = order.firstIndex(of: $1.element.area) ?? order.count
+            return a != b ? a < b : $0.offset < $1.offset
+        }.map(\.element)
     }
 
     private func checkConfig(_ findings: inout [Finding]) -> DaemonConfig? {

@@ -168,7 +168,7 @@ extension SQLiteInventoryStore {
     }
 
     /// Integrity, ownership and version checks on an open connection (read-only).
-    private static func check(_ db: Database, path: String, configuration: StoreConfiguration) throws {
+    static func check(_ db: Database, path: String, configuration: StoreConfiguration) throws {
         let pragma: String? = switch configuration.integrityCheck {
         case .none: nil
         case .quick: "PRAGMA quick_check(10)"
@@ -218,7 +218,7 @@ extension SQLiteInventoryStore {
         }
     }
 
-    private static func mapOpenError(_ error: DatabaseError, path: String) -> StoreOpenError {
+    static func mapOpenError(_ error: DatabaseError, path: String) -> StoreOpenError {
         switch error.resultCode {
         case .SQLITE_NOTADB, .SQLITE_CORRUPT:
             return .corrupt(path: path, detail: error.message ?? "\(error)")

@@ -128,8 +128,9 @@ extension RoomBridgeCtl {
         var json = false
 
         func run() async throws {
-            let findings = await Doctor(configPath: config, socketPath: socket ?? ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"],
-                                        probes: doctorProbes()).run()
+            let socketPath = socket ?? ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"]
+            let findings = await Doctor(configPath: config, socketPath: socketPath,
+                                        probes: doctorProbes(socketPath: socketPath)).run()
             if json {
                 for f in findings { emit(String(decoding: try JSONEncoder().encode(f), as: UTF8.self)) }
             } else {
@@ -139,9 +140,6 @@ extension RoomBridgeCtl {
         }
     }
 }
-
-/// Checks contributed by the adapters (libnfc, BlueZ, the store).
-func doctorProbes() -> [any DoctorProbe] { [] }
 
 // MARK: Plumbing
 

@@ -1,0 +1,115 @@
+import BlueZClient
+import DBus
+import Diagnostics
+import Dispatch
+import Foundation
+import LendingStore
+import NFCReader
+import RoomBridgeConfig
+import RoomBridgeCore
+import Varlink
+import VarlinkNIO
+
+/// Checks contributed by the adapters (libnfc, BlueZ, the store).
+/// - Parameter socketPath: the socket given with --socket or $ROOMBRIDGE_SOCKET, if any.
+func doctorProbes(socketPath: String?) -> [any DoctorProbe] {
+    [ReaderProbe(socketPath: socketPath), BluetoothProbe(), DatabaseProbe()]
+}
+
+/// Runs blocking work (libnfc scans, SQLite reads) on a Dispatch thread, off the cooperative pool.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { c in DispatchQueue.global().async { c.resume(returning: body()) } }
+}
+
+/// libnfc sees the reader: through the running daemon (which holds the device), else by a scan.
+struct ReaderProbe: DoctorProbe {
+    let socketPath: String?
+
+    func run(config: DaemonConfig?, host: HostFacts) async -> [Finding] {
+        guard let config, config.bool("nfc.enabled") else { return [] }
+        if let state = try? await daemonState(config) {
+            guard !state.readers.isEmpty else { return [] }
+            return state.readers.map { r in
+                r.state == .connected
+                    ? Finding("reader", "libnfc: \(r.name)", .ok, "connected to \(r.connstring ?? "?") (through roombridged)")
+                    : Finding("reader", "libnfc: \(r.name)", .failed, "roombridged cannot open it: \(r.lastError ?? "unknown error")",
+                              fix: "check the cable and the connstring in nfc.readers; see the checks above and journalctl -u roombridged")
+            }
+        }
+        let found = await offPool { NFCReaderService.discoverDevices() }
+        if found.isEmpty {
+            return [Finding("reader", "libnfc sees a device", .failed, "nfc_list_devices found none",
+                            fix: "plug the reader in; name it in nfc.readers (e.g. pn532_uart:/dev/nfc/pn532); check with nfc-list")]
+        }
+        return [Finding("reader", "libnfc sees a device", .ok, found.joined(separator: ", "))]
+    }
+
+    private func daemonState(_ config: DaemonConfig) async throws -> StateSnapshot {
+        let path = socketPath ?? config.string("socket.path")
+        let client = try await VarlinkClient.connect(path: path)
+        defer { Task { await client.close() } }
+        let reply = try await client.call("io.roombridge.State.GetState")
+        return try JSONValueDecoder().decode(StateSnapshot.self, from: reply["state"] ?? .null)
+    }
+}
+
+/// Kernel Bluetooth (libbluetooth), then bluetoothd, the adapter and the curtain on the system bus.
+struct BluetoothProbe: DoctorProbe {
+    func run(config: DaemonConfig?, host: HostFacts) async -> [Finding] {
+        if let config, !config.bool("curtain.enabled") {
+            return [Finding("bluetooth", "curtain", .skipped, "curtain.enabled is false")]
+        }
+        var checks = await offPool { BluetoothDiagnostics.kernelChecks() }
+        do {
+            let bus = try await DBusConnection.open(.system)
+            let address = config?.string("curtain.address") ?? ""
+            let adapter = config?.string("curtain.adapter") ?? ""
+            checks += await BluetoothDiagnostics.blueZChecks(bus: bus, adapterName: adapter.isEmpty ? nil : adapter,
+                                                             deviceAddress: address.isEmpty ? nil : address)
+            await bus.close()
+        } catch {
+            checks.append(BluetoothCheck("system bus", .failed, "cannot connect: \(error)",
+                                         fix: "sudo systemctl start dbus (bluetoothd is reached over the system bus)"))
+        }
+        return checks.map { c in
+            let status: Finding.Status = switch c.status {
+            case .ok: .ok
+            case .warning: .warning
+            case .failed: .failed
+            case .skipped: .skipped
+            }
+            return Finding("bluetooth", c.check, status, c.detail, fix: c.fix)
+        }
+    }
+}
+
+/// The database: present, writable, and of this binary's schema — inspected read-only.
+struct DatabaseProbe: DoctorProbe {
+    func run(config: DaemonConfig?, host: HostFacts) async -> [Finding] {
+        guard let config else { return [] }
+        let path = config.string("database.path")
+        let inspection = await offPool { SQLiteInventoryStore.inspect(path: path) }
+        var out: [Finding] = []
+        switch inspection.schema {
+        case .absent:
+            out.append(Finding("database", "schema", .ok, "\(path) does not exist yet; roombridged creates it at start"))
+        case .current:
+            out.append(Finding("database", "schema", .ok, "\(path): current (\(SQLiteInventoryStore.knownMigrations.last ?? "?"))"))
+        case .older(let missing):
+            out.append(Finding("database", "schema", .warning, "\(path) lacks migrations \(missing.joined(separator: ", "))",
+                               fix: "restart roombridged to migrate it (back it up first: see docs/operations.md)"))
+        case .refused(let error):
+            out.append(Finding("database", "schema", .failed, error.description,
+                               fix: "roombridged will refuse this file; restore a backup or set database.path"))
+        }
+        out.append(inspection.writable
+            ? Finding("database", "writable", .ok, "by \(userName())")
+            : Finding("database", "writable", .warning, "not writable by \(userName()) (the service user needs it)",
+                      fix: "run doctor as the service user (sudo -u roombridge roombridgectl doctor) or fix ownership: chown -R roombridge: \((path as NSString).deletingLastPathComponent)"))
+        return out
+    }
+
+    private func userName() -> String {
+        getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "uid \(getuid())"
+    }
+}
