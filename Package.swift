@@ -106,7 +106,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         // MARK: Simulators at the hardware boundary (shipped with the product).
-        .target(name: "PN532Simulator", dependencies: ["CShims"], swiftSettings: swiftSettings),
+        .target(name: "PN532Simulator", dependencies: ["CShims", "NDEF"], swiftSettings: swiftSettings),
         .executableTarget(name: "pn532-sim", dependencies: [
             "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

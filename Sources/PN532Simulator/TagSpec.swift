@@ -1,4 +1,5 @@
 import Foundation
+import NDEF
 
 /// Description of a simulated card, as given on the command line, in a JSON file or over the
 /// control socket. Examples:
@@ -42,7 +43,7 @@ public struct TagSpec: Codable, Sendable, Equatable {
     }
 
     /// Parses a textual spec: JSON object, `@file.json`, or shorthand `ntag213[:blank|:empty]`,
-    /// `ultralight`, `isoa:<uid>`, `felica:<idm>`, `dump:<model>:<path>`.
+    /// `ultralight`, `isoa:<uid>`, `felica:<idm>`, `dump:<model>:<path>`, `device:<id>[:<model>[:<serial>]]`.
     public static func parse(_ text: String) throws(SimulatorError) -> TagSpec {
         let t = text.trimmingCharacters(in: .whitespaces)
         if t.hasPrefix("{") {
@@ -65,6 +66,18 @@ public struct TagSpec: Codable, Sendable, Equatable {
             return TagSpec(type: head, format: parts.count > 1 ? parts[1] : nil)
         case "isoa":
             return TagSpec(type: "isoA", uid: parts.count > 1 ? parts[1] : nil)
+        case "device":
+            // device:<id>[:<model>[:<serial>]] — an NTAG215 carrying a RoomBridge device record,
+            // with a UID derived from the ID so the same device is the same tag every time.
+            guard parts.count > 1, !parts[1].isEmpty else { throw .badSpec("use device:<id>[:<model>[:<serial>]]") }
+            let rest = parts.count > 2 ? parts[2].split(separator: ":", maxSplits: 1).map(String.init) : []
+            let record = DeviceTagRecord(deviceId: parts[1], model: rest.first, serial: rest.count > 1 ? rest[1] : nil)
+            let message: [UInt8]
+            do { message = try record.message().encoded() } catch { throw .badSpec("device record: \(error)") }
+            var h: UInt64 = 0xcbf29ce484222325
+            for b in parts[1].utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+            let uid = "04" + (0..<6).map { String(format: "%02X", UInt8((h >> (8 * UInt64($0))) & 0xFF)) }.joined()
+            return TagSpec(type: "ntag215", uid: uid, ndef: message.map { String(format: "%02X", $0) }.joined())
         case "felica":
             return TagSpec(type: "felica", idm: parts.count > 1 ? parts[1] : nil)
         case "dump":

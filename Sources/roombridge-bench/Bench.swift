@@ -35,6 +35,12 @@ struct Bench: ParsableCommand {
     @Option(help: "Taps to fan out.")
     var fanOutTaps = 10
 
+    @Option(help: "Devices in the store benchmark.")
+    var devices = 100_000
+
+    @Option(help: "Rentals in the store benchmark.")
+    var rentals = 1_000_000
+
     func run() throws {
         let work = try TempDir()
         var limit = rlimit()
@@ -79,6 +85,7 @@ struct Bench: ParsableCommand {
         }
         try nfcFigures(&report, work: work.path)
         try fanOutFigures(&report, work: work.path)
+        try lendingFigures(&report, work: work.path)
         try report.write(to: output)
         print(report.markdown)
     }

@@ -167,3 +167,35 @@ extension Bench {
         ])
     }
 }
+
+extension Bench {
+    /// The store at scale: lending-bench fills 100 k devices and 1 M rentals, then times durable
+    /// lend+return pairs and the three lookups; its `… ops/s … µs/op` lines become rows.
+    func lendingFigures(_ report: inout Report, work: URL) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent("lending-bench")
+        p.arguments = [String(devices), String(rentals), work.appendingPathComponent("lending").path]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw BenchError("lending-bench failed:\n\(text)") }
+        var rows: [Row] = []
+        for line in text.split(separator: "\n") where line.contains("ops/s") {
+            // "<name padded to 44> <count> ops <secs> s <rate> ops/s <micros> µs/op"
+            let name = line.prefix(44).trimmingCharacters(in: .whitespaces)
+            let fields = line.dropFirst(44).split(separator: " ")
+            if let i = fields.firstIndex(of: "ops/s"), i > 0, let rate = Double(fields[i - 1]) {
+                rows.append(Row.single("\(name) (ops/s)", rate))
+            }
+            if let j = fields.firstIndex(of: "µs/op"), j > 0, let micros = Double(fields[j - 1]) {
+                rows.append(Row.single("\(name) (µs each)", micros))
+            }
+        }
+        for line in text.split(separator: "\n") where line.hasPrefix("open with") || line.hasPrefix("fill:") {
+            rows.append(Row.single(String(line), .nan))
+        }
+        report.add(section: "Store at scale: \(devices) devices, \(rentals) rentals (SQLite, WAL, synchronous=FULL)", rows: rows)
+    }
+}

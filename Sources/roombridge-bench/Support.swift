@@ -85,7 +85,7 @@ struct Report {
                     }
                     out += line + "\n"
                 } else if let v = r.value {
-                    out += "| \(r.name) | 1 | \(fmt(v)) | | | | | |\n"
+                    out += v.isNaN ? "| \(r.name) | | | | | | | |\n" : "| \(r.name) | 1 | \(fmt(v)) | | | | | |\n"
                 }
             }
         }
