@@ -157,7 +157,8 @@ public final class DBusTestDaemon: Sendable {
     public let directory: String
     private let process: ChildProcess
 
-    /// Starts `dbus-daemon` (from PATH locations /usr/bin, /bin) and waits for its address.
+    /// Starts `dbus-daemon --nofork --print-address` with a generated config and waits for its
+    /// address. Call `stop()` when done (dropping the object kills the daemon too).
     public static func start(executable: String = "/usr/bin/dbus-daemon") async throws -> DBusTestDaemon {
         var template = Array("/tmp/roombridge-dbus-XXXXXX".utf8CString)
         guard let dirPtr = mkdtemp(&template) else {
