@@ -303,6 +303,28 @@ import Testing
         await daemon.stop()
     }
 
+    @Test func closingFailsPendingCallsWithDisconnected() async throws {
+        let bus = try await Bus.start()
+        try bus.server.export(testPath, interfaces: [echoInterface()])
+        let dest = bus.server.uniqueName
+        let client = bus.client
+        let pending = Task {
+            try await client.call(destination: dest, path: testPath, interface: testInterface,
+                                  member: "Sleep", arguments: [.uint32(10_000)])
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        await client.close()
+        do {
+            _ = try await pending.value
+            Issue.record("expected a failure")
+        } catch let e as DBusError {
+            #expect(e.name == DBusError.disconnectedName)
+        }
+        #expect(!client.isConnected)
+        await client.waitUntilDisconnected()  // returns at once
+        await bus.stop()
+    }
+
     @Test func handlerReturningAnUnmarshallableValueRepliesWithAnError() async throws {
         let bus = try await Bus.start()
         try bus.server.export(testPath, interfaces: [DBusInterface(testInterface, methods: [
