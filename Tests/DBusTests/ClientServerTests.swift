@@ -325,6 +325,19 @@ import Testing
         await bus.stop()
     }
 
+    @Test func droppingTheDaemonObjectStopsTheDaemon() async throws {
+        var daemon: DBusTestDaemon? = try await DBusTestDaemon.start()
+        let pid = daemon!.pid
+        let dir = daemon!.directory
+        #expect(kill(pid, 0) == 0)
+        daemon = nil  // no stop(): the watchdog's pipe closes, as when the test process dies
+        try await withDeadline(10, "daemon exit") {
+            while kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(kill(pid, 0) == -1)
+        #expect(access(dir, F_OK) == -1, "the temporary directory is removed")
+    }
+
     @Test func handlerReturningAnUnmarshallableValueRepliesWithAnError() async throws {
         let bus = try await Bus.start()
         try bus.server.export(testPath, interfaces: [DBusInterface(testInterface, methods: [
