@@ -15,7 +15,8 @@ final class ChildProcess: Sendable {
     private let exitStatus = Locked<Int32?>(nil)
 
     /// Spawns `path` with `arguments` (argv[0] is `path`); `environment` nil inherits ours.
-    init(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws(DBusError) {
+    /// `stdin` (if given) becomes the child's standard input, else /dev/null.
+    init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: Int32? = nil) throws(DBusError) {
         var outPipe: [Int32] = [-1, -1]
         var errPipe: [Int32] = [-1, -1]
         // Socket pairs instead of pipes: created close-on-exec atomically (pipe2 needs _GNU_SOURCE).
@@ -28,7 +29,11 @@ final class ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
 
@@ -148,16 +153,30 @@ final class ChildProcess: Sendable {
 
 /// A private `dbus-daemon` for tests and simulators: system-bus-like, but its policy allows
 /// everything to everyone, listening on a socket in a fresh temporary directory.
+///
+/// The daemon runs under a small `/bin/sh` watchdog whose standard input is a pipe held open by
+/// this process: when this process exits (even by SIGKILL or a crash), the pipe closes and the
+/// watchdog stops the daemon, so no daemon is left behind.
 public final class DBusTestDaemon: Sendable {
     /// The address to connect to (`unix:path=/tmp/…/bus,guid=…`).
     public let address: String
     /// The daemon's pid.
-    public var pid: Int32 { process.pid }
+    public let pid: Int32
     /// The temporary directory holding the socket and the config file.
     public let directory: String
-    private let process: ChildProcess
+    private let watchdog: ChildProcess
+    private let lifeline: Locked<Int32>
 
-    /// Starts `dbus-daemon` (from PATH locations /usr/bin, /bin) and waits for its address.
+    private static let watchdogScript = """
+        "$@" </dev/null &
+        daemon=$!
+        read _ || true
+        kill -TERM "$daemon" 2>/dev/null
+        wait "$daemon"
+        """
+
+    /// Starts `dbus-daemon --nofork --print-address` with a generated config and waits for its
+    /// address. Call `stop()` when done (dropping the object stops the daemon too).
     public static func start(executable: String = "/usr/bin/dbus-daemon") async throws -> DBusTestDaemon {
         var template = Array("/tmp/roombridge-dbus-XXXXXX".utf8CString)
         guard let dirPtr = mkdtemp(&template) else {
@@ -181,45 +200,90 @@ public final class DBusTestDaemon: Sendable {
 
             """
         let configPath = dir + "/bus.conf"
-        guard let f = fopen(configPath, "w") else { throw DBusError.failed("cannot write \(configPath)") }
+        guard let f = fopen(configPath, "w") else {
+            cleanUp(dir)
+            throw DBusError.failed("cannot write \(configPath)")
+        }
         fputs(config, f)
         fclose(f)
-        let process = try ChildProcess(executable, ["--config-file=\(configPath)", "--nofork", "--print-address", "--nopidfile"])
-        guard let line = await process.readLine(), line.hasPrefix("unix:") else {
-            let (_, _, err) = await process.finish()
-            Self.cleanUp(dir)
+        var lifeline: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &lifeline) == 0 else {
+            cleanUp(dir)
+            throw DBusError.failed("socketpair failed: errno \(errno)")
+        }
+        let watchdog: ChildProcess
+        do {
+            watchdog = try ChildProcess("/bin/sh", ["-c", watchdogScript, "sh", executable, "--config-file=\(configPath)",
+                                                    "--nofork", "--print-address=1", "--print-pid=1", "--nopidfile"],
+                                        stdin: lifeline[0])
+        } catch {
+            close(lifeline[0]); close(lifeline[1])
+            cleanUp(dir)
+            throw error
+        }
+        close(lifeline[0])
+        let address = await watchdog.readLine()
+        let pidLine = await watchdog.readLine()
+        guard let address, address.hasPrefix("unix:"), let pidLine, let pid = Int32(pidLine.trimmingSpaces) else {
+            close(lifeline[1])
+            let (_, _, err) = await watchdog.finish()
+            cleanUp(dir)
             throw DBusError.failed("dbus-daemon did not start: \(err)")
         }
-        return DBusTestDaemon(address: line, directory: dir, process: process)
+        return DBusTestDaemon(address: address, pid: pid, directory: dir, watchdog: watchdog, lifeline: lifeline[1])
     }
 
-    private init(address: String, directory: String, process: ChildProcess) {
+    private init(address: String, pid: Int32, directory: String, watchdog: ChildProcess, lifeline: Int32) {
         self.address = address
+        self.pid = pid
         self.directory = directory
-        self.process = process
+        self.watchdog = watchdog
+        self.lifeline = Locked(lifeline)
     }
 
     deinit {
-        process.signal(SIGKILL)
+        if closeLifeline() { Glibc.kill(pid, SIGTERM) }
         Self.cleanUp(directory)
+    }
+
+    /// Closes the watchdog's pipe (it then stops the daemon); false if already closed.
+    @discardableResult
+    private func closeLifeline() -> Bool {
+        let fd = lifeline.withLock { fd in
+            defer { fd = -1 }
+            return fd
+        }
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
     }
 
     /// Stops the daemon (SIGTERM) and waits for it to exit.
     public func stop() async {
-        process.signal(SIGTERM)
-        _ = await process.waitForExit()
+        closeLifeline()
+        _ = await watchdog.waitForExit()
         Self.cleanUp(directory)
     }
 
     /// Kills the daemon abruptly (SIGKILL), as if the bus crashed; waits for it to exit.
     public func kill() async {
-        process.signal(SIGKILL)
-        _ = await process.waitForExit()
+        if lifeline.withLock({ $0 >= 0 }) { Glibc.kill(pid, SIGKILL) }
+        closeLifeline()
+        _ = await watchdog.waitForExit()
     }
 
     private static func cleanUp(_ dir: String) {
         unlink(dir + "/bus")
         unlink(dir + "/bus.conf")
         rmdir(dir)
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
     }
 }

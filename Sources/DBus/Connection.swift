@@ -333,7 +333,14 @@ final class ConnectionCore: @unchecked Sendable {
         pendingCalls[ObjectIdentifier(box)] = nil
         let reply = dbus_pending_call_steal_reply(p)
         dbus_pending_call_unref(p)
-        if let reply {
+        // libdbus completes outstanding calls with a synthesized NoReply error when the
+        // connection drops: report that as a disconnection.
+        if let reply, dbus_message_get_type(reply) == 3,
+           let name = dbus_message_get_error_name(reply), String(cString: name) == DBusError.noReplyName,
+           let c = conn, dbus_connection_get_is_connected(c) == 0 {
+            dbus_message_unref(reply)
+            box.resume(.failure(DBusError.disconnected("no reply before the connection closed")))
+        } else if let reply {
             box.resume(.success(RawMessage(owning: reply)))
         } else {
             box.resume(.failure(DBusError.disconnected("no reply")))

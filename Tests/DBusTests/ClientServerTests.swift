@@ -218,6 +218,40 @@ import Testing
         await bus.stop()
     }
 
+    @Test func manyConcurrentCallsAndOrderedSignals() async throws {
+        let bus = try await Bus.start()
+        try bus.server.export(testPath, interfaces: [echoInterface()])
+        let dest = bus.server.uniqueName
+        let client = bus.client
+        let results = try await withThrowingTaskGroup(of: (Int, [DBusValue]).self) { group in
+            // dbus-daemon allows 128 pending replies per connection by default (LimitsExceeded beyond).
+            for i in 0..<100 {
+                group.addTask {
+                    (i, try await client.call(destination: dest, path: testPath, interface: testInterface,
+                                              member: "Echo", arguments: [.int32(Int32(i)), .string("call \(i)")]))
+                }
+            }
+            var all: [Int: [DBusValue]] = [:]
+            for try await (i, r) in group { all[i] = r }
+            return all
+        }
+        #expect(results.count == 100)
+        #expect(results.allSatisfy { $0.value == [.int32(Int32($0.key)), .string("call \($0.key)")] })
+        // Signals of one sender arrive in emission order.
+        let stream = try await client.signals(matching: DBusMatchRule(sender: dest, interface: testInterface, member: "Tick"))
+        for i in UInt32(0)..<100 {
+            try bus.server.emitSignal(path: testPath, interface: testInterface, member: "Tick", arguments: [.uint32(i)])
+        }
+        var received: [UInt32] = []
+        let box = StreamBox(stream)
+        while received.count < 100 {
+            guard let s = try await withDeadline(20, "signal", { await box.next() }) else { break }
+            received.append(try UInt32(dbusValue: s.body[0]))
+        }
+        #expect(received == Array(0..<100))
+        await bus.stop()
+    }
+
     @Test func repeatedConnectAndCloseLeaksNoDescriptors() async throws {
         let daemon = try await DBusTestDaemon.start()
         // Warm up (first connection initializes libdbus globals, dispatch threads).
@@ -267,6 +301,41 @@ import Testing
         }
         #expect(weakCore.value == nil)
         await daemon.stop()
+    }
+
+    @Test func closingFailsPendingCallsWithDisconnected() async throws {
+        let bus = try await Bus.start()
+        try bus.server.export(testPath, interfaces: [echoInterface()])
+        let dest = bus.server.uniqueName
+        let client = bus.client
+        let pending = Task {
+            try await client.call(destination: dest, path: testPath, interface: testInterface,
+                                  member: "Sleep", arguments: [.uint32(10_000)])
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        await client.close()
+        do {
+            _ = try await pending.value
+            Issue.record("expected a failure")
+        } catch let e as DBusError {
+            #expect(e.name == DBusError.disconnectedName)
+        }
+        #expect(!client.isConnected)
+        await client.waitUntilDisconnected()  // returns at once
+        await bus.stop()
+    }
+
+    @Test func droppingTheDaemonObjectStopsTheDaemon() async throws {
+        var daemon: DBusTestDaemon? = try await DBusTestDaemon.start()
+        let pid = daemon!.pid
+        let dir = daemon!.directory
+        #expect(kill(pid, 0) == 0)
+        daemon = nil  // no stop(): the watchdog's pipe closes, as when the test process dies
+        try await withDeadline(10, "daemon exit") {
+            while kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(kill(pid, 0) == -1)
+        #expect(access(dir, F_OK) == -1, "the temporary directory is removed")
     }
 
     @Test func handlerReturningAnUnmarshallableValueRepliesWithAnError() async throws {
