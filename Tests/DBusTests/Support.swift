@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 @testable import DBus
@@ -63,6 +64,14 @@ func openFDCount() -> Int {
     var n = 0
     while readdir(dir) != nil { n += 1 }
     return n
+}
+
+/// Open connections to the Unix socket at `path` (plus its listener), counted system-wide in
+/// /proc/net/unix: every connection a client leaks also stays open on the daemon's side. Unlike
+/// /proc/self/fd it is not disturbed by other suites opening files in parallel.
+func connectionCount(toSocket path: String) -> Int {
+    guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return -1 }
+    return table.split(separator: "\n").filter { $0.hasSuffix(" " + path) }.count
 }
 
 let testInterface = "org.roombridge.Test"

@@ -50,7 +50,9 @@ func makeUnixAddress(_ path: String) -> sockaddr_un {
 
 /// Creates a Unix stream socket bound to `path`, listening if `listen` is set. Returns the fd.
 func makeBoundSocket(_ path: String, listen shouldListen: Bool) throws -> Int32 {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    // Close-on-exec: tests in the same process spawn children (dbus-daemon, nfc-list, python);
+    // one inheriting this socket would keep it listening after the server closed it.
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw SocketTestError("socket: \(errno)") }
     var addr = makeUnixAddress(path)
     let r = withUnsafePointer(to: &addr) {
