@@ -110,6 +110,8 @@ public enum Daemon {
                 levels.level = level
                 Logger(label: "roombridged").notice("log level set to \(name)")
             }),
+            InventoryInterface(store: store, authorizer: authorizer),
+            LendingInterface(lending: lending, authorizer: authorizer),
         ]
         let service: VarlinkService
         do {
