@@ -17,21 +17,42 @@ enum RentalRender {
 }
 
 struct Lend: AsyncParsableCommand {
+    enum Action: String, ExpressibleByArgument, CaseIterable { case arm, disarm }
+
     static let configuration = CommandConfiguration(
-        abstract: "Lend a device to a user by ID (lend --device D --user U), or arm/disarm the reader.",
-        discussion: "Dates: YYYY-MM-DD (midnight UTC) or ISO 8601. Without --due the configured loan period applies.",
-        subcommands: [Arm.self, Disarm.self])
+        abstract: "Lend a device by ID (lend --device D --user U [--due DATE]), or arm/disarm the reader (lend arm --user U, lend disarm).",
+        discussion: "Dates: YYYY-MM-DD (midnight UTC) or ISO 8601. Without --due the configured loan period applies.")
 
     @OptionGroup var options: GlobalOptions
+    @Argument(help: "arm: arm the reader for --user, as their badge would; disarm: end the armed session.")
+    var action: Action?
     @Option(name: .long, help: "Device ID.") var device: String?
     @Option(name: .long, help: "User ID.") var user: String?
     @Option(name: .long, help: ArgumentHelp("When it is due back (YYYY-MM-DD or ISO 8601).", valueName: "DATE"))
     var due: String?
 
-    func run() async throws {
-        guard let device, let user else {
-            throw ValidationError("give --device and --user (or use: roombridgectl lend arm --user U)")
+    func validate() throws {
+        switch action {
+        case .arm:
+            guard user != nil, device == nil, due == nil else { throw ValidationError("lend arm takes --user U only") }
+        case .disarm:
+            guard user == nil, device == nil, due == nil else { throw ValidationError("lend disarm takes no options") }
+        case nil:
+            guard device != nil, user != nil else {
+                throw ValidationError("give --device and --user (or: roombridgectl lend arm --user U)")
+            }
         }
+    }
+
+    func run() async throws {
+        switch action {
+        case .arm: try await arm(user ?? "")
+        case .disarm: try await disarm()
+        case nil: try await lend(device ?? "", user ?? "")
+        }
+    }
+
+    private func lend(_ device: String, _ user: String) async throws {
         var p: [String: JSONValue] = ["deviceId": .string(device), "userId": .string(user)]
         if let d = try dateArgument(due, option: "--due") { p["dueAt"] = d }
         try await withClient(options) { client in
@@ -44,31 +65,20 @@ struct Lend: AsyncParsableCommand {
         }
     }
 
-    struct Arm: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Arm the reader for a user, as their badge would.")
-        @OptionGroup var options: GlobalOptions
-        @Option(name: .long, help: "User ID.") var user: String
-
-        func run() async throws {
-            try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Lending.Arm", ["userId": .string(user)])
-                let s = reply["session"]
-                if options.json { emit(s?.serialized() ?? "{}") } else {
-                    emit("armed for \(Table.s(s, "userName")) (\(Table.s(s, "userId"))) until \(Table.time(s, "expiresAt")); tap device tags now")
-                }
+    private func arm(_ user: String) async throws {
+        try await withClient(options) { client in
+            let reply = try await call(client, "io.roombridge.Lending.Arm", ["userId": .string(user)])
+            let s = reply["session"]
+            if options.json { emit(s?.serialized() ?? "{}") } else {
+                emit("armed for \(Table.s(s, "userName")) (\(Table.s(s, "userId"))) until \(Table.time(s, "expiresAt")); tap device tags now")
             }
         }
     }
 
-    struct Disarm: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "End the armed session.")
-        @OptionGroup var options: GlobalOptions
-
-        func run() async throws {
-            try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Lending.Disarm")
-                if !options.json { emit("disarmed") }
-            }
+    private func disarm() async throws {
+        try await withClient(options) { client in
+            _ = try await call(client, "io.roombridge.Lending.Disarm")
+            if !options.json { emit("disarmed") }
         }
     }
 }
