@@ -61,8 +61,10 @@ extension LendingInterface {
           cursor: ?string
         ) -> (rentals: []Rental, nextCursor: ?string)
 
-        # The whole matching history as text: csv (RFC 4180, CRLF, spreadsheet dates in
-        # timeZone, default UTC; byteOrderMark for Excel) or json.
+        # The matching history as text, newest first: csv (RFC 4180, CRLF, spreadsheet dates in
+        # timeZone, default UTC; byteOrderMark for Excel) or json (an array). Without limit the
+        # whole history in one reply; with limit one page: a CSV page after the first has no
+        # header line (and no byte order mark), so the pages concatenate into one file.
         method ExportHistory(
           deviceId: ?string,
           userId: ?string,
@@ -71,8 +73,10 @@ extension LendingInterface {
           returnedOnly: ?bool,
           format: (csv, json),
           timeZone: ?string,
-          byteOrderMark: ?bool
-        ) -> (text: string, count: int)
+          byteOrderMark: ?bool,
+          limit: ?int,
+          cursor: ?string
+        ) -> (text: string, count: int, nextCursor: ?string)
 
         """ + LendingWireErrors.idl
 }

@@ -64,21 +64,35 @@ public struct LendingInterface: VarlinkInterface {
         case "History":
             return try rentals(try await store.history(try query(p), page: try p.page()))
         case "ExportHistory":
-            let all = try await store.allHistory(try query(p))
+            let q = try query(p)
+            let rentals: [Rental]
+            var next: String?
+            let continuation = try p.optionalString("cursor") != nil
+            if try p.optionalInt("limit") != nil || continuation {
+                let page = try await store.history(q, page: try p.page())
+                rentals = page.items
+                next = page.nextCursor
+            } else {
+                rentals = try await store.allHistory(q)
+            }
             let text: String
             if try p.string("format") == "json" {
-                text = String(decoding: try RentalExport.json(all), as: UTF8.self)
+                text = String(decoding: try RentalExport.json(rentals), as: UTF8.self)
             } else {
-                var options = RentalExport.CSVOptions(byteOrderMark: try p.optionalBool("byteOrderMark") ?? false)
+                var options = RentalExport.CSVOptions(byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
                 if let zone = try p.optionalString("timeZone") {
                     guard let tz = TimeZone(identifier: zone) else {
                         throw LendingError.invalidField("timeZone", reason: "unknown time zone '\(zone)'; use a name such as Europe/Berlin or UTC")
                     }
                     options.timeZone = tz
                 }
-                text = RentalExport.csv(all, options: options)
+                let csv = RentalExport.csv(rentals, options: options)
+                // Later pages continue the file: drop the header line.
+                text = continuation ? (csv.range(of: "\r\n").map { String(csv[$0.upperBound...]) } ?? csv) : csv
             }
-            return ["text": .string(text), "count": .int(Int64(all.count))]
+            var reply: [String: JSONValue] = ["text": .string(text), "count": .int(Int64(rentals.count))]
+            if let next { reply["nextCursor"] = .string(next) }
+            return reply
         default:
             throw VarlinkError.methodNotImplemented(call.method)
         }

@@ -391,3 +391,70 @@ struct Tags: AsyncParsableCommand {
         }
     }
 }
+
+struct Groups: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, add, rename and remove device groups (kinds of device).",
+        subcommands: [List.self, Add.self, Edit.self, Remove.self],
+        defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List device groups in their display order.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await withClient(options) { client in
+                let reply = try await call(client, "io.roombridge.Inventory.ListGroups")
+                printList(reply["groups"]?.arrayValue ?? [], json: options.json, empty: "no device groups; add one with roombridgectl groups add",
+                          headers: ["ID", "NAME", "ORDER"]) { g in
+                    [Table.s(g, "id"), Table.s(g, "name"), Table.s(g, "sortOrder")]
+                }
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a device group.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "Stable group ID, e.g. e-reader.") var id: String
+        @Option(name: .long, help: "Display name.") var name: String
+        @Option(name: .long, help: "Position in lists (ascending).") var order = 0
+
+        func run() async throws {
+            try await withClient(options) { client in
+                _ = try await call(client, "io.roombridge.Inventory.AddGroup",
+                                   ["group": ["id": .string(id), "name": .string(name), "sortOrder": .int(Int64(order))]])
+                if !options.json { emit("added device group \(id)") }
+            }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename or reorder a device group.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "Group ID.") var id: String
+        @Option(name: .long, help: "Display name.") var name: String
+        @Option(name: .long, help: "Position in lists (ascending).") var order = 0
+
+        func run() async throws {
+            try await withClient(options) { client in
+                _ = try await call(client, "io.roombridge.Inventory.UpdateGroup",
+                                   ["group": ["id": .string(id), "name": .string(name), "sortOrder": .int(Int64(order))]])
+                if !options.json { emit("device group \(id) updated") }
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a device group that no device uses.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "Group ID.") var id: String
+
+        func run() async throws {
+            try await withClient(options) { client in
+                _ = try await call(client, "io.roombridge.Inventory.DeleteGroup", ["id": .string(id)])
+                if !options.json { emit("deleted device group \(id)") }
+            }
+        }
+    }
+}

@@ -153,9 +153,14 @@ struct History: AsyncParsableCommand {
                 p["format"] = "csv"
                 put(&p, "timeZone", timeZone)
                 if bom { p["byteOrderMark"] = true }
-                let reply = try await call(client, "io.roombridge.Lending.ExportHistory", p)
-                FileHandle.standardOutput.write(Data((reply["text"]?.stringValue ?? "").utf8))
-                return
+                // Page by page, so a long history never needs one huge reply.
+                p["limit"] = 1000
+                while true {
+                    let reply = try await call(client, "io.roombridge.Lending.ExportHistory", p)
+                    FileHandle.standardOutput.write(Data((reply["text"]?.stringValue ?? "").utf8))
+                    guard let next = reply["nextCursor"] else { return }
+                    p["cursor"] = next
+                }
             }
             let items = try await allPages(client, "io.roombridge.Lending.History", p, key: "rentals")
             printList(items, json: format == .json, empty: "no rentals match", headers: RentalRender.headers, row: RentalRender.row)

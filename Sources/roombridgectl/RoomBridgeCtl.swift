@@ -47,7 +47,7 @@ struct RoomBridgeCtl: AsyncParsableCommand {
             Shell completions: roombridgectl --generate-completion-script bash|zsh|fish
             """,
         version: RoomBridgeVersion.string,
-        subcommands: [Status.self, Watch.self, LogLevel.self, DoctorCommand.self, Devices.self, Users.self, Badges.self,
+        subcommands: [Status.self, Watch.self, LogLevel.self, DoctorCommand.self, Devices.self, Groups.self, Users.self, Badges.self,
                       Tags.self, Lend.self, Return.self, Rentals.self, History.self])
 }
 

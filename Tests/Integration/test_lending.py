@@ -104,6 +104,11 @@ def test_crud_through_the_cli_with_device_log(daemon):
     r = ctl(daemon, "tags", "bind", "04A1B2C3", "--device", "D-0001", check=False)
     assert r.returncode == 5 and "already bound" in r.stderr and "unbind it first" in r.stderr
 
+    ctl(daemon, "groups", "add", "e-reader", "--name", "E-reader", "--order", "50")
+    assert "e-reader" in [g["id"] for g in ctl_json(daemon, "groups", "list")]
+    r = ctl(daemon, "groups", "rm", "iphone", check=False)
+    assert r.returncode == 5 and "still has 1 device(s); move or delete them first" in r.stderr
+
     ctl(daemon, "devices", "rm", "D-0002")
     assert [d["id"] for d in ctl_json(daemon, "devices", "list")] == ["D-0001"]
     assert any(e["operation"] == "delete" for e in ctl_json(daemon, "devices", "log", "D-0002"))
@@ -337,6 +342,21 @@ def test_history_csv_keeps_copies_after_deletes(daemon):
     assert "D-0042" in table
     assert ctl_json(daemon, "history", "--user", "U-0042")[0]["userName"] == "Müller, \"Hans\""
     assert ctl(daemon, "history", "--since", "2099-01-01").stdout.strip() == "no rentals match"
+
+
+def test_history_csv_of_more_than_one_page(daemon):
+    seed(daemon)
+    c = Raw(daemon.socket_path)
+    for _ in range(1003):  # the CLI fetches 1000 rentals per call
+        assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0001")
+        assert "error" not in c.call("io.roombridge.Lending.Return", deviceId="D-0001")
+    c.close()
+    out = ctl(daemon, "history", "--format", "csv", "--bom").stdout
+    assert out.startswith("\ufeffrental_id,") and out.count("rental_id") == 1
+    rows = list(csv.reader(io.StringIO(out.lstrip("\ufeff"), newline="")))
+    ids = [int(r[0]) for r in rows[1:]]
+    assert len(ids) == 1003 and len(set(ids)) == 1003
+    assert ids == sorted(ids, reverse=True)
 
 
 # --- Crash safety -----------------------------------------------------------------------------------

@@ -190,6 +190,31 @@ import VarlinkNIO
         #expect(badZone?.name == "io.roombridge.Lending.InvalidField")
     }
 
+    @Test func pagedCSVExportConcatenatesToTheWholeExport() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Ada"])
+        _ = try await f.call("io.roombridge.Inventory.AddDevice", ["id": "D-1", "fields": ["groupId": "ipad", "model": "iPad"]])
+        for _ in 0..<7 {
+            _ = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"])
+            _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1"])
+        }
+        let whole = try await f.call("io.roombridge.Lending.ExportHistory", ["format": "csv", "byteOrderMark": true])
+        var pieces = ""
+        var pages = 0
+        var p: [String: JSONValue] = ["format": "csv", "byteOrderMark": true, "limit": 3]
+        while true {
+            let reply = try await f.call("io.roombridge.Lending.ExportHistory", p)
+            pieces += try #require(reply["text"]?.stringValue)
+            pages += 1
+            guard let next = reply["nextCursor"] else { break }
+            p["cursor"] = next
+        }
+        #expect(pages == 3)
+        #expect(whole["count"]?.intValue == 7)
+        #expect(pieces == whole["text"]?.stringValue)
+    }
+
     @Test func mutationsNeedTheGroupReadsDoNot() async throws {
         let f = try await fixture()
         defer { f.cleanup() }
