@@ -426,8 +426,20 @@ def test_acknowledged_lends_and_returns_survive_kill_9(daemon):
         if "rental" in dev:
             assert dev["rental"]["id"] == active[dev["id"]]
     c.close()
-    daemon.terminate()
-    assert all(count == 1 for _, count in active_rentals_by_device(str(daemon.tmp / "roombridge.sqlite")))
+    assert daemon.terminate() == 0
+
+    # The file itself, read by SQLite directly after the daemon stopped.
+    db = str(daemon.tmp / "roombridge.sqlite")
+    assert all(count == 1 for _, count in active_rentals_by_device(db))
+    con = sqlite3.connect(db)
+    rows = {rid: (dev, returned) for rid, dev, returned in con.execute("SELECT id, device_id, returned_at FROM rentals")}
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    for op, dev, rid in acked:
+        assert rows[rid][0] == dev
+        if op == "return":
+            assert rows[rid][1] is not None
+    assert {rid for rid, (_, returned) in rows.items() if returned is None} == set(active.values())
 
 
 # --- Two daemons, one database ----------------------------------------------------------------------
