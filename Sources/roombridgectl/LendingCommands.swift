@@ -70,7 +70,7 @@ struct Lend: AsyncParsableCommand {
             let reply = try await call(client, "io.roombridge.Lending.Arm", ["userId": .string(user)])
             let s = reply["session"]
             if options.json { emit(s?.serialized() ?? "{}") } else {
-                emit("armed for \(Table.s(s, "userName")) (\(Table.s(s, "userId"))) until \(Table.time(s, "expiresAt")); tap device tags now")
+                emit("armed for \(Table.s(s, "userName")) (\(Table.s(s, "userId"))) until \(Table.s(s, "expiresAt").prefix(19).replacingOccurrences(of: "T", with: " ")) UTC; tap device tags now")
             }
         }
     }
