@@ -121,6 +121,8 @@ public enum Daemon {
                 Logger(label: "roombridged").notice("log level set to \(name)")
             }),
             TagsInterface(state: state, registrar: nfc?.registrar, authorizer: authorizer),
+            InventoryInterface(store: store, authorizer: authorizer),
+            LendingInterface(lending: lending, authorizer: authorizer),
         ]
         let service: VarlinkService
         do {

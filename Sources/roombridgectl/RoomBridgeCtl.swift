@@ -47,7 +47,8 @@ struct RoomBridgeCtl: AsyncParsableCommand {
             Shell completions: roombridgectl --generate-completion-script bash|zsh|fish
             """,
         version: RoomBridgeVersion.string,
-        subcommands: [Status.self, Watch.self, Tags.self, LogLevel.self, DoctorCommand.self])
+        subcommands: [Status.self, Watch.self, Tags.self, Devices.self, Groups.self, Users.self, Badges.self,
+                      Lend.self, Return.self, Rentals.self, History.self, LogLevel.self, DoctorCommand.self])
 }
 
 extension RoomBridgeCtl {
@@ -209,6 +210,8 @@ func translate(_ error: VarlinkError) -> CtlError {
     case VarlinkError.methodNotFoundName, VarlinkError.interfaceNotFoundName:
         return CtlError(exit: .refused, message: "roombridged does not know \(p["method"]?.stringValue ?? p["interface"]?.stringValue ?? "this request"); is it an older version? (roombridgectl \(RoomBridgeVersion.string))")
     default:
+        // io.roombridge.Inventory and io.roombridge.Lending errors carry the text that says what to do.
+        if let message = p["message"]?.stringValue { return CtlError(exit: .refused, message: message) }
         let detail = p.isEmpty ? "" : " " + JSONValue.object(p).serialized()
         return CtlError(exit: .refused, message: "\(error.name)\(detail)")
     }

@@ -9,8 +9,8 @@ extension RoomBridgeCtl {
     struct Tags: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "tag",
-            abstract: "NFC tags: the last tap, and writing device tags at registration.",
-            subcommands: [Last.self, Write.self, Cancel.self],
+            abstract: "NFC tags: the last tap, writing device tags at registration, UID bindings.",
+            subcommands: [Last.self, Write.self, Cancel.self, TagBindings.Bind.self, TagBindings.Unbind.self, TagBindings.List.self],
             aliases: ["tags"])
 
         struct Last: AsyncParsableCommand {

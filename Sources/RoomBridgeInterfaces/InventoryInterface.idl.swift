@@ -1,0 +1,136 @@
+extension InventoryInterface {
+    /// The Varlink IDL of `io.roombridge.Inventory`, as returned by `GetInterfaceDescription`.
+    public static let idl = """
+        # The lending inventory: device groups, devices and their change log, users, badges
+        # and device tag bindings. Lists are paged: pass limit (1...1000, default 100) and
+        # the nextCursor of the previous page. Times are ISO 8601 UTC strings; inputs also
+        # accept YYYY-MM-DD. Methods that change things need the authorised group; others get
+        # io.roombridge.State.PermissionDenied.
+        interface io.roombridge.Inventory
+
+        # A kind of device.
+        type Group (id: string, name: string, sortOrder: int)
+
+        # One lend..return period; device and user facts are copies kept after deletion.
+        type Rental (
+          id: int,
+          deviceId: string,
+          model: string,
+          osVersion: string,
+          serialNumber: string,
+          userId: string,
+          userName: string,
+          rentedAt: string,
+          dueAt: ?string,
+          returnedAt: ?string,
+          returnedBy: ?string,
+          location: ?string,
+          returnLocation: ?string,
+          overdue: bool
+        )
+
+        # A device; rental is its active rental (absent when it is available).
+        type Device (
+          id: string,
+          groupId: string,
+          model: string,
+          serialNumber: string,
+          osVersion: string,
+          status: (normal, broken, disposed),
+          connectorType: string,
+          registeredAt: string,
+          note: ?string,
+          isNfcRegistered: bool,
+          rental: ?Rental
+        )
+
+        # The fields of a new device, or the fields to change (absent fields: unchanged or
+        # default). An empty note clears it.
+        type DeviceFields (
+          groupId: ?string,
+          model: ?string,
+          serialNumber: ?string,
+          osVersion: ?string,
+          status: ?(normal, broken, disposed),
+          connectorType: ?string,
+          registeredAt: ?string,
+          note: ?string
+        )
+
+        # One changed field of a device.
+        type LogEntry (
+          id: int,
+          deviceId: string,
+          operation: (add, update, delete),
+          field: string,
+          oldValue: ?string,
+          newValue: ?string,
+          at: string
+        )
+
+        type User (id: string, name: string, registeredAt: string)
+
+        # A user's card; identifier is upper-case hex (ISO 14443-A UID or FeliCa IDm).
+        type Badge (
+          identifier: string,
+          kind: (iso14443a, felica),
+          userId: string,
+          registeredAt: string,
+          label: ?string
+        )
+
+        # A device tag's UID bound to a device.
+        type TagBinding (uid: string, deviceId: string, boundAt: string)
+
+        method ListGroups() -> (groups: []Group)
+        method AddGroup(group: Group) -> ()
+        method UpdateGroup(group: Group) -> ()
+        method DeleteGroup(id: string) -> ()
+
+        # Adds a device; groupId and model are required.
+        method AddDevice(id: string, fields: DeviceFields) -> (device: Device)
+
+        # Changes the given fields; changes lists the log rows written (empty: nothing changed).
+        method UpdateDevice(id: string, fields: DeviceFields) -> (device: Device, changes: []LogEntry)
+
+        # Deletes a device that is not lent; its history and log stay.
+        method DeleteDevice(id: string) -> ()
+
+        method GetDevice(id: string) -> (device: Device, tags: []TagBinding)
+
+        # text: case-insensitive substring of ID, model or serial number.
+        method ListDevices(
+          groupId: ?string,
+          status: ?(normal, broken, disposed),
+          isLent: ?bool,
+          isNfcRegistered: ?bool,
+          text: ?string,
+          limit: ?int,
+          cursor: ?string
+        ) -> (devices: []Device, nextCursor: ?string)
+
+        # A device's change log, newest first (also for deleted devices).
+        method DeviceLog(id: string, limit: ?int, cursor: ?string) -> (entries: []LogEntry, nextCursor: ?string)
+
+        method AddUser(id: string, name: string) -> (user: User)
+        method UpdateUser(id: string, name: string) -> (user: User)
+
+        # Deletes a user without devices, and their badges; their history stays.
+        method DeleteUser(id: string) -> ()
+
+        method GetUser(id: string) -> (user: User, badges: []Badge)
+        method ListUsers(nameContains: ?string, limit: ?int, cursor: ?string) -> (users: []User, nextCursor: ?string)
+
+        # Binds a card to a user. identifier: hex, separators allowed (04:A1:B2:C3);
+        # kind defaults to iso14443a.
+        method AddBadge(identifier: string, kind: ?(iso14443a, felica), userId: string, label: ?string) -> (badge: Badge)
+        method DeleteBadge(identifier: string) -> ()
+        method ListBadges(userId: string) -> (badges: []Badge)
+
+        # Binds a tag UID to a device (a tag without the device record, device-tag.md).
+        method BindTag(uid: string, deviceId: string) -> (binding: TagBinding)
+        method UnbindTag(uid: string) -> ()
+        method ListTagBindings(deviceId: string) -> (bindings: []TagBinding)
+
+        """ + LendingWireErrors.idl
+}

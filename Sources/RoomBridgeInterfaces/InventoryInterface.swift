@@ -1,0 +1,177 @@
+import Foundation
+import Lending
+import Varlink
+
+/// `io.roombridge.Inventory`: create, change, delete, get and list groups, devices, users,
+/// badges and tag bindings; a device's change log. Store errors become the typed errors
+/// declared in ``idl``.
+public struct InventoryInterface: VarlinkInterface {
+    public let name = "io.roombridge.Inventory"
+    public var interfaceDescription: String { Self.idl }
+
+    private let store: any InventoryStore
+    private let authorizer: Authorizer
+    private let now: @Sendable () -> Date
+
+    /// - Parameter now: the clock (injected for tests).
+    public init(store: any InventoryStore, authorizer: Authorizer, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.authorizer = authorizer
+        self.now = now
+    }
+
+    static let mutations: Set<String> = [
+        "AddGroup", "UpdateGroup", "DeleteGroup", "AddDevice", "UpdateDevice", "DeleteDevice",
+        "AddUser", "UpdateUser", "DeleteUser", "AddBadge", "DeleteBadge", "BindTag", "UnbindTag",
+    ]
+
+    public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
+        if Self.mutations.contains(call.methodName) { try authorizer.requireMutation(context) }
+        let reply = try await LendingWireErrors.mapping(name) { try await self.answer(call) }
+        try await replies.reply(reply, continues: false)
+    }
+
+    private func encode<T: Encodable>(_ value: T) throws -> JSONValue { try WireCoding.encode(value) }
+
+    private func answer(_ call: VarlinkCall) async throws -> [String: JSONValue] {
+        let p = Parameters(call)
+        let t = now()
+        switch call.methodName {
+        case "ListGroups":
+            return ["groups": try encode(try await store.groups().map(WireGroup.init))]
+        case "AddGroup", "UpdateGroup":
+            let g = try p.object("group")
+            let group = DeviceGroup(id: try g.string("id"), name: try g.string("name"), sortOrder: try g.optionalInt("sortOrder") ?? 0)
+            if call.methodName == "AddGroup" { try await store.addGroup(group) } else { try await store.updateGroup(group) }
+            return [:]
+        case "DeleteGroup":
+            try await store.deleteGroup(id: try p.string("id"))
+            return [:]
+
+        case "AddDevice":
+            let id = try p.string("id")
+            let f = try p.object("fields")
+            guard let group = try f.optionalString("groupId") else {
+                throw LendingError.invalidField("groupId", reason: "a new device needs a group (see roombridgectl devices add --help)")
+            }
+            guard let model = try f.optionalString("model") else {
+                throw LendingError.invalidField("model", reason: "a new device needs a model")
+            }
+            var device = Device(id: id, groupID: group, model: model, registeredAt: t)
+            try apply(f, to: &device)
+            try await store.addDevice(device, at: t)
+            return ["device": try encode(WireDevice(try await record(id), now: t))]
+        case "UpdateDevice":
+            let id = try p.string("id")
+            var device = try await record(id).device
+            try apply(try p.object("fields"), to: &device)
+            let changes = try await store.updateDevice(device, at: t)
+            return ["device": try encode(WireDevice(try await record(id), now: t)),
+                    "changes": try encode(changes.map(WireLogEntry.init))]
+        case "DeleteDevice":
+            try await store.deleteDevice(id: try p.string("id"), at: t)
+            return [:]
+        case "GetDevice":
+            let id = try p.string("id")
+            let r = try await record(id)
+            return ["device": try encode(WireDevice(r, now: t)),
+                    "tags": try encode(try await store.tagBindings(deviceID: id).map(WireTagBinding.init))]
+        case "ListDevices":
+            let filter = DeviceFilter(
+                groupID: try p.optionalString("groupId"),
+                status: try p.optionalString("status").flatMap(DeviceStatus.init(rawValue:)),
+                isLent: try p.optionalBool("isLent"), isNFCRegistered: try p.optionalBool("isNfcRegistered"),
+                text: try p.optionalString("text"))
+            let page = try await store.devices(filter, page: try p.page())
+            return try paged("devices", page.items.map { WireDevice($0, now: t) }, page.nextCursor)
+        case "DeviceLog":
+            let page = try await store.deviceLog(deviceID: try p.string("id"), page: try p.page())
+            return try paged("entries", page.items.map(WireLogEntry.init), page.nextCursor)
+
+        case "AddUser":
+            let user = User(id: try p.string("id"), name: try p.string("name"), registeredAt: t)
+            try await store.addUser(user)
+            return ["user": try encode(WireUser(user))]
+        case "UpdateUser":
+            let id = try p.string("id")
+            guard var user = try await store.user(id: id) else { throw LendingError.noSuchUser(id) }
+            user.name = try p.string("name")
+            try await store.updateUser(user)
+            return ["user": try encode(WireUser(user))]
+        case "DeleteUser":
+            try await store.deleteUser(id: try p.string("id"))
+            return [:]
+        case "GetUser":
+            let id = try p.string("id")
+            guard let user = try await store.user(id: id) else { throw LendingError.noSuchUser(id) }
+            return ["user": try encode(WireUser(user)),
+                    "badges": try encode(try await store.badges(userID: id).map(WireBadge.init))]
+        case "ListUsers":
+            let page = try await store.users(nameContains: try p.optionalString("nameContains"), page: try p.page())
+            return try paged("users", page.items.map(WireUser.init), page.nextCursor)
+
+        case "AddBadge":
+            let kind = try p.optionalString("kind").flatMap(BadgeKind.init(rawValue:)) ?? .iso14443a
+            let identifier = try CardIdentifier.normalize(try p.string("identifier"), kind: kind)
+            let badge = Badge(identifier: identifier, kind: kind, userID: try p.string("userId"), registeredAt: t,
+                              label: try p.optionalString("label"))
+            try await store.addBadge(badge)
+            return ["badge": try encode(WireBadge(badge))]
+        case "DeleteBadge":
+            let text = try p.string("identifier")
+            try await store.deleteBadge(identifier: CardIdentifier.canonical(text) ?? text)
+            return [:]
+        case "ListBadges":
+            let id = try p.string("userId")
+            guard try await store.user(id: id) != nil else { throw LendingError.noSuchUser(id) }
+            return ["badges": try encode(try await store.badges(userID: id).map(WireBadge.init))]
+
+        case "BindTag":
+            let text = try p.string("uid")
+            guard let uid = CardIdentifier.canonical(text) else {
+                throw LendingError.invalidField("uid", reason: "expected hex digits such as 04A1B2C3D4E5F6, got '\(text)'")
+            }
+            let binding = TagBinding(uid: uid, deviceID: try p.string("deviceId"), boundAt: t)
+            try await store.bindTag(binding)
+            return ["binding": try encode(WireTagBinding(binding))]
+        case "UnbindTag":
+            let text = try p.string("uid")
+            try await store.unbindTag(uid: CardIdentifier.canonical(text) ?? text)
+            return [:]
+        case "ListTagBindings":
+            let id = try p.string("deviceId")
+            _ = try await record(id)
+            return ["bindings": try encode(try await store.tagBindings(deviceID: id).map(WireTagBinding.init))]
+        default:
+            throw VarlinkError.methodNotImplemented(call.method)
+        }
+    }
+
+    private func record(_ id: DeviceID) async throws -> DeviceRecord {
+        guard let r = try await store.device(id: id) else { throw LendingError.noSuchDevice(id) }
+        return r
+    }
+
+    private func paged<T: Encodable>(_ key: String, _ items: [T], _ next: String?) throws -> [String: JSONValue] {
+        var reply = [key: try encode(items)]
+        if let next { reply["nextCursor"] = .string(next) }
+        return reply
+    }
+
+    /// Applies the present `DeviceFields` to `device`.
+    private func apply(_ f: Parameters, to device: inout Device) throws {
+        if let v = try f.optionalString("groupId") { device.groupID = v }
+        if let v = try f.optionalString("model") { device.model = v }
+        if let v = try f.optionalString("serialNumber") { device.serialNumber = v }
+        if let v = try f.optionalString("osVersion") { device.osVersion = v }
+        if let v = try f.optionalString("status") {
+            guard let status = DeviceStatus(rawValue: v) else {
+                throw LendingError.invalidField("status", reason: "expected normal, broken or disposed")
+            }
+            device.status = status
+        }
+        if let v = try f.optionalString("connectorType") { device.connectorType = v }
+        if let v = try f.optionalDate("registeredAt", interface: name) { device.registeredAt = v }
+        if let v = try f.optionalString("note") { device.note = v.isEmpty ? nil : v }
+    }
+}

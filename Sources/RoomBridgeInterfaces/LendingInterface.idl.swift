@@ -1,0 +1,82 @@
+extension LendingInterface {
+    /// The Varlink IDL of `io.roombridge.Lending`, as returned by `GetInterfaceDescription`.
+    public static let idl = """
+        # Lending by device ID (as a tap at the reader would), rentals and history. Every
+        # outcome is also published as a lending event of io.roombridge.State.Watch. Lists are
+        # paged: pass limit (1...1000, default 100) and the nextCursor of the previous page.
+        # Times are ISO 8601 UTC strings; inputs also accept YYYY-MM-DD. Arm, Disarm, Lend and
+        # Return need the authorised group; others get io.roombridge.State.PermissionDenied.
+        interface io.roombridge.Lending
+
+        # One lend..return period; device and user facts are copies kept after deletion.
+        type Rental (
+          id: int,
+          deviceId: string,
+          model: string,
+          osVersion: string,
+          serialNumber: string,
+          userId: string,
+          userName: string,
+          rentedAt: string,
+          dueAt: ?string,
+          returnedAt: ?string,
+          returnedBy: ?string,
+          location: ?string,
+          returnLocation: ?string,
+          overdue: bool
+        )
+
+        # An armed session: device tags tapped until expiresAt are lent to this user.
+        type Session (userId: string, userName: string, armedAt: string, expiresAt: string)
+
+        # Arms the reader for a user, as their badge would.
+        method Arm(userId: string) -> (session: Session)
+
+        # Ends the armed session.
+        method Disarm() -> ()
+
+        # The armed session, if any.
+        method GetSession() -> (session: ?Session)
+
+        # Lends a device; dueAt defaults to the configured loan period (none: open-ended).
+        method Lend(deviceId: string, userId: string, dueAt: ?string) -> (rental: Rental)
+
+        # Returns a lent device.
+        method Return(deviceId: string, returnedBy: ?string) -> (rental: Rental)
+
+        # Active rentals, oldest first.
+        method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)
+
+        # Active rentals past their due date, most overdue first.
+        method ListOverdue(limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)
+
+        # Rentals that started in [since, until), newest first; returnedOnly leaves out active ones.
+        method History(
+          deviceId: ?string,
+          userId: ?string,
+          since: ?string,
+          until: ?string,
+          returnedOnly: ?bool,
+          limit: ?int,
+          cursor: ?string
+        ) -> (rentals: []Rental, nextCursor: ?string)
+
+        # The matching history as text, newest first: csv (RFC 4180, CRLF, spreadsheet dates in
+        # timeZone, default UTC; byteOrderMark for Excel) or json (an array). Without limit the
+        # whole history in one reply; with limit one page: a CSV page after the first has no
+        # header line (and no byte order mark), so the pages concatenate into one file.
+        method ExportHistory(
+          deviceId: ?string,
+          userId: ?string,
+          since: ?string,
+          until: ?string,
+          returnedOnly: ?bool,
+          format: (csv, json),
+          timeZone: ?string,
+          byteOrderMark: ?bool,
+          limit: ?int,
+          cursor: ?string
+        ) -> (text: string, count: int, nextCursor: ?string)
+
+        """ + LendingWireErrors.idl
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Lending
+import Varlink
+
+/// `io.roombridge.Lending`: arm, disarm, lend and return by ID through the
+/// ``LendingCoordinator`` (so every outcome is published), active and overdue rentals,
+/// history and its CSV/JSON export.
+public struct LendingInterface: VarlinkInterface {
+    public let name = "io.roombridge.Lending"
+    public var interfaceDescription: String { Self.idl }
+
+    private let lending: LendingCoordinator
+    private let authorizer: Authorizer
+    private let now: @Sendable () -> Date
+
+    /// - Parameter now: the clock for `overdue` (injected for tests).
+    public init(lending: LendingCoordinator, authorizer: Authorizer, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.lending = lending
+        self.authorizer = authorizer
+        self.now = now
+    }
+
+    static let mutations: Set<String> = ["Arm", "Disarm", "Lend", "Return"]
+
+    public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
+        if Self.mutations.contains(call.methodName) { try authorizer.requireMutation(context) }
+        let reply = try await LendingWireErrors.mapping(name) { try await self.answer(call) }
+        try await replies.reply(reply, continues: false)
+    }
+
+    struct WireSession: Codable {
+        var userId: String
+        var userName: String
+        var armedAt: Date
+        var expiresAt: Date
+
+        init(_ s: ArmSession) { userId = s.user.id; userName = s.user.name; armedAt = s.armedAt; expiresAt = s.expiresAt }
+    }
+
+    private func answer(_ call: VarlinkCall) async throws -> [String: JSONValue] {
+        let p = Parameters(call)
+        let store = lending.store
+        switch call.methodName {
+        case "Arm":
+            let session = try await lending.arm(userID: try p.string("userId"))
+            return ["session": try WireCoding.encode(WireSession(session))]
+        case "Disarm":
+            await lending.disarm()
+            return [:]
+        case "GetSession":
+            guard let session = await lending.session() else { return [:] }
+            return ["session": try WireCoding.encode(WireSession(session))]
+        case "Lend":
+            let due = try p.optionalDate("dueAt", interface: name)
+            let rental = try await lending.lend(deviceID: try p.string("deviceId"), userID: try p.string("userId"), dueAt: due)
+            return ["rental": try WireCoding.encode(WireRental(rental, now: now()))]
+        case "Return":
+            let rental = try await lending.returnDevice(deviceID: try p.string("deviceId"), returnedBy: try p.optionalString("returnedBy"))
+            return ["rental": try WireCoding.encode(WireRental(rental, now: now()))]
+        case "ListActive":
+            return try rentals(try await store.activeRentals(userID: try p.optionalString("userId"), page: try p.page()))
+        case "ListOverdue":
+            return try rentals(try await store.overdueRentals(at: now(), page: try p.page()))
+        case "History":
+            return try rentals(try await store.history(try query(p), page: try p.page()))
+        case "ExportHistory":
+            let q = try query(p)
+            let rentals: [Rental]
+            var next: String?
+            let continuation = try p.optionalString("cursor") != nil
+            if try p.optionalInt("limit") != nil || continuation {
+                let page = try await store.history(q, page: try p.page())
+                rentals = page.items
+                next = page.nextCursor
+            } else {
+                rentals = try await store.allHistory(q)
+            }
+            let text: String
+            if try p.string("format") == "json" {
+                text = String(decoding: try RentalExport.json(rentals), as: UTF8.self)
+            } else {
+                var options = RentalExport.CSVOptions(byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
+                if let zone = try p.optionalString("timeZone") {
+                    guard let tz = TimeZone(identifier: zone) else {
+                        throw LendingError.invalidField("timeZone", reason: "unknown time zone '\(zone)'; use a name such as Europe/Berlin or UTC")
+                    }
+                    options.timeZone = tz
+                }
+                let csv = RentalExport.csv(rentals, options: options)
+                // Later pages continue the file: drop the header line.
+                text = continuation ? (csv.range(of: "\r\n").map { String(csv[$0.upperBound...]) } ?? csv) : csv
+            }
+            var reply: [String: JSONValue] = ["text": .string(text), "count": .int(Int64(rentals.count))]
+            if let next { reply["nextCursor"] = .string(next) }
+            return reply
+        default:
+            throw VarlinkError.methodNotImplemented(call.method)
+        }
+    }
+
+    private func query(_ p: Parameters) throws -> HistoryQuery {
+        let since = try p.optionalDate("since", interface: name)
+        let until = try p.optionalDate("until", interface: name)
+        if let since, let until, until <= since {
+            throw LendingError.invalidField("until", reason: "must be after since")
+        }
+        return HistoryQuery(deviceID: try p.optionalString("deviceId"), userID: try p.optionalString("userId"),
+                            since: since, until: until, includeActive: !(try p.optionalBool("returnedOnly") ?? false))
+    }
+
+    private func rentals(_ page: Page<Rental>) throws -> [String: JSONValue] {
+        let t = now()
+        var reply = ["rentals": try WireCoding.encode(page.items.map { WireRental($0, now: t) })]
+        if let next = page.nextCursor { reply["nextCursor"] = .string(next) }
+        return reply
+    }
+}

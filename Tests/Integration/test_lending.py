@@ -1,0 +1,489 @@
+"""Inventory and lending end to end: roombridgectl and python-varlink against the real
+roombridged (io.roombridge.Inventory, io.roombridge.Lending), taps on the PN532 simulator, the
+CSV export, crash safety under kill -9, and two daemons sharing one database file."""
+import csv
+import io
+import json
+import os
+import pathlib
+import signal
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+
+import ndef
+import pytest
+import varlink
+
+from conftest import Daemon, Watcher, binary
+from test_foundation import run_as_nobody
+from test_nfc import connected_watcher, device_message, spec
+
+
+def ctl(d, *args, check=True):
+    """Runs roombridgectl against `d`; returns the CompletedProcess."""
+    env = dict(os.environ, ROOMBRIDGE_SOCKET=d.socket_path)
+    r = subprocess.run([binary("roombridgectl"), *args], capture_output=True, text=True, timeout=30, env=env)
+    if check:
+        assert r.returncode == 0, f"roombridgectl {' '.join(args)}: exit {r.returncode}\n{r.stdout}{r.stderr}"
+    return r
+
+
+def ctl_json(d, *args):
+    """Runs roombridgectl --json and parses one object per line."""
+    out = ctl(d, *args, "--json").stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+class Raw:
+    """A raw Varlink connection: one call at a time, replies as dicts."""
+
+    def __init__(self, path, timeout=10.0):
+        import socket
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buf = b""
+
+    def call(self, method, **parameters):
+        self.sock.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\0")
+        while b"\0" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("connection closed")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def close(self):
+        self.sock.close()
+
+
+def seed(d, devices=("D-0001",), users=(("U-0001", "Ada Lovelace"),)):
+    for uid, name in users:
+        ctl(d, "users", "add", uid, "--name", name)
+    for did in devices:
+        ctl(d, "devices", "add", did, "--group", "android-phone", "--model", "Pixel 7", "--serial", "SN-" + did)
+
+
+# --- CRUD -------------------------------------------------------------------------------------------
+
+def test_crud_through_the_cli_with_device_log(daemon):
+    seed(daemon)
+    ctl(daemon, "devices", "add", "D-0002", "--group", "iphone", "--model", "iPhone 15", "--os", "17.1",
+        "--connector", "USB-C", "--note", "spare")
+    devices = ctl_json(daemon, "devices", "list")
+    assert [d["id"] for d in devices] == ["D-0001", "D-0002"]
+    assert devices[1]["groupId"] == "iphone" and devices[1]["osVersion"] == "17.1" and devices[1]["note"] == "spare"
+
+    table = ctl(daemon, "devices", "list").stdout
+    assert table.splitlines()[0].split()[:3] == ["ID", "GROUP", "MODEL"]
+    assert "iPhone 15" in table
+
+    out = ctl(daemon, "devices", "edit", "D-0002", "--os", "17.2", "--status", "broken").stdout
+    assert "osVersion: 17.1 → 17.2" in out and "status: normal → broken" in out
+    log = ctl_json(daemon, "devices", "log", "D-0002")
+    updates = {(e["field"], e.get("oldValue"), e.get("newValue")) for e in log if e["operation"] == "update"}
+    assert updates == {("osVersion", "17.1", "17.2"), ("status", "normal", "broken")}
+    assert {e["field"] for e in log if e["operation"] == "add"} >= {"model", "group", "osVersion"}
+    assert ctl_json(daemon, "devices", "list", "--status", "broken")[0]["id"] == "D-0002"
+    assert "unchanged" in ctl(daemon, "devices", "edit", "D-0002", "--os", "17.2").stdout
+
+    show = ctl(daemon, "devices", "show", "D-0002").stdout
+    assert "Model:      iPhone 15" in show and "available" in show
+
+    ctl(daemon, "users", "edit", "U-0001", "--name", "Ada King")
+    assert ctl_json(daemon, "users", "show", "U-0001")[0]["user"]["name"] == "Ada King"
+    ctl(daemon, "badges", "bind", "04:a1:b2:c3", "--user", "U-0001", "--label", "staff card")
+    assert [b["identifier"] for b in ctl_json(daemon, "badges", "list", "--user", "U-0001")] == ["04A1B2C3"]
+    ctl(daemon, "tags", "bind", "04112233445566", "--device", "D-0001")
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["tags"][0]["uid"] == "04112233445566"
+    # A badge UID cannot become a device tag.
+    r = ctl(daemon, "tags", "bind", "04A1B2C3", "--device", "D-0001", check=False)
+    assert r.returncode == 5 and "already bound" in r.stderr and "unbind it first" in r.stderr
+
+    ctl(daemon, "groups", "add", "e-reader", "--name", "E-reader", "--order", "50")
+    assert "e-reader" in [g["id"] for g in ctl_json(daemon, "groups", "list")]
+    r = ctl(daemon, "groups", "rm", "iphone", check=False)
+    assert r.returncode == 5 and "still has 1 device(s); move or delete them first" in r.stderr
+
+    ctl(daemon, "devices", "rm", "D-0002")
+    assert [d["id"] for d in ctl_json(daemon, "devices", "list")] == ["D-0001"]
+    assert any(e["operation"] == "delete" for e in ctl_json(daemon, "devices", "log", "D-0002"))
+    ctl(daemon, "badges", "unbind", "04A1B2C3")
+    ctl(daemon, "users", "rm", "U-0001")
+    assert ctl_json(daemon, "users", "list") == []
+
+
+def test_errors_say_what_to_do(daemon):
+    seed(daemon)
+    r = ctl(daemon, "users", "rm", "U-17", check=False)
+    assert r.returncode == 5
+    assert "no user U-17; see roombridgectl users list" in r.stderr
+    r = ctl(daemon, "devices", "show", "D-9999", check=False)
+    assert r.returncode == 5 and "no device D-9999; see roombridgectl devices list" in r.stderr
+    r = ctl(daemon, "devices", "add", "D-0001", "--group", "iphone", "--model", "X", check=False)
+    assert r.returncode == 5 and "device D-0001 already exists" in r.stderr
+    r = ctl(daemon, "devices", "add", "D-0005", "--group", "toasters", "--model", "X", check=False)
+    assert r.returncode == 5 and "no device group toasters" in r.stderr
+
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001", "--due", "2030-01-31")
+    r = ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001", check=False)
+    assert r.returncode == 5 and "already lent to Ada Lovelace (U-0001)" in r.stderr and "return it first" in r.stderr
+    r = ctl(daemon, "devices", "rm", "D-0001", check=False)
+    assert r.returncode == 5 and "return it before deleting it" in r.stderr
+    r = ctl(daemon, "users", "rm", "U-0001", check=False)
+    assert r.returncode == 5 and "still has D-0001" in r.stderr
+    ctl(daemon, "return", "D-0001")
+    r = ctl(daemon, "return", "D-0001", check=False)
+    assert r.returncode == 5 and "is not lent; nothing to return" in r.stderr
+
+    ctl(daemon, "devices", "edit", "D-0001", "--status", "broken")
+    r = ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001", check=False)
+    assert r.returncode == 5 and "is broken and cannot be lent" in r.stderr
+    r = ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001", "--due", "next week", check=False)
+    assert r.returncode == 1 and "expected a date such as 2026-11-21" in r.stderr
+    r = ctl(daemon, "users", "list", "--socket", "/nonexistent/rb.sock", check=False)
+    assert r.returncode == 3
+
+
+def test_python_varlink_crud_paging_and_typed_errors(daemon):
+    with varlink.Client(address="unix:" + daemon.socket_path) as client:
+        with client.open("io.roombridge.Inventory", namespaced=True) as inv, \
+                client.open("io.roombridge.Lending", namespaced=True) as lending:
+            inv.AddUser(id="U-0001", name="Grace Hopper")
+            for i in range(1, 8):
+                inv.AddDevice(id=f"D-{i:04}", fields={"groupId": "ipad", "model": f"iPad {i}"})
+            seen, cursor = [], None
+            while True:
+                page = inv.ListDevices(limit=3, cursor=cursor) if cursor else inv.ListDevices(limit=3)
+                assert len(page.devices) <= 3
+                seen += [d.id for d in page.devices]
+                cursor = getattr(page, "nextCursor", None)
+                if not cursor:
+                    break
+            assert seen == [f"D-{i:04}" for i in range(1, 8)]
+
+            reply = inv.UpdateDevice(id="D-0003", fields={"model": "iPad Air", "note": "cracked corner"})
+            assert reply.device.model == "iPad Air"
+            assert {c.field for c in reply.changes} == {"model", "note"}
+
+            due = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 2))
+            rental = lending.Lend(deviceId="D-0003", userId="U-0001", dueAt=due).rental
+            assert rental.userName == "Grace Hopper" and not rental.overdue
+            assert lending.ListOverdue().rentals == []
+            time.sleep(3)  # let the due date pass
+            assert [r.deviceId for r in lending.ListOverdue().rentals] == ["D-0003"]
+            assert [r.deviceId for r in lending.ListActive(userId="U-0001").rentals] == ["D-0003"]
+            lent = inv.ListDevices(isLent=True).devices
+            assert [d.id for d in lent] == ["D-0003"] and lent[0].rental.userId == "U-0001"
+
+            with pytest.raises(varlink.VarlinkError) as e:
+                lending.Lend(deviceId="D-0003", userId="U-0001")
+            assert e.value.error() == "io.roombridge.Lending.AlreadyLent"
+            p = e.value.parameters()
+            assert p["deviceId"] == "D-0003" and p["userId"] == "U-0001" and p["userName"] == "Grace Hopper"
+            assert "return it first" in p["message"]
+
+            with pytest.raises(varlink.VarlinkError) as e:
+                inv.DeleteUser(id="U-0001")
+            assert e.value.error() == "io.roombridge.Inventory.UserHasDevices"
+            assert e.value.parameters()["deviceIds"] == ["D-0003"]
+
+            with pytest.raises(varlink.VarlinkError) as e:
+                inv.GetDevice(id="D-0404")
+            assert e.value.error() == "io.roombridge.Inventory.NoSuchDevice"
+            assert e.value.parameters()["deviceId"] == "D-0404"
+
+            with pytest.raises(varlink.VarlinkError) as e:
+                inv.AddBadge(identifier="0102", userId="U-0001")
+            assert e.value.error() == "io.roombridge.Inventory.InvalidField"
+            assert "4, 7 or 10 bytes" in e.value.parameters()["reason"]
+
+            with pytest.raises(varlink.VarlinkError) as e:
+                lending.History(cursor="not-a-cursor")
+            assert e.value.error() == "io.roombridge.Lending.InvalidCursor"
+            assert "start again without a cursor" in e.value.parameters()["message"]
+
+            with pytest.raises(varlink.VarlinkError) as e:
+                lending.History(since="yesterday")
+            assert e.value.error() == "io.roombridge.Lending.InvalidField"
+            assert e.value.parameters()["field"] == "since"
+
+            lending.Return(deviceId="D-0003", returnedBy="U-0001")
+            history = lending.History(deviceId="D-0003").rentals
+            assert len(history) == 1 and history[0].returnedBy == "U-0001" and not history[0].overdue
+
+
+def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):
+    d = daemon_factory("--socket-mode", "0666", "--auth-group", "users")
+    r = run_as_nobody(d, "print(json.dumps(call('io.roombridge.Inventory.ListDevices')))")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["parameters"]["devices"] == []
+    for method, params in [("io.roombridge.Inventory.AddUser", {"id": "U-1", "name": "Eve"}),
+                           ("io.roombridge.Lending.Arm", {"userId": "U-1"})]:
+        r = run_as_nobody(d, f"print(json.dumps(call({method!r}, {params!r})))")
+        out = json.loads(r.stdout)
+        assert out["error"] == "io.roombridge.State.PermissionDenied", out
+        assert out["parameters"]["group"] == "users"
+    assert ctl_json(d, "users", "list") == []
+
+
+# --- Taps on the PN532 simulator --------------------------------------------------------------------
+
+BADGE = "isoa:0A0B0C0D"
+
+
+def lending_event(w, kind, timeout=10):
+    return w.wait_for(lambda e: e["kind"] == "lending" and e["lending"]["kind"] == kind, timeout, f"lending {kind}")["lending"]
+
+
+def tap(w, pn532, tag, kind, timeout=10):
+    """Places a tag, waits for the lending outcome `kind`, removes the tag and waits for its removal."""
+    pn532.ctl("place", tag)
+    outcome = lending_event(w, kind, timeout)
+    pn532.ctl("remove")
+    w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
+    return outcome
+
+
+def nfc_lending_daemon(daemon_factory, pn532, *extra):
+    d = daemon_factory("--nfc-enabled", "--nfc-readers", f"front=pn532_uart:{pn532.link}",
+                       "--nfc-modulations", "iso14443a", *extra)
+    ctl(d, "users", "add", "U-0001", "--name", "Ada Lovelace")
+    ctl(d, "badges", "bind", "0A:0B:0C:0D", "--user", "U-0001")
+    return d
+
+
+def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "devices", "add", "D-0002", "--group", "android-phone", "--model", "Pixel 6", "--status", "broken")
+    w = connected_watcher(d)
+
+    o = tap(w, pn532, spec(ndef=device_message("D-0001")), "badgeRequired")
+    assert o["deviceId"] == "D-0001"
+
+    o = tap(w, pn532, BADGE, "armed")
+    assert o["userId"] == "U-0001" and o["userName"] == "Ada Lovelace"
+
+    o = tap(w, pn532, spec(ndef=device_message("D-0001")), "lent")
+    assert o["deviceId"] == "D-0001" and o["userId"] == "U-0001"
+    rentals = ctl_json(d, "rentals")
+    assert [(r["deviceId"], r["userId"]) for r in rentals] == [("D-0001", "U-0001")]
+    assert "Ada Lovelace" in ctl(d, "rentals").stdout
+
+    o = tap(w, pn532, spec(ndef=device_message("D-0001")), "returned")
+    assert o["deviceId"] == "D-0001"
+    assert ctl_json(d, "rentals") == []
+    assert ctl_json(d, "history", "--device", "D-0001")[0]["returnedAt"]
+
+    o = tap(w, pn532, spec(uid="04B1B2B3B4B5B6", ndef=device_message("D-0002", model="Pixel 6")), "refused")
+    assert o["deviceId"] == "D-0002" and o["reason"] == "deviceBroken"
+
+    text = b"".join(ndef.message_encoder([ndef.TextRecord("hello", "en")])).hex()
+    o = tap(w, pn532, spec(uid="04112233445566", kind="ntag213", ndef=text), "unknownTag")
+    assert o["uid"] == "04112233445566"
+
+    ctl(d, "lend", "disarm")
+    lending_event(w, "disarmed")
+    w.close()
+
+
+def test_arm_session_times_out(daemon_factory, pn532):
+    d = nfc_lending_daemon(daemon_factory, pn532, "--lending-arm-seconds", "1")
+    w = connected_watcher(d)
+    pn532.ctl("place", BADGE)
+    armed = lending_event(w, "armed")
+    assert armed["userId"] == "U-0001"
+    pn532.ctl("remove")
+    o = lending_event(w, "disarmed", timeout=10)
+    assert o["userId"] == "U-0001" and "timed out" in o["message"]
+    state = json.loads(ctl(d, "status", "--json").stdout)
+    assert "armed" not in state["lending"]
+    w.close()
+
+
+def test_client_arm_and_lend_by_id_are_published(daemon):
+    seed(daemon)
+    w = Watcher(daemon.socket_path)
+    assert "U-0001" in ctl(daemon, "lend", "arm", "--user", "U-0001").stdout
+    assert lending_event(w, "armed")["userId"] == "U-0001"
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001")
+    assert lending_event(w, "lent")["deviceId"] == "D-0001"
+    ctl(daemon, "return", "D-0001")
+    assert lending_event(w, "returned")["deviceId"] == "D-0001"
+    w.close()
+
+
+# --- History export ---------------------------------------------------------------------------------
+
+def test_history_csv_keeps_copies_after_deletes(daemon):
+    ctl(daemon, "users", "add", "U-0042", "--name", "Müller, \"Hans\"")
+    ctl(daemon, "devices", "add", "D-0042", "--group", "other", "--model", "=Galaxy, Tab S9", "--serial", "R5C")
+    ctl(daemon, "lend", "--device", "D-0042", "--user", "U-0042", "--due", "2030-01-01")
+    ctl(daemon, "return", "D-0042")
+    ctl(daemon, "devices", "rm", "D-0042")
+    ctl(daemon, "users", "rm", "U-0042")
+
+    out = ctl(daemon, "history", "--format", "csv").stdout
+    rows = list(csv.reader(io.StringIO(out, newline="")))
+    assert rows[0][:7] == ["rental_id", "device_id", "model", "os_version", "serial_number", "user_id", "user_name"]
+    assert len(rows) == 2
+    row = dict(zip(rows[0], rows[1]))
+    assert row["device_id"] == "D-0042" and row["serial_number"] == "R5C"
+    assert row["model"] == "'=Galaxy, Tab S9"  # formula neutralised, comma quoted
+    assert row["user_name"] == "Müller, \"Hans\""
+    assert row["due_at"] == "2030-01-01 00:00:00" and row["returned_at"]
+
+    table = ctl(daemon, "history", "--since", "2000-01-01", "--until", "2100-01-01").stdout
+    assert "D-0042" in table
+    assert ctl_json(daemon, "history", "--user", "U-0042")[0]["userName"] == "Müller, \"Hans\""
+    assert ctl(daemon, "history", "--since", "2099-01-01").stdout.strip() == "no rentals match"
+
+
+def test_history_csv_of_more_than_one_page(daemon):
+    seed(daemon)
+    c = Raw(daemon.socket_path)
+    for _ in range(1003):  # the CLI fetches 1000 rentals per call
+        assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0001")
+        assert "error" not in c.call("io.roombridge.Lending.Return", deviceId="D-0001")
+    c.close()
+    out = ctl(daemon, "history", "--format", "csv", "--bom").stdout
+    assert out.startswith("\ufeffrental_id,") and out.count("rental_id") == 1
+    rows = list(csv.reader(io.StringIO(out.lstrip("\ufeff"), newline="")))
+    ids = [int(r[0]) for r in rows[1:]]
+    assert len(ids) == 1003 and len(set(ids)) == 1003
+    assert ids == sorted(ids, reverse=True)
+
+
+# --- Crash safety -----------------------------------------------------------------------------------
+
+def active_rentals_by_device(db_path):
+    con = sqlite3.connect(db_path)
+    try:
+        return con.execute("SELECT device_id, COUNT(*) FROM rentals WHERE returned_at IS NULL GROUP BY device_id").fetchall()
+    finally:
+        con.close()
+
+
+def test_acknowledged_lends_and_returns_survive_kill_9(daemon):
+    devices = [f"D-{i:04}" for i in range(1, 6)]
+    seed(daemon, devices=devices)
+    acked = []  # (operation, device, rental id)
+    stop = threading.Event()
+
+    def hammer():
+        try:
+            c = Raw(daemon.socket_path)
+            i = 0
+            while not stop.is_set():
+                dev = devices[i % len(devices)]
+                r = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId="U-0001")
+                if "error" not in r:
+                    acked.append(("lend", dev, r["parameters"]["rental"]["id"]))
+                r = c.call("io.roombridge.Lending.Return", deviceId=dev)
+                if "error" not in r:
+                    acked.append(("return", dev, r["parameters"]["rental"]["id"]))
+                # Every third device stays lent for a round, so lent and available devices mix.
+                if i % 3 == 0:
+                    r = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId="U-0001")
+                    if "error" not in r:
+                        acked.append(("lend", dev, r["parameters"]["rental"]["id"]))
+                i += 1
+        except (EOFError, OSError, json.JSONDecodeError):
+            pass
+
+    t = threading.Thread(target=hammer)
+    t.start()
+    deadline = time.monotonic() + 20
+    while len(acked) < 60 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    daemon.proc.send_signal(signal.SIGKILL)
+    daemon.proc.wait()
+    stop.set()
+    t.join(10)
+    assert len(acked) >= 60, "the client made too little progress before the kill"
+
+    # Restart on the same database.
+    daemon.notify.messages.clear()
+    daemon.stderr.close()
+    daemon.start()
+    c = Raw(daemon.socket_path)
+    history = c.call("io.roombridge.Lending.History", limit=1000)["parameters"]["rentals"]
+    by_id = {r["id"]: r for r in history}
+    for op, dev, rid in acked:
+        assert rid in by_id, f"acknowledged {op} of {dev} (rental {rid}) is missing"
+        assert by_id[rid]["deviceId"] == dev
+        if op == "return":
+            assert by_id[rid].get("returnedAt"), f"acknowledged return of rental {rid} is missing"
+    listed = c.call("io.roombridge.Inventory.ListDevices")["parameters"]["devices"]
+    active = {r["deviceId"]: r["id"] for r in history if not r.get("returnedAt")}
+    for dev in listed:
+        assert ("rental" in dev) == (dev["id"] in active)
+        if "rental" in dev:
+            assert dev["rental"]["id"] == active[dev["id"]]
+    c.close()
+    assert daemon.terminate() == 0
+
+    # The file itself, read by SQLite directly after the daemon stopped.
+    db = str(daemon.tmp / "roombridge.sqlite")
+    assert all(count == 1 for _, count in active_rentals_by_device(db))
+    con = sqlite3.connect(db)
+    rows = {rid: (dev, returned) for rid, dev, returned in con.execute("SELECT id, device_id, returned_at FROM rentals")}
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    for op, dev, rid in acked:
+        assert rows[rid][0] == dev
+        if op == "return":
+            assert rows[rid][1] is not None
+    assert {rid for rid, (_, returned) in rows.items() if returned is None} == set(active.values())
+
+
+# --- Two daemons, one database ----------------------------------------------------------------------
+
+def test_two_daemons_on_one_database_never_lend_twice(daemon):
+    devices = [f"D-{i:04}" for i in range(1, 9)]
+    seed(daemon, devices=devices, users=(("U-A", "Alice"), ("U-B", "Bob")))
+    db = str(daemon.tmp / "roombridge.sqlite")
+    with tempfile.TemporaryDirectory(prefix="rb-test-") as other_dir:
+        other = Daemon(pathlib.Path(other_dir))
+        other.args[other.args.index("--database-path") + 1] = db
+        other.start()
+        try:
+            for round_ in range(5):
+                results = {}
+                barrier = threading.Barrier(2)
+
+                def race(d, user):
+                    c = Raw(d.socket_path)
+                    barrier.wait()
+                    for dev in devices:
+                        results[(user, dev)] = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId=user)
+                    c.close()
+
+                threads = [threading.Thread(target=race, args=(daemon, "U-A")),
+                           threading.Thread(target=race, args=(other, "U-B"))]
+                for th in threads:
+                    th.start()
+                for th in threads:
+                    th.join(30)
+                for dev in devices:
+                    a, b = results[("U-A", dev)], results[("U-B", dev)]
+                    winners = [r for r in (a, b) if "error" not in r]
+                    losers = [r for r in (a, b) if "error" in r]
+                    assert len(winners) == 1 and len(losers) == 1, (round_, dev, a, b)
+                    loser = losers[0]
+                    assert loser["error"] == "io.roombridge.Lending.AlreadyLent", loser
+                    assert loser["parameters"]["userId"] == winners[0]["parameters"]["rental"]["userId"]
+                assert all(count == 1 for _, count in active_rentals_by_device(db))
+                # Each daemon sees the other's rentals.
+                c = Raw(other.socket_path)
+                assert len(c.call("io.roombridge.Lending.ListActive")["parameters"]["rentals"]) == len(devices)
+                for dev in devices:
+                    assert "error" not in c.call("io.roombridge.Lending.Return", deviceId=dev)
+                c.close()
+        finally:
+            other.close()

@@ -1,0 +1,282 @@
+import Foundation
+import Lending
+import LendingStore
+import RoomBridgeCore
+@testable import RoomBridgeInterfaces
+import Synchronization
+import Testing
+import Varlink
+import VarlinkNIO
+
+/// `io.roombridge.Inventory` and `io.roombridge.Lending` on a temporary SQLite store.
+@Suite struct LendingInterfacesTests {
+    /// Collects the replies a handler sends.
+    final class Sink: VarlinkReplySink {
+        let replies = Mutex<[[String: JSONValue]]>([])
+        func reply(_ parameters: [String: JSONValue], continues: Bool) async throws {
+            replies.withLock { $0.append(parameters) }
+        }
+    }
+
+    struct Fixture {
+        let dir: URL
+        let store: SQLiteInventoryStore
+        let state: SystemState
+        let inventory: InventoryInterface
+        let lending: LendingInterface
+        let inventoryIDL: VarlinkInterfaceDefinition
+        let lendingIDL: VarlinkInterfaceDefinition
+
+        static let root = VarlinkCallContext(peer: PeerCredentials(pid: 1, uid: 0, gid: 0))
+
+        /// Calls a method the way the service does (input validated against the IDL) and checks
+        /// the reply against the method's declared output, or the error against its declaration.
+        func call(_ method: String, _ parameters: [String: JSONValue] = [:],
+                  context: VarlinkCallContext = root) async throws -> [String: JSONValue] {
+            let call = VarlinkCall(method: method, parameters: parameters)
+            let (interface, idl): (any VarlinkInterface, VarlinkInterfaceDefinition) =
+                call.interface == inventory.name ? (inventory, inventoryIDL) : (lending, lendingIDL)
+            try idl.validateCall(method: call.methodName, parameters: parameters)
+            let sink = Sink()
+            do {
+                try await interface.handle(call, context: context, replies: sink)
+            } catch let error as VarlinkError {
+                if error.name.hasPrefix(idl.name + ".") {
+                    let short = String(error.name.dropFirst(idl.name.count + 1))
+                    let declared = try #require(idl.errors[short], "\(error.name) is not declared")
+                    #expect(idl.firstInvalidField(error.parameters, against: declared.parameters) == nil, "\(error)")
+                }
+                throw error
+            }
+            let replies = sink.replies.withLock { $0 }
+            #expect(replies.count == 1)
+            let reply = replies.first ?? [:]
+            let output = try #require(idl.methods[call.methodName]).output
+            #expect(idl.firstInvalidField(reply, against: output) == nil, "\(method) reply \(reply) does not match its IDL")
+            return reply
+        }
+
+        func cleanup() { try? FileManager.default.removeItem(at: dir) }
+    }
+
+    func fixture() async throws -> Fixture {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rb-lendapi-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: dir.appendingPathComponent("db.sqlite").path))
+        let state = SystemState()
+        let coordinator = LendingCoordinator(store: store, state: state, policy: LendingPolicy(defaultLoanPeriod: 7 * 86400),
+                                             location: "test")
+        let authorizer = Authorizer(groupName: "roombridge", gid: 4242)
+        return Fixture(dir: dir, store: store, state: state,
+                       inventory: InventoryInterface(store: store, authorizer: authorizer),
+                       // Its clock runs ten days ahead, so loans due tomorrow are overdue.
+                       lending: LendingInterface(lending: coordinator, authorizer: authorizer,
+                                                 now: { Date().addingTimeInterval(10 * 86400) }),
+                       inventoryIDL: try VarlinkInterfaceDefinition(parsing: InventoryInterface.idl),
+                       lendingIDL: try VarlinkInterfaceDefinition(parsing: LendingInterface.idl))
+    }
+
+    func error(_ body: () async throws -> Void) async -> VarlinkError? {
+        do { try await body() } catch let e as VarlinkError { return e } catch { Issue.record("\(error)") }
+        return nil
+    }
+
+    @Test func interfaceDescriptionsParseAndNameTheirInterfaces() throws {
+        #expect(try VarlinkInterfaceDefinition(parsing: InventoryInterface.idl).name == "io.roombridge.Inventory")
+        #expect(try VarlinkInterfaceDefinition(parsing: LendingInterface.idl).name == "io.roombridge.Lending")
+    }
+
+    @Test func everyStoreErrorBecomesADeclaredErrorCarryingItsMessage() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        let samples: [LendingError] = [
+            .noSuchDevice("D-1"), .noSuchUser("U-1"), .noSuchGroup("g"), .noSuchBadge("01020304"),
+            .noSuchTagBinding("04"), .deviceAlreadyExists("D-1"), .userAlreadyExists("U-1"), .groupAlreadyExists("g"),
+            .groupInUse("g", deviceCount: 2), .alreadyLent("D-1", userID: "U-1", userName: "Ada", since: Date()),
+            .notLent("D-1"), .notLendable("D-1", status: .broken), .deviceIsLent("D-1", userID: "U-1"),
+            .userHasDevices("U-1", deviceIDs: ["D-1", "D-2"]), .uidAlreadyBound("04", boundTo: "device D-1"),
+            .invalidCardIdentifier("xx", reason: "hex"), .invalidField("dueAt", reason: "before"), .invalidCursor("c"),
+            .noArmedUser,
+        ]
+        for idl in [f.inventoryIDL, f.lendingIDL] {
+            for sample in samples {
+                let e = LendingWireErrors.varlink(sample, interface: idl.name)
+                let short = String(e.name.dropFirst(idl.name.count + 1))
+                let declared = try #require(idl.errors[short], "\(e.name) not declared")
+                #expect(idl.firstInvalidField(e.parameters, against: declared.parameters) == nil, "\(e)")
+                #expect(e.parameters["message"]?.stringValue == sample.description)
+            }
+        }
+    }
+
+    @Test func crudPagingAndDeviceLog() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Ada"])
+        for i in 1...5 {
+            _ = try await f.call("io.roombridge.Inventory.AddDevice",
+                                 ["id": .string("D-\(i)"), "fields": ["groupId": "iphone", "model": .string("iPhone \(i)"), "osVersion": "17.0"]])
+        }
+        var ids: [String] = []
+        var cursor: JSONValue?
+        repeat {
+            var p: [String: JSONValue] = ["limit": 2]
+            if let cursor { p["cursor"] = cursor }
+            let page = try await f.call("io.roombridge.Inventory.ListDevices", p)
+            let devices = try #require(page["devices"]?.arrayValue)
+            #expect(devices.count <= 2)
+            ids += devices.compactMap { $0["id"]?.stringValue }
+            cursor = page["nextCursor"]
+        } while cursor != nil
+        #expect(ids == ["D-1", "D-2", "D-3", "D-4", "D-5"])
+
+        let updated = try await f.call("io.roombridge.Inventory.UpdateDevice",
+                                       ["id": "D-2", "fields": ["osVersion": "17.1", "status": "broken", "note": "cracked"]])
+        let changed = Set(try #require(updated["changes"]?.arrayValue).compactMap { $0["field"]?.stringValue })
+        #expect(changed == ["osVersion", "status", "note"])
+        let log = try await f.call("io.roombridge.Inventory.DeviceLog", ["id": "D-2"])
+        let first = try #require(log["entries"]?.arrayValue?.first { $0["field"]?.stringValue == "osVersion" && $0["operation"]?.stringValue == "update" })
+        #expect(first["oldValue"]?.stringValue == "17.0" && first["newValue"]?.stringValue == "17.1")
+        let broken = try await f.call("io.roombridge.Inventory.ListDevices", ["status": "broken"])
+        #expect(broken["devices"]?.arrayValue?.map { $0["id"]?.stringValue } == ["D-2"])
+
+        let badge = try await f.call("io.roombridge.Inventory.AddBadge", ["identifier": "04:a1:b2:c3", "userId": "U-1"])
+        #expect(badge["badge"]?["identifier"]?.stringValue == "04A1B2C3")
+        let e = await error { _ = try await f.call("io.roombridge.Inventory.BindTag", ["uid": "04A1B2C3", "deviceId": "D-1"]) }
+        #expect(e?.name == "io.roombridge.Inventory.UidAlreadyBound")
+        let missing = await error { _ = try await f.call("io.roombridge.Inventory.GetUser", ["id": "U-17"]) }
+        #expect(missing?.name == "io.roombridge.Inventory.NoSuchUser")
+        #expect(missing?.parameters["message"]?.stringValue == "no user U-17; see roombridgectl users list")
+    }
+
+    @Test func lendReturnAndHistoryWithTypedErrors() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Ada"])
+        _ = try await f.call("io.roombridge.Inventory.AddDevice", ["id": "D-1", "fields": ["groupId": "ipad", "model": "iPad"]])
+        _ = try await f.call("io.roombridge.Inventory.AddDevice",
+                             ["id": "D-2", "fields": ["groupId": "ipad", "model": "iPad", "status": "disposed"]])
+        let due = LendingFormat.iso8601(Date().addingTimeInterval(86400))
+        let lent = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1", "dueAt": .string(due)])
+        #expect(lent["rental"]?["dueAt"]?.stringValue?.hasPrefix(String(due.dropLast())) == true)
+        #expect(lent["rental"]?["overdue"]?.boolValue == true)
+        let again = await error { _ = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"]) }
+        #expect(again?.name == "io.roombridge.Lending.AlreadyLent")
+        #expect(again?.parameters["userName"]?.stringValue == "Ada")
+        let disposed = await error { _ = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-2", "userId": "U-1"]) }
+        #expect(disposed?.name == "io.roombridge.Lending.NotLendable")
+        #expect(disposed?.parameters["status"]?.stringValue == "disposed")
+        let overdue = try await f.call("io.roombridge.Lending.ListOverdue")
+        #expect(overdue["rentals"]?.arrayValue?.count == 1)
+        let device = try await f.call("io.roombridge.Inventory.GetDevice", ["id": "D-1"])
+        #expect(device["device"]?["rental"]?["userId"]?.stringValue == "U-1")
+
+        _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1"])
+        let notLent = await error { _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1"]) }
+        #expect(notLent?.name == "io.roombridge.Lending.NotLent")
+        #expect(try await f.call("io.roombridge.Lending.ListActive")["rentals"]?.arrayValue?.isEmpty == true)
+
+        let csv = try await f.call("io.roombridge.Lending.ExportHistory", ["format": "csv"])
+        let lines = try #require(csv["text"]?.stringValue).components(separatedBy: "\r\n")
+        #expect(lines.first == RentalExport.csvHeader.joined(separator: ","))
+        #expect(lines.count == 3 && lines[1].contains(",D-1,iPad,") && lines[2].isEmpty)
+        let json = try await f.call("io.roombridge.Lending.ExportHistory", ["format": "json", "userId": "U-1"])
+        #expect(csv["count"]?.intValue == 1 && json["count"]?.intValue == 1)
+
+        let badDate = await error { _ = try await f.call("io.roombridge.Lending.History", ["since": "last week"]) }
+        #expect(badDate?.name == "io.roombridge.Lending.InvalidField")
+        #expect(badDate?.parameters["field"]?.stringValue == "since")
+        let badZone = await error { _ = try await f.call("io.roombridge.Lending.ExportHistory", ["format": "csv", "timeZone": "Mars/Base"]) }
+        #expect(badZone?.name == "io.roombridge.Lending.InvalidField")
+    }
+
+    @Test func pagedCSVExportConcatenatesToTheWholeExport() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Ada"])
+        _ = try await f.call("io.roombridge.Inventory.AddDevice", ["id": "D-1", "fields": ["groupId": "ipad", "model": "iPad"]])
+        for _ in 0..<7 {
+            _ = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"])
+            _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1"])
+        }
+        let whole = try await f.call("io.roombridge.Lending.ExportHistory", ["format": "csv", "byteOrderMark": true])
+        var pieces = ""
+        var pages = 0
+        var p: [String: JSONValue] = ["format": "csv", "byteOrderMark": true, "limit": 3]
+        while true {
+            let reply = try await f.call("io.roombridge.Lending.ExportHistory", p)
+            pieces += try #require(reply["text"]?.stringValue)
+            pages += 1
+            guard let next = reply["nextCursor"] else { break }
+            p["cursor"] = next
+        }
+        #expect(pages == 3)
+        #expect(whole["count"]?.intValue == 7)
+        #expect(pieces == whole["text"]?.stringValue)
+    }
+
+    @Test func mutationsNeedTheGroupReadsDoNot() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        let stranger = VarlinkCallContext(peer: PeerCredentials(pid: 2, uid: 1000, gid: 1000))
+        let member = VarlinkCallContext(peer: PeerCredentials(pid: 3, uid: 1001, gid: 1001, groups: [4242]))
+        for (method, params) in [("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Eve"] as [String: JSONValue]),
+                                 ("io.roombridge.Inventory.DeleteDevice", ["id": "D-1"]),
+                                 ("io.roombridge.Lending.Arm", ["userId": "U-1"]),
+                                 ("io.roombridge.Lending.Disarm", [:])] {
+            let e = await error { _ = try await f.call(method, params, context: stranger) }
+            #expect(e?.name == "io.roombridge.State.PermissionDenied", "\(method)")
+        }
+        _ = try await f.call("io.roombridge.Inventory.ListDevices", context: stranger)
+        _ = try await f.call("io.roombridge.Lending.ListActive", context: stranger)
+        _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Eve"], context: member)
+        #expect(try await f.store.user(id: "U-1")?.name == "Eve")
+    }
+
+    @Test func armAndLendThroughARealServerArePublished() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        let path = f.dir.appendingPathComponent("s.sock").path
+        let service = try VarlinkService(vendor: "test", product: "test", version: "0", url: "",
+                                         interfaces: [f.inventory, f.lending])
+        let server = try await VarlinkServer.bind(service: service, configuration: .init(listen: .path(path)))
+        let run = Task { try await server.run() }
+        let client = try await VarlinkClient.connect(path: path)
+        _ = try await client.call("io.roombridge.Inventory.AddUser", parameters: ["id": "U-1", "name": "Ada"])
+        _ = try await client.call("io.roombridge.Inventory.AddDevice",
+                                  parameters: ["id": "D-1", "fields": ["groupId": "other", "model": "Phone"]])
+        let session = try await client.call("io.roombridge.Lending.Arm", parameters: ["userId": "U-1"])
+        #expect(session["session"]?["userName"]?.stringValue == "Ada")
+        #expect(await f.state.snapshot().lending.armed?.userId == "U-1")
+        _ = try await client.call("io.roombridge.Lending.Lend", parameters: ["deviceId": "D-1", "userId": "U-1"])
+        let last = await f.state.snapshot().lending.lastOutcome
+        #expect(last?.kind == .lent && last?.deviceId == "D-1")
+        do {
+            _ = try await client.call("io.roombridge.Lending.Lend", parameters: ["deviceId": "D-1", "userId": "U-1"])
+            Issue.record("second lend succeeded")
+        } catch let e as VarlinkError {
+            #expect(e.name == "io.roombridge.Lending.AlreadyLent")
+        }
+        await client.close()
+        await f.state.shutdown()
+        await server.shutdown()
+        _ = await run.result
+    }
+
+    @Test(arguments: [
+        ("2026-11-21", "2026-11-21T00:00:00Z"),
+        ("2026-11-21T18:30:00Z", "2026-11-21T18:30:00Z"),
+        ("2026-11-21T18:30:00.250Z", "2026-11-21T18:30:00Z"),
+        ("2026-11-21T19:30:00+01:00", "2026-11-21T18:30:00Z"),
+    ])
+    func datesAcceptDaysAndISO8601(input: String, expected: String) throws {
+        let date = try #require(WireDates.parse(input))
+        #expect(LendingFormat.iso8601(date) == expected)
+    }
+
+    @Test func datesRejectOtherText() {
+        for text in ["tomorrow", "2026-13-01", "2026-02-30", "21.11.2026", ""] {
+            #expect(WireDates.parse(text) == nil, "\(text)")
+        }
+    }
+}
