@@ -1,37 +1,130 @@
 #!/usr/bin/env bash
-# Runs RoomBridge on this machine from the debug build: roombridged on a private socket with a
-# temporary database. Ctrl-C stops everything and removes the temporary directory.
+# Runs the whole RoomBridge system on this machine from the debug build (make run):
+# roombridged on a private socket with a temporary database seeded with sample devices, users and
+# badges; the PN532 simulator when no NFC reader is found, the BlueZ simulator (on a private
+# D-Bus bus) when bluetoothd is not reachable. Ctrl-C stops everything and removes the directory.
+#
+#   scripts/run.sh                 run until Ctrl-C
+#   scripts/run.sh --scenario      run the scripted tour, exit 0 only if every step behaved
+#   scripts/run.sh --realistic     PN532 simulator with 115200-baud and RF timing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${ROOMBRIDGE_BIN:-$PWD/.build/debug}
+SCENARIO=0
+REALISTIC=()
+for arg in "$@"; do
+  case "$arg" in
+    --scenario) SCENARIO=1 ;;
+    --realistic) REALISTIC=(--realistic-timing) ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $arg (try --help)" >&2; exit 64 ;;
+  esac
+done
+
 RUN_DIR=$(mktemp -d /tmp/roombridge-run.XXXXXX)
 SOCK="$RUN_DIR/roombridge.sock"
 pids=()
-
 cleanup() {
   trap - EXIT INT TERM
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$RUN_DIR"
-  echo "roombridge: stopped, $RUN_DIR removed"
+  [ "$SCENARIO" = 1 ] || echo "roombridge: stopped; $RUN_DIR removed"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { [ "$SCENARIO" = 1 ] && echo "[run] $*" >&2 || echo "$*"; }
 
-"$BIN/roombridged" --socket-path "$SOCK" --socket-group "" --database-path "$RUN_DIR/roombridge.sqlite" \
-  --log-level info 2> >(sed -u 's/^/[roombridged] /' >&2) &
+# --- NFC: a real reader if libnfc finds one, else the PN532 simulator on a pty -------------------
+export LIBNFC_LOG_LEVEL=${LIBNFC_LOG_LEVEL:-0}
+NFC_ARGS=()
+PN532_CTL=""
+if [ -z "${ROOMBRIDGE_FORCE_SIMULATORS:-}" ] && [ "$SCENARIO" = 0 ] \
+   && timeout 10 nfc-scan-device 2>/dev/null | grep -q "NFC device(s) found" \
+   && ! timeout 10 nfc-scan-device 2>/dev/null | grep -q "^0 NFC device"; then
+  log "NFC: using the reader libnfc finds"
+  NFC_ARGS=(--nfc-readers "front=$(timeout 10 nfc-scan-device 2>/dev/null | sed -n 's/^[[:space:]]*[0-9]*\. \(.*\)/\1/p' | head -1)")
+else
+  PN532_CTL="$RUN_DIR/pn532.ctl"
+  "$BIN/pn532-sim" run --link "$RUN_DIR/pn532.tty" --control "$PN532_CTL" "${REALISTIC[@]}" \
+    > "$RUN_DIR/pn532.out" 2> "$RUN_DIR/pn532-sim.log" &
+  pids+=($!)
+  for _ in $(seq 1 100); do grep -q ready "$RUN_DIR/pn532.out" 2>/dev/null && break; sleep 0.05; done
+  NFC_ARGS=(--nfc-readers "front=pn532_uart:$RUN_DIR/pn532.tty")
+  log "NFC: PN532 simulator on $(readlink "$RUN_DIR/pn532.tty")"
+fi
+
+# --- Curtain: the system's bluetoothd if it answers, else the BlueZ simulator on a private bus ------
+BLUEZ_CTL=""
+if [ -z "${ROOMBRIDGE_FORCE_SIMULATORS:-}" ] && [ "$SCENARIO" = 0 ] \
+   && timeout 5 dbus-send --system --print-reply --dest=org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects >/dev/null 2>&1; then
+  log "Curtain: using bluetoothd on the system bus"
+else
+  BLUEZ_CTL="$RUN_DIR/bluez.ctl"
+  "$BIN/bluez-sim" run --control "$BLUEZ_CTL" --speed 40 --time 07:00 > "$RUN_DIR/bluez.out" 2> "$RUN_DIR/bluez-sim.log" &
+  pids+=($!)
+  for _ in $(seq 1 100); do grep -q DBUS_SYSTEM_BUS_ADDRESS "$RUN_DIR/bluez.out" 2>/dev/null && break; sleep 0.05; done
+  export DBUS_SYSTEM_BUS_ADDRESS=$(sed -n 's/^DBUS_SYSTEM_BUS_ADDRESS=//p' "$RUN_DIR/bluez.out" | head -1)
+  [ -n "$DBUS_SYSTEM_BUS_ADDRESS" ] || { echo "bluez-sim did not start; see $RUN_DIR/bluez-sim.log" >&2; exit 1; }
+  log "Curtain: BlueZ simulator on a private bus ($DBUS_SYSTEM_BUS_ADDRESS)"
+fi
+
+# --- The daemon: the same binary as on real hardware, only configuration differs -------------------
+"$BIN/roombridged" --config "$RUN_DIR/none.toml" --socket-path "$SOCK" --socket-group "" \
+  --auth-group "$(id -gn)" --database-path "$RUN_DIR/roombridge.sqlite" --log-level info \
+  "${NFC_ARGS[@]}" --nfc-modulations iso14443a --nfc-modulations felica212 \
+  2> >(if [ "$SCENARIO" = 1 ]; then cat > "$RUN_DIR/roombridged.log"; else sed -u 's/^/[roombridged] /' >&2; fi) &
 pids+=($!)
-
-for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+for _ in $(seq 1 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
 [ -S "$SOCK" ] || { echo "roombridged did not start; see the log above" >&2; exit 1; }
 
+# --- Sample data ---------------------------------------------------------------------------------
+ctl() { "$BIN/roombridgectl" --socket "$SOCK" "$@" > /dev/null; }
+ctl users add U-0001 --name "Aiko Tanaka"
+ctl badges bind 04A1B2C3 --user U-0001
+ctl users add U-0002 --name "Ben Okafor"
+ctl badges bind 0102030405060708 --user U-0002 --kind felica
+ctl devices add D-0001 --group android-phone --model "Pixel 7" --serial SN-P7-0001 --os 14 --connector USB-C
+ctl devices add D-0002 --group iphone --model "iPhone 15" --serial SN-I15-0002 --os 17.1 --connector USB-C
+ctl devices add D-0003 --group ipad --model "iPad Air" --serial SN-IPA-0003 --os 17.0 --connector USB-C --status broken
+
+if [ "$SCENARIO" = 1 ]; then
+  python3 scripts/scenario.py --socket "$SOCK" --bin "$BIN" --pn532 "$PN532_CTL" --bluez "$BLUEZ_CTL"
+  exit $?
+fi
+
+P="$BIN/pn532-sim ctl --control $PN532_CTL"
+B="$BIN/bluez-sim ctl --control $BLUEZ_CTL"
 cat <<EOT
 
-RoomBridge is running (socket $SOCK). In another terminal:
+RoomBridge is running. In another terminal:
 
-  export ROOMBRIDGE_SOCKET=$SOCK
-  $BIN/roombridgectl status          # readers, last tap, curtain, lending
-  $BIN/roombridgectl watch           # live events, one line each (--json for JSON)
-
-Ctrl-C here stops everything.
+  export ROOMBRIDGE_SOCKET=$SOCK PATH=$BIN:\$PATH
+  roombridgectl status                 # readers, last tap, curtain, lending
+  roombridgectl watch                  # live events, one line each (--json for JSON)
+  roombridgectl devices list           # D-0001 Pixel 7, D-0002 iPhone 15, D-0003 iPad Air (broken)
+  roombridgectl rentals                # what is lent; roombridgectl history --format csv
+  roombridgectl curtain open --wait    # also: close, stop, move 40, schedule --open 07:30 --close 21:15
 EOT
-wait "${pids[0]}"
+if [ -n "$PN532_CTL" ]; then cat <<EOT
+
+The PN532 simulator stands in for the reader (tap = place, then remove):
+  $P place isoa:04A1B2C3                # Aiko's badge: arms lending for 30 s
+  $P remove
+  $P place "device:D-0001:Pixel 7"      # a device tag: lent to Aiko (tap it again to return it)
+  $P remove
+  $P place felica:0102030405060708      # Ben's FeliCa badge
+  $P place ntag215                      # an unknown, empty tag: reported with its UID
+  roombridgectl tag write D-0002        # then: $P place ntag213:blank  (registers a new tag)
+EOT
+fi
+if [ -n "$BLUEZ_CTL" ]; then cat <<EOT
+
+The BlueZ simulator stands in for bluetoothd and the curtain:
+  $B press                              # the wall switch: remote commands are refused while it moves
+  $B drop-link                          # link loss: roombridged reconnects
+  $B schedule --help                    # change the schedule on the device
+EOT
+fi
+echo; echo "Ctrl-C here stops everything."
+wait "${pids[-1]}"
