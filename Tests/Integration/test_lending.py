@@ -151,6 +151,7 @@ def test_errors_say_what_to_do(daemon):
 
 def test_python_varlink_crud_paging_and_typed_errors(daemon):
     with varlink.Client(address="unix:" + daemon.socket_path) as client:
+        assert {"io.roombridge.Inventory", "io.roombridge.Lending"} <= set(client.get_interfaces())
         with client.open("io.roombridge.Inventory", namespaced=True) as inv, \
                 client.open("io.roombridge.Lending", namespaced=True) as lending:
             inv.AddUser(id="U-0001", name="Grace Hopper")

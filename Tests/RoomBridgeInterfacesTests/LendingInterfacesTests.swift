@@ -248,6 +248,8 @@ import VarlinkNIO
         let session = try await client.call("io.roombridge.Lending.Arm", parameters: ["userId": "U-1"])
         #expect(session["session"]?["userName"]?.stringValue == "Ada")
         #expect(await f.state.snapshot().lending.armed?.userId == "U-1")
+        let current = try await client.call("io.roombridge.Lending.GetSession")
+        #expect(current["session"]?["userId"]?.stringValue == "U-1")
         _ = try await client.call("io.roombridge.Lending.Lend", parameters: ["deviceId": "D-1", "userId": "U-1"])
         let last = await f.state.snapshot().lending.lastOutcome
         #expect(last?.kind == .lent && last?.deviceId == "D-1")
@@ -257,6 +259,9 @@ import VarlinkNIO
         } catch let e as VarlinkError {
             #expect(e.name == "io.roombridge.Lending.AlreadyLent")
         }
+        _ = try await client.call("io.roombridge.Lending.Disarm")
+        #expect(try await client.call("io.roombridge.Lending.GetSession")["session"] == nil)
+        #expect(await f.state.snapshot().lending.armed == nil)
         await client.close()
         await f.state.shutdown()
         await server.shutdown()
