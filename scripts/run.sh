@@ -70,16 +70,17 @@ else
 fi
 
 # --- The daemon: the same binary as on real hardware, only configuration differs -------------------
+: > "$RUN_DIR/none.toml"
 "$BIN/roombridged" --config "$RUN_DIR/none.toml" --socket-path "$SOCK" --socket-group "" \
   --auth-group "$(id -gn)" --database-path "$RUN_DIR/roombridge.sqlite" --log-level info \
   "${NFC_ARGS[@]}" --nfc-modulations iso14443a --nfc-modulations felica212 \
   2> >(if [ "$SCENARIO" = 1 ]; then cat > "$RUN_DIR/roombridged.log"; else sed -u 's/^/[roombridged] /' >&2; fi) &
 pids+=($!)
 for _ in $(seq 1 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
-[ -S "$SOCK" ] || { echo "roombridged did not start; see the log above" >&2; exit 1; }
+[ -S "$SOCK" ] || { echo "roombridged did not start:" >&2; cat "$RUN_DIR/roombridged.log" >&2 2>/dev/null; exit 1; }
 
 # --- Sample data ---------------------------------------------------------------------------------
-ctl() { "$BIN/roombridgectl" --socket "$SOCK" "$@" > /dev/null; }
+ctl() { "$BIN/roombridgectl" "$@" --socket "$SOCK" > /dev/null; }
 ctl users add U-0001 --name "Aiko Tanaka"
 ctl badges bind 04A1B2C3 --user U-0001
 ctl users add U-0002 --name "Ben Okafor"
@@ -89,8 +90,10 @@ ctl devices add D-0002 --group iphone --model "iPhone 15" --serial SN-I15-0002 -
 ctl devices add D-0003 --group ipad --model "iPad Air" --serial SN-IPA-0003 --os 17.0 --connector USB-C --status broken
 
 if [ "$SCENARIO" = 1 ]; then
-  python3 scripts/scenario.py --socket "$SOCK" --bin "$BIN" --pn532 "$PN532_CTL" --bluez "$BLUEZ_CTL"
-  exit $?
+  status=0
+  python3 scripts/scenario.py --socket "$SOCK" --bin "$BIN" --pn532 "$PN532_CTL" --bluez "$BLUEZ_CTL" || status=$?
+  [ "$status" = 0 ] || { echo "--- roombridged log ---" >&2; tail -40 "$RUN_DIR/roombridged.log" >&2; }
+  exit "$status"
 fi
 
 P="$BIN/pn532-sim ctl --control $PN532_CTL"
@@ -121,9 +124,9 @@ fi
 if [ -n "$BLUEZ_CTL" ]; then cat <<EOT
 
 The BlueZ simulator stands in for bluetoothd and the curtain:
-  $B press                              # the wall switch: remote commands are refused while it moves
+  $B press open                         # the wall switch: remote commands are refused while it moves
   $B drop-link                          # link loss: roombridged reconnects
-  $B schedule --help                    # change the schedule on the device
+  $B schedule 06:45 off                 # change the schedule on the device (it is adopted)
 EOT
 fi
 echo; echo "Ctrl-C here stops everything."

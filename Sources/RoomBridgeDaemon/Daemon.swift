@@ -102,6 +102,7 @@ public enum Daemon {
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
         if config.bool("nfc.enabled") {
             let readers = NFCBridge.parse(config.strings("nfc.readers"))
+            await state.declareReaders(readers.map(\.name))  // so READY's status line names them
             let modulations = config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:))
             let service = NFCReaderService(readers: readers.map { ReaderConfiguration(connstring: $0.connstring, modulations: modulations) },
                                            logger: Logger(label: "roombridged.nfc"))
@@ -164,10 +165,7 @@ public enum Daemon {
         } catch let error as VarlinkServerError {
             throw StartupError(.unavailable, "cannot listen: \(error)")
         }
-        switch listen {
-        case .inheritedSocket(let fd): logger.info("listening on the socket passed by systemd (fd \(fd))")
-        case .path(let path, _, _): logger.info("listening on \(path)")
-        }
+        if case .inheritedSocket(let fd) = listen { logger.info("listening on the socket passed by systemd (fd \(fd))") }
 
         // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
         // the socket last (Watch clients are told, connections closed, the socket file removed).

@@ -36,7 +36,6 @@ struct NFCBridge: Service {
     }
 
     func run() async throws {
-        await state.declareReaders(readers.map(\.name))
         let names = Dictionary(uniqueKeysWithValues: zip(service.loops.map(\.configuration.readerID), readers.map(\.name)))
         service.start()
         logger.info("polling \(readers.count) NFC reader(s): \(readers.map { "\($0.name)=\($0.connstring ?? "libnfc default")" }.joined(separator: ", "))")
