@@ -5,7 +5,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 BUILD_DIR  := .build/debug
 
-.PHONY: all build test unit-tests integration-tests fuzz run deps clean release install uninstall
+.PHONY: all build test unit-tests integration-tests scenario fuzz run deps clean release install uninstall bench
 
 all: build
 
@@ -17,13 +17,22 @@ build:
 
 # The one test command (README, CI): one debug build serves the Swift unit tests and the
 # integration tests, which drive the real binaries through the real C libraries.
-test: deps build unit-tests integration-tests fuzz
+test: deps build unit-tests integration-tests scenario fuzz
 
 unit-tests:
 	$(SWIFT) test --skip-build
 
 integration-tests:
 	ROOMBRIDGE_BIN=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q -p no:cacheprovider Tests/Integration
+
+# The scripted tour of make run, on the simulators, checked step by step.
+scenario:
+	ROOMBRIDGE_FORCE_SIMULATORS=1 ROOMBRIDGE_BIN=$(abspath $(BUILD_DIR)) scripts/run.sh --scenario
+
+# Every benchmark figure in one invocation (release build); writes docs/benchmarks.md.
+bench:
+	$(SWIFT) build -c release
+	.build/release/roombridge-bench --bin .build/release --output docs/benchmarks.md
 
 # A bounded libFuzzer run (AddressSanitizer) over the NDEF decoders; FUZZ_SECONDS=600 for longer.
 FUZZ_SECONDS ?= 60
@@ -32,7 +41,7 @@ fuzz:
 
 # Sets everything up and runs the system on this machine (simulators when no hardware is present).
 run: deps build
-	scripts/run.sh
+	scripts/run.sh $(ARGS)
 
 # A release build that needs no Swift runtime on the target (only Debian's runtime libraries).
 release:
