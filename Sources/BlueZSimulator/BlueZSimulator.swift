@@ -63,6 +63,9 @@ public actor BlueZSimulator {
         case setSchedule(CurtainSchedule)
         case advance(seconds: Double)
         case status
+        /// Reports (and clears) when command writes arrived and notifications left, on
+        /// CLOCK_MONOTONIC, for the benchmark: `ok writes=T:HEX,… notifications=T:HEX,…`.
+        case timing
     }
 
     // MARK: Constants
@@ -203,6 +206,12 @@ public actor BlueZSimulator {
             await advanceClock(by: seconds)
         case .status:
             break
+        case .timing:
+            let line = "writes=" + timedWrites.map(Self.timed).joined(separator: ",")
+                + " notifications=" + timedNotifications.map(Self.timed).joined(separator: ",")
+            timedWrites.removeAll()
+            timedNotifications.removeAll()
+            return line
         }
         return statusLine
     }
@@ -225,6 +234,8 @@ public actor BlueZSimulator {
     public private(set) var writeCount = 0
     /// The bytes of every write to the command characteristic, accepted or not.
     public private(set) var writes: [[UInt8]] = []
+    private var timedWrites: [(Double, [UInt8])] = []
+    private var timedNotifications: [(Double, [UInt8])] = []
 
     private var timeOfDay: String {
         let s = Int(model.secondsOfDay)
@@ -240,9 +251,26 @@ public actor BlueZSimulator {
 
     /// Notifies frames to subscribers (PropertiesChanged on Value, one per frame, like BlueZ's FLUSH);
     /// also refreshes the advertised service data. Frames are lost when nobody is subscribed.
+    /// Seconds on CLOCK_MONOTONIC (comparable across processes on this machine).
+    static func monotonicNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func timed(_ entry: (Double, [UInt8])) -> String {
+        String(format: "%.6f", entry.0) + ":" + entry.1.map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func recordTiming(_ list: inout [(Double, [UInt8])], _ bytes: [UInt8]) {
+        list.append((Self.monotonicNow(), bytes))
+        if list.count > 512 { list.removeFirst(list.count - 512) }
+    }
+
     private func deliver(_ frames: [CurtainMotorModel.TimedFrame]) async {
         for f in frames {
             guard connected, servicesResolved else { continue }
+            recordTiming(&timedNotifications, f.frame.bytes)
             if let fd = acquiredNotifyFD {
                 // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
                 // actor: a reader that does not keep up loses notifications (as over the air); a closed peer ends
@@ -682,6 +710,7 @@ public actor BlueZSimulator {
             }
         }
         writes.append(bytes)
+        recordTiming(&timedWrites, bytes)
         if failWrites.count > 0 {
             failWrites.count -= 1
             throw failWrites.error

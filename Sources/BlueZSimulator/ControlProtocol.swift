@@ -64,9 +64,10 @@ public enum ControlProtocol {
             }
             return .advance(seconds: s)
         case "status": return .status
+        case "timing": return .timing
         default:
             throw ParseError(description: "unknown command \"\(verb)\" (press, drop-link, vanish, reappear, "
-                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, status)")
+                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, status, timing)")
         }
     }
 

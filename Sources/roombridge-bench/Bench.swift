@@ -35,6 +35,15 @@ struct Bench: ParsableCommand {
     @Option(help: "Taps to fan out.")
     var fanOutTaps = 10
 
+    @Option(help: "Curtain commands to time.")
+    var commands = 50
+
+    @Option(help: "Curtain moves to time notifications over.")
+    var moves = 6
+
+    @Option(help: "Curtain reconnects to time.")
+    var reconnects = 5
+
     @Option(help: "Devices in the store benchmark.")
     var devices = 100_000
 
@@ -85,6 +94,7 @@ struct Bench: ParsableCommand {
         }
         try nfcFigures(&report, work: work.path)
         try fanOutFigures(&report, work: work.path)
+        try curtainFigures(&report, work: work.path)
         try lendingFigures(&report, work: work.path)
         try report.write(to: output)
         print(report.markdown)

@@ -250,7 +250,7 @@ final class DaemonProcess {
         self.readySeconds = readySeconds
     }
 
-    static func start(bin: String, dir: URL, extraArguments: [String] = []) throws -> DaemonProcess {
+    static func start(bin: String, dir: URL, extraArguments: [String] = [], environment: [String: String] = [:]) throws -> DaemonProcess {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let notifyPath = dir.appendingPathComponent("notify.sock").path
         let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
@@ -268,6 +268,7 @@ final class DaemonProcess {
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notifyPath
         env["LIBNFC_LOG_LEVEL"] = "0"
+        env.merge(environment) { _, new in new }
         p.environment = env
         let t0 = monotonicSeconds()
         try p.run()
