@@ -44,6 +44,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Curtain reconnects to time.")
     var reconnects = 5
 
+    @Option(help: "Seconds of NDEF fuzzing (0 skips it).")
+    var fuzzSeconds = 300
+
     @Option(help: "Devices in the store benchmark.")
     var devices = 100_000
 
@@ -96,6 +99,7 @@ struct Bench: ParsableCommand {
         try fanOutFigures(&report, work: work.path)
         try curtainFigures(&report, work: work.path)
         try lendingFigures(&report, work: work.path)
+        try fuzzFigures(&report)
         try report.write(to: output)
         print(report.markdown)
     }

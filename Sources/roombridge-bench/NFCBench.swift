@@ -199,3 +199,26 @@ extension Bench {
         report.add(section: "Store at scale: \(devices) devices, \(rentals) rentals (SQLite, WAL, synchronous=FULL)", rows: rows)
     }
 }
+
+extension Bench {
+    /// The NDEF decoders under libFuzzer with AddressSanitizer (scripts/fuzz-ndef.sh), for the
+    /// execution count of a longer run.
+    func fuzzFigures(_ report: inout Report) throws {
+        guard fuzzSeconds > 0 else { return }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "scripts/fuzz-ndef.sh")
+        p.arguments = [String(fuzzSeconds)]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        let line = text.split(separator: "\n").first { $0.hasPrefix("executions:") } ?? "executions: unknown"
+        let execs = Double(line.split(separator: " ").dropFirst().first ?? "") ?? .nan
+        report.add(section: "NDEF decoders under libFuzzer + AddressSanitizer (`scripts/fuzz-ndef.sh \(fuzzSeconds)`)", rows: [
+            Row.single("executions in \(fuzzSeconds) s (crashes: \(p.terminationStatus == 0 ? "none" : "FOUND, see .build-fuzz/"))", execs),
+            Row.single("executions per second", execs / Double(fuzzSeconds)),
+        ])
+    }
+}

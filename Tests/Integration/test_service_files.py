@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -226,3 +227,30 @@ def test_make_install_tree(tmpdir_path):
     assert out.returncode == 0
     assert not (dest / "usr/bin/roombridged").exists()
     assert (dest / "etc/roombridge/roombridged.toml").exists(), "uninstall removed the configuration"
+
+
+def test_daemon_runs_under_memory_deny_write_execute(tmpdir_path):
+    """MemoryDenyWriteExecute=yes in the unit: the Swift runtime must not need writable+executable
+    memory. The kernel's PR_SET_MDWE (Linux >= 6.3) enforces the same rule on this process tree."""
+    probe = subprocess.run(["python3", "-c", "import ctypes; print(ctypes.CDLL(None).prctl(65, 1, 0, 0, 0))"],
+                           capture_output=True, text=True)
+    if probe.stdout.strip() != "0":
+        pytest.skip("this kernel has no PR_SET_MDWE")
+    sock = tmpdir_path / "mdwe.sock"
+    launcher = ("import ctypes, os, sys; assert ctypes.CDLL(None).prctl(65, 1, 0, 0, 0) == 0; "
+                "os.execv(sys.argv[1], sys.argv[1:])")
+    proc = subprocess.Popen(["python3", "-c", launcher, str(BIN / "roombridged"), "--socket-path", str(sock),
+                             "--socket-group", "", "--database-path", str(tmpdir_path / "db.sqlite"),
+                             "--no-curtain-enabled", "--no-nfc-enabled"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 15
+        while not sock.exists():
+            assert proc.poll() is None, f"roombridged died under MDWE: {proc.stderr.read()}"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        from conftest import raw_call
+        [r] = raw_call(str(sock), {"method": "io.roombridge.State.GetState"})
+        assert "state" in r["parameters"]
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
