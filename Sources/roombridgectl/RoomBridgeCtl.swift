@@ -47,7 +47,7 @@ struct RoomBridgeCtl: AsyncParsableCommand {
             Shell completions: roombridgectl --generate-completion-script bash|zsh|fish
             """,
         version: RoomBridgeVersion.string,
-        subcommands: [Status.self, Watch.self, Tags.self, LogLevel.self, DoctorCommand.self])
+        subcommands: [Status.self, Watch.self, Tags.self, Curtain.self, LogLevel.self, DoctorCommand.self])
 }
 
 extension RoomBridgeCtl {
