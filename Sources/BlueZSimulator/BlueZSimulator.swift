@@ -210,7 +210,8 @@ public actor BlueZSimulator {
     /// A one-line description of the simulated hardware.
     public var statusLine: String {
         "powered=\(powered) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
-            + "notifying=\(notifying) status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay)"
+            + "notifying=\(notifying) status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
+            + "writes=\(writes.count)"
     }
 
     /// The motor model's current STATUS (for tests).
