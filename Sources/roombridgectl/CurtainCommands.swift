@@ -118,10 +118,8 @@ extension RoomBridgeCtl {
                 try await withClient(options) { client in
                     // Unspecified parts keep what the controller reported.
                     var current: CurtainState? = nil
-                    if openTime == nil || closeTime == nil || !noOpen || !noClose {
-                        if let v = try await curtainCall(client, "GetState")["curtain"] {
-                            current = try decode(CurtainState.self, v)
-                        }
+                    if let v = try await curtainCall(client, "GetState")["curtain"] {
+                        current = try decode(CurtainState.self, v)
                     }
                     let open = openTime ?? current?.openSchedule?.time.description ?? "00:00"
                     let close = closeTime ?? current?.closeSchedule?.time.description ?? "00:00"
@@ -233,9 +231,11 @@ private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method:
                           destination: Int?) async throws -> CurtainState {
     var events = watcher.stream("io.roombridge.State.Watch").makeAsyncIterator()
     do {
-        guard let first = try await events.next(), first["state"] != nil else {
+        guard let first = try await events.next(), let snapshot = first["state"] else {
             throw CtlError(exit: .protocolError, message: "Watch did not start with the state")
         }
+        // Our request is the first curtain event whose lastRequest differs from the one before the call.
+        let before = try decode(StateSnapshot.self, snapshot).curtain.lastRequest
         _ = try await curtainCall(client, method, parameters)
         var sawRequest = false
         var sawMotion = false
@@ -244,7 +244,8 @@ private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method:
             guard let value = reply["event"], let event = try? decode(Event.self, value),
                   case .curtain(let c) = event.payload else { continue }
             if !sawRequest {
-                guard c.lastRequest?.kind.rawValue == requestKind(method) else { continue }
+                guard let request = c.lastRequest, request != before,
+                      request.kind.rawValue == requestKind(method) else { continue }
                 sawRequest = true
             }
             if c.connection != .connected {

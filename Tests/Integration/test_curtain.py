@@ -393,6 +393,15 @@ def test_cli_open_wait_returns_when_motion_ends(connected, sim):
     out = json.loads(r.stdout)
     assert out["position"] == 40 and out["motion"] == "idle"
 
+    # Already there / nothing moving: --wait returns instead of waiting for a motion that never comes.
+    r = ctl(connected, "curtain", "move", "40", "--wait", "--timeout", "10")
+    assert r.returncode == 0, r.stderr
+    r = ctl(connected, "curtain", "stop", "--wait", "--timeout", "10")
+    assert r.returncode == 0, r.stderr
+    r = ctl(connected, "curtain", "close", "--wait")
+    assert r.returncode == 0, r.stderr
+    assert state(connected)["position"] == 0
+
 
 def test_cli_status_schedule_and_refusals(connected, sim):
     r = ctl(connected, "curtain", "schedule", "--open", "07:30", "--close", "21:15", "--no-close")
