@@ -80,8 +80,8 @@ def sim(tmpdir_path):
     s.close()
 
 
-def start_daemon(daemon_factory, sim, *extra):
-    return daemon_factory("--curtain-enabled", *extra, env={"DBUS_SYSTEM_BUS_ADDRESS": sim.address})
+def start_daemon(daemon_factory, sim, *extra, notify=True):
+    return daemon_factory("--curtain-enabled", *extra, env={"DBUS_SYSTEM_BUS_ADDRESS": sim.address}, notify=notify)
 
 
 def call(d, method, **params):
@@ -321,6 +321,18 @@ def test_reconnect_request(connected, sim):
     e = w.wait_for(curtain_event(lambda c: c["connection"] == "connected"), timeout=10)
     assert e["curtain"]["lastRequest"]["kind"] == "reconnect"
     w.close()
+
+
+def test_daemon_restart_takes_the_curtain_over(daemon_factory, sim):
+    """The old process's notify socket closes with it (BlueZ ends that session), so a new daemon subscribes."""
+    first = start_daemon(daemon_factory, sim)
+    wait_state(first, lambda c: c["connection"] == "connected")
+    assert first.terminate(timeout=2) == 0
+    first.close()
+    second = start_daemon(daemon_factory, sim, notify=False)  # the first one's notify socket path is taken
+    wait_state(second, lambda c: c["connection"] == "connected" and c.get("position") == 0, timeout=5)
+    ok(curtain(second, "MoveTo", position=10))
+    wait_state(second, lambda c: c["motion"] == "idle" and c["position"] == 10, timeout=10)
 
 
 # --- The system bus itself ---------------------------------------------------------------------
