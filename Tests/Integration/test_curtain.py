@@ -276,6 +276,17 @@ def test_not_connected_fails_at_once_and_is_not_queued(connected, sim):
     assert "idle at 0%" in sim.status()  # … but the refused OPEN was not replayed
 
 
+def test_att_error_from_the_controller_is_rejected_by_device(connected, sim):
+    sim.ctl("fail-writes", "1", "org.bluez.Error.Failed", "Operation failed with ATT error: 0x13")
+    r = curtain(connected, "Open")
+    assert r.get("error") == "io.roombridge.Curtain.RejectedByDevice", r
+    assert "out of range" in r["parameters"]["message"]
+    c = state(connected)
+    assert c["connection"] == "connected" and "refused" in c["lastError"]
+    ok(curtain(connected, "MoveTo", position=5))  # the next command goes through
+    wait_state(connected, lambda c: c["motion"] == "idle" and c["position"] == 5)
+
+
 def test_disabled_curtain_refuses_commands(daemon):
     assert state(daemon)["connection"] == "disabled"
     r = curtain(daemon, "Open")
