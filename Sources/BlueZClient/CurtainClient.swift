@@ -59,6 +59,8 @@ public actor CurtainClient {
     private var bluezOwner: String?
     private var bluezGeneration = 0
     private var cacheLoaded = false
+    /// The first answer about `org.bluez`'s owner arrived (until then "no owner" only means "not asked yet").
+    private var ownerKnown = false
     private var busIsClosed = false
 
     // Current link.
@@ -220,6 +222,12 @@ public actor CurtainClient {
     /// Waits for org.bluez, loads its objects.
     private func waitForBlueZ() async throws -> Int {
         if busIsClosed { throw BusLost() }
+        if !ownerKnown {
+            try await until(timeout: nil) { () -> Bool? in
+                if self.busIsClosed { throw BusLost() }
+                return self.ownerKnown ? true : nil
+            }
+        }
         if bluezOwner == nil {
             setAdapter(.serviceUnavailable)
             setConnection(.disconnected, detail: BluetoothAdapterState.serviceUnavailable.description)
@@ -507,6 +515,10 @@ public actor CurtainClient {
         switch owner {
         case .owned(let name): newOwner = name
         case .unowned: newOwner = nil
+        }
+        if !ownerKnown {
+            ownerKnown = true
+            changed()
         }
         guard newOwner != bluezOwner else { return }
         bluezOwner = newOwner

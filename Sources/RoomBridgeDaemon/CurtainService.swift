@@ -133,9 +133,21 @@ struct CurtainService: Service {
     }
 
     /// Carries the client's events into `SystemState` until its stream ends. A link that comes up clears
-    /// the last error; a link that goes down records why.
+    /// the last error, and so does an adapter that is usable again; a link that goes down records why.
     private func forward(_ client: CurtainClient) async {
+        var adapterError: String? = nil
         for await event in client.events {
+            let resolvedAdapterError: String?
+            switch event {
+            case .adapter(.poweredOn):
+                resolvedAdapterError = adapterError
+                adapterError = nil
+            case .adapter(let a) where a != .unknown:
+                resolvedAdapterError = nil
+                adapterError = a.description
+            default:
+                resolvedAdapterError = nil
+            }
             switch event {
             case .connection(.connected, _):
                 logger.info("curtain connected")
@@ -153,6 +165,8 @@ struct CurtainService: Service {
                 switch event {
                 case .connection(.connected, _): curtain.lastError = nil
                 case .connection(.disconnected, let detail?) where detail != "stopped": curtain.lastError = detail
+                case .adapter(.poweredOn) where resolvedAdapterError != nil && curtain.lastError == resolvedAdapterError:
+                    curtain.lastError = nil
                 default: break
                 }
             }

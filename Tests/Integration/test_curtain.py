@@ -143,6 +143,20 @@ def test_connects_and_adopts_the_devices_schedule(daemon_factory, sim):
     w.close()
 
 
+def test_searching_for_an_absent_curtain_shows_no_false_error(daemon_factory, sim):
+    sim.ctl("vanish")
+    d = start_daemon(daemon_factory, sim)
+    time.sleep(1)
+    c = wait_state(d, lambda c: c["connection"] == "searching")
+    assert c.get("lastError") is None, c  # bluetoothd runs: no "not running" error while looking
+    sim.ctl("power", "off")
+    wait_state(d, lambda c: "powered off" in (c.get("lastError") or ""))
+    sim.ctl("power", "on")
+    c = wait_state(d, lambda c: c["connection"] == "searching" and c.get("lastError") is None)
+    sim.ctl("reappear")
+    wait_state(d, lambda c: c["connection"] == "connected", timeout=10)
+
+
 def test_curtain_interface_is_listed_and_parses(connected):
     import varlink
     with varlink.Client(address=f"unix:{connected.socket_path}") as c:
