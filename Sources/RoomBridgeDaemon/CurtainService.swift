@@ -114,19 +114,24 @@ struct CurtainService: Service {
             let started = clock.now
             let failure: (any Error)? = await withTaskGroup(of: Void.self) { group in
                 group.addTask { await forward(client) }
+                let failure: (any Error)?
                 do {
                     try await client.run()
-                    return nil
+                    failure = nil
                 } catch {
-                    return error
+                    failure = error
                 }
+                // run() normally ends the event stream itself, but not when it fails before starting.
+                group.cancelAll()
+                return failure
             }
             controller.attach(nil)
-            guard let failure, !Task.isCancelled else { return }
+            if Task.isCancelled { return }
+            let reason = failure.map { "\($0)" } ?? "the curtain client stopped"
             // A connection that lived a while starts the backoff afresh.
             attempt = clock.now - started > backoff.maximum ? 1 : attempt + 1
             let delay = backoff.delay(attempt: attempt)
-            await disconnected("lost the connection to the D-Bus system bus (\(failure)); "
+            await disconnected("lost the connection to the D-Bus system bus (\(reason)); "
                                + "reconnecting in \(Self.format(delay))")
             guard await sleep(delay) else { return }
         }
