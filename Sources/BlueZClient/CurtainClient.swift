@@ -59,6 +59,10 @@ public actor CurtainClient {
     private var bluezOwner: String?
     private var bluezGeneration = 0
     private var cacheLoaded = false
+    /// The first answer about `org.bluez`'s owner arrived (until then "no owner" only means "not asked yet").
+    private var ownerKnown = false
+    /// Connected=true notifications seen per device (see ``connect(device:generation:)``).
+    private var connectedUps: [DBusObjectPath: Int] = [:]
     private var busIsClosed = false
 
     // Current link.
@@ -220,6 +224,12 @@ public actor CurtainClient {
     /// Waits for org.bluez, loads its objects.
     private func waitForBlueZ() async throws -> Int {
         if busIsClosed { throw BusLost() }
+        if !ownerKnown {
+            try await until(timeout: nil) { () -> Bool? in
+                if self.busIsClosed { throw BusLost() }
+                return self.ownerKnown ? true : nil
+            }
+        }
         if bluezOwner == nil {
             setAdapter(.serviceUnavailable)
             setConnection(.disconnected, detail: BluetoothAdapterState.serviceUnavailable.description)
@@ -340,7 +350,13 @@ public actor CurtainClient {
     /// Device1.Connect, then ServicesResolved (the reply comes before the GATT objects exist).
     private func connect(device: DBusObjectPath, generation: Int) async throws {
         setConnection(.connecting, detail: nil)
+        // BlueZ emits Connected=true before the Connect reply, but signals are ingested on their own task, so the
+        // reply can overtake it: a cached Connected=false only means "disconnected" once this attempt's
+        // Connected=true has been seen.
+        let upsBefore = connectedUps[device, default: 0]
+        var calledConnect = false
         if property(device, Self.deviceInterface, "Connected") != .boolean(true) {
+            calledConnect = true
             do {
                 _ = try await bus.call(destination: Self.bluez, path: device, interface: Self.deviceInterface,
                                        member: "Connect", timeout: configuration.connectTimeout)
@@ -367,7 +383,8 @@ public actor CurtainClient {
                 throw Restart(reason: "device removed while resolving services")
             }
             if self.property(device, Self.deviceInterface, "ServicesResolved") == .boolean(true) { return true }
-            if self.property(device, Self.deviceInterface, "Connected") == .boolean(false) {
+            if self.property(device, Self.deviceInterface, "Connected") == .boolean(false),
+               !calledConnect || self.connectedUps[device, default: 0] > upsBefore {
                 throw Restart(reason: "disconnected before services were resolved")
             }
             return nil
@@ -508,6 +525,10 @@ public actor CurtainClient {
         case .owned(let name): newOwner = name
         case .unowned: newOwner = nil
         }
+        if !ownerKnown {
+            ownerKnown = true
+            changed()
+        }
         guard newOwner != bluezOwner else { return }
         bluezOwner = newOwner
         bluezGeneration += 1
@@ -530,6 +551,9 @@ public actor CurtainClient {
             let invalidated = (message.body.count > 2 ? try? message.body[2].stringArray() : nil) ?? []
             if iface == Self.deviceInterface, changedProps["RSSI"] != nil || changedProps["ServiceData"] != nil {
                 freshDevices.insert(path)
+            }
+            if iface == Self.deviceInterface, changedProps["Connected"] == .boolean(true) {
+                connectedUps[path, default: 0] += 1
             }
             if objects[path]?[iface] != nil {
                 for (k, v) in changedProps { objects[path]?[iface]?[k] = v }

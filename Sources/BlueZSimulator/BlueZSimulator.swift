@@ -219,7 +219,8 @@ public actor BlueZSimulator {
     /// A one-line description of the simulated hardware.
     public var statusLine: String {
         "powered=\(powered) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
-            + "notifying=\(notifying) status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay)"
+            + "notifying=\(notifying) status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
+            + "writes=\(writes.count)"
     }
 
     /// The motor model's current STATUS (for tests).
@@ -732,6 +733,7 @@ public actor BlueZSimulator {
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
+        releaseAcquiredNotifyIfHungUp()
         guard acquiredNotifyFD == nil else {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
@@ -766,6 +768,7 @@ public actor BlueZSimulator {
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
+        releaseAcquiredNotifyIfHungUp()
         guard acquiredNotifyFD == nil else {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
@@ -782,6 +785,18 @@ public actor BlueZSimulator {
         // The CCCD write makes the controller send STATUS then SCHEDULE; they wait in the socket.
         await deliver(model.subscribeFrames())
         return [.unixFD(clientEnd), .uint16(247)]
+    }
+
+    /// BlueZ ends an AcquireNotify session as soon as the client closes its end (gatt-client.c `sock_hup` →
+    /// `destroy_sock`, an io
+    /// disconnect handler), e.g. when the client process exits; the simulator notices it here, before refusing a
+    /// new session.
+    private func releaseAcquiredNotifyIfHungUp() {
+        guard let fd = acquiredNotifyFD else { return }
+        var p = pollfd(fd: fd, events: 0, revents: 0)  // POLLHUP and POLLERR are always reported
+        if poll(&p, 1, 0) > 0, p.revents & Int16(POLLHUP | POLLERR) != 0 {
+            releaseAcquiredNotify()
+        }
     }
 
     private func releaseAcquiredNotify() {

@@ -1,3 +1,4 @@
+import BlueZClient
 import Foundation
 import Lending
 import LendingStore
@@ -78,8 +79,10 @@ public enum Daemon {
 
     private static func runServices(config: DaemonConfig, environment: [String: String],
                                     levels: LogLevelBox, logger: Logger) async throws -> Int32 {
+        let curtainEnabled = config.bool("curtain.enabled")
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
-                                curtain: CurtainState(connection: .disabled))
+                                curtain: CurtainState(connection: curtainEnabled ? .searching : .disabled))
+        let curtain: CurtainController? = curtainEnabled ? CurtainController(state: state) : nil
 
         // The database: opened and migrated before anything is bound, so a bad one stops the
         // daemon with a clear message and nothing listening.
@@ -124,6 +127,7 @@ public enum Daemon {
             TagsInterface(state: state, registrar: nfc?.registrar, authorizer: authorizer),
             InventoryInterface(store: store, authorizer: authorizer),
             LendingInterface(lending: lending, authorizer: authorizer),
+            CurtainInterface(state: state, controller: curtain, authorizer: authorizer),
         ]
         let service: VarlinkService
         do {
@@ -177,6 +181,14 @@ public enum Daemon {
             services.append(NFCBridge(readers: nfc.readers, service: nfc.service, state: state,
                                       handler: TapRouter(registrar: nfc.registrar, lending: LendingTapHandler(lending: lending)),
                                       logger: logger))
+        }
+        if let curtain {
+            let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
+            services.append(CurtainService(
+                controller: curtain, state: state,
+                configuration: CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
+                                                          deviceAddress: address.isEmpty ? nil : address),
+                logger: Logger(label: "roombridged.curtain")))
         }
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),

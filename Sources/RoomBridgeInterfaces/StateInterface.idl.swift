@@ -28,33 +28,7 @@ extension StateInterface {
           at: string
         )
 
-        # An open or close time (HH:MM, 24-hour, the controller's clock) and whether it is enabled.
-        type ScheduleEntry (time: string, enabled: bool)
-
-        # The last request made of the curtain.
-        type CurtainRequest (
-          kind: (search, open, close, stop, moveTo, setSchedule, sync, reconnect),
-          position: ?int,
-          at: string
-        )
-
-        # The curtain. position and target are percent open (0 closed, 100 open).
-        # manual: the latest motion was started by the wall switch.
-        type Curtain (
-          connection: (disabled, searching, connecting, connected, disconnected),
-          address: ?string,
-          name: ?string,
-          lastRequest: ?CurtainRequest,
-          motion: (idle, opening, closing),
-          position: ?int,
-          target: ?int,
-          openSchedule: ?ScheduleEntry,
-          closeSchedule: ?ScheduleEntry,
-          manual: bool,
-          scheduled: bool,
-          lastError: ?string
-        )
-
+        \(CurtainTypesIDL.text)
         # An armed lend session: devices tapped now are lent to this user.
         type LendingArm (userId: string, userName: string, reader: ?string, armedAt: string, expiresAt: string)
 

@@ -48,7 +48,7 @@ struct RoomBridgeCtl: AsyncParsableCommand {
             """,
         version: RoomBridgeVersion.string,
         subcommands: [Status.self, Watch.self, Tags.self, Devices.self, Groups.self, Users.self, Badges.self,
-                      Lend.self, Return.self, Rentals.self, History.self, LogLevel.self, DoctorCommand.self])
+                      Lend.self, Return.self, Rentals.self, History.self, Curtain.self, LogLevel.self, DoctorCommand.self])
 }
 
 extension RoomBridgeCtl {

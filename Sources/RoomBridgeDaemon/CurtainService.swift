@@ -1,0 +1,263 @@
+import BlueZClient
+import CurtainProtocol
+import Logging
+import RoomBridgeCore
+import RoomBridgeInterfaces
+import ServiceLifecycle
+import Synchronization
+
+/// Routes `io.roombridge.Curtain` requests to the current BlueZ client (there is none while the
+/// system bus is unavailable; a new one is made after every bus loss).
+final class CurtainController: CurtainControlling {
+    private let current = Mutex<CurtainClient?>(nil)
+    private let state: SystemState
+
+    init(state: SystemState) {
+        self.state = state
+    }
+
+    /// Sets the client that takes requests (nil while there is none).
+    func attach(_ client: CurtainClient?) {
+        current.withLock { $0 = client }
+    }
+
+    func perform(_ request: CurtainControlRequest) async throws(CurtainControlError) {
+        guard let client = current.withLock({ $0 }) else {
+            // Between bus connections: the service is already retrying, which is what Reconnect asks for.
+            if request == .reconnect { return }
+            let curtain = await state.curtainState()
+            throw CurtainControlError(.notConnected, "the curtain is not connected"
+                                      + (curtain.lastError.map { " (\($0))" } ?? "")
+                                      + ": wait for the reconnection (roombridgectl curtain status) and try again")
+        }
+        do throws(CurtainError) {
+            switch request {
+            case .open: try await client.open()
+            case .close: try await client.close()
+            case .stop: try await client.stop()
+            case .moveTo(let position): try await client.move(to: position)
+            case .setSchedule(let open, let openEnabled, let close, let closeEnabled):
+                let schedule: CurtainSchedule
+                do throws(CurtainCommandError) {
+                    schedule = CurtainSchedule(openTime: try CurtainTime(hour: open.hour, minute: open.minute),
+                                               openEnabled: openEnabled,
+                                               closeTime: try CurtainTime(hour: close.hour, minute: close.minute),
+                                               closeEnabled: closeEnabled)
+                } catch {
+                    throw CurtainError.invalidCommand(error)
+                }
+                try await client.setSchedule(schedule)
+            case .sync: try await client.sync()
+            case .reconnect: await client.reconnect()
+            }
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    /// A client error as the interface's error (the message says what to do).
+    static func map(_ error: CurtainError) -> CurtainControlError {
+        switch error {
+        case .invalidCommand(let e): CurtainControlError(.invalidParameter, e.description, parameter: nil)
+        case .manualOperationActive: CurtainControlError(.manualOperationActive, error.description)
+        case .notConnected: CurtainControlError(.notConnected, error.description)
+        case .rejectedByDevice: CurtainControlError(.rejectedByDevice, error.description)
+        case .busy, .timeout, .bluetoothServiceUnavailable, .bluetooth:
+            CurtainControlError(.bluetoothFailed, error.description)
+        }
+    }
+}
+
+/// Keeps a BlueZ client for the curtain on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured by
+/// libdbus): runs it, feeds its events into `SystemState`, and when the bus connection is lost or
+/// cannot be opened shows `disconnected` with the reason and retries with bounded backoff. The
+/// client itself handles BlueZ restarts, adapter power and link loss. Cancelled on graceful shutdown.
+struct CurtainService: Service {
+    let controller: CurtainController
+    let state: SystemState
+    let configuration: CurtainClientConfiguration
+    var backoff = Backoff(initial: .milliseconds(500), multiplier: 2, maximum: .seconds(30))
+    let logger: Logger
+
+    func run() async throws {
+        await state.updateCurtain { $0.connection = .searching }
+        let target = configuration.deviceAddress ?? "the first curtain advertising the curtain service"
+        let adapter = configuration.adapterName.map { " on \($0)" } ?? ""
+        logger.info("curtain: looking for \(target)\(adapter)")
+        await cancelWhenGracefulShutdown { [self] in
+            await superviseClients()
+        }
+        controller.attach(nil)
+        logger.info("curtain released")
+    }
+
+    private func superviseClients() async {
+        var attempt = 0
+        let clock = ContinuousClock()
+        while !Task.isCancelled {
+            let client: CurtainClient
+            do {
+                client = try await abandoningOnCancel { [configuration, logger] in
+                    try await CurtainClient.onSystemBus(configuration: configuration, logger: logger)
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                attempt += 1
+                let delay = backoff.delay(attempt: attempt)
+                await disconnected("cannot connect to the D-Bus system bus (\(error)): is dbus running "
+                                   + "(systemctl status dbus)? retrying in \(Self.format(delay))")
+                guard await sleep(delay) else { return }
+                continue
+            }
+            controller.attach(client)
+            let started = clock.now
+            let failure: (any Error)? = await withTaskGroup(of: Void.self) { group in
+                group.addTask { await forward(client) }
+                let failure: (any Error)?
+                do {
+                    try await client.run()
+                    failure = nil
+                } catch {
+                    failure = error
+                }
+                // run() normally ends the event stream itself, but not when it fails before starting.
+                group.cancelAll()
+                return failure
+            }
+            controller.attach(nil)
+            if Task.isCancelled { return }
+            let reason = failure.map { "\($0)" } ?? "the curtain client stopped"
+            // A connection that lived a while starts the backoff afresh.
+            attempt = clock.now - started > backoff.maximum ? 1 : attempt + 1
+            let delay = backoff.delay(attempt: attempt)
+            await disconnected("lost the connection to the D-Bus system bus (\(reason)); "
+                               + "reconnecting in \(Self.format(delay))")
+            guard await sleep(delay) else { return }
+        }
+    }
+
+    /// Carries the client's events into `SystemState` until its stream ends. A link that comes up clears
+    /// the last error, and so does an adapter that is usable again; a link that goes down records why.
+    private func forward(_ client: CurtainClient) async {
+        var adapterError: String? = nil
+        for await event in client.events {
+            let resolvedAdapterError: String?
+            switch event {
+            case .adapter(.poweredOn):
+                resolvedAdapterError = adapterError
+                adapterError = nil
+            case .adapter(let a) where a != .unknown:
+                resolvedAdapterError = nil
+                adapterError = a.description
+            default:
+                resolvedAdapterError = nil
+            }
+            switch event {
+            case .connection(.connected, _):
+                logger.info("curtain connected")
+            case .connection(.disconnected, let detail?):
+                logger.notice("curtain disconnected: \(detail)")
+            case .error(let e):
+                logger.warning("curtain: \(e)")
+            case .deviceError(let op, let code):
+                logger.warning("curtain controller refused opcode \(op): \(code)")
+            default:
+                logger.debug("curtain event: \(event)")
+            }
+            await state.updateCurtain { curtain in
+                curtain.apply(event)
+                switch event {
+                case .connection(.connected, _): curtain.lastError = nil
+                case .connection(.disconnected, let detail?) where detail != "stopped": curtain.lastError = detail
+                case .adapter(.poweredOn) where resolvedAdapterError != nil && curtain.lastError == resolvedAdapterError:
+                    curtain.lastError = nil
+                default: break
+                }
+            }
+        }
+    }
+
+    private func disconnected(_ message: String) async {
+        logger.warning("curtain: \(message)")
+        await state.updateCurtain {
+            $0.connection = .disconnected
+            $0.lastError = message
+        }
+    }
+
+    /// Sleeps; false when cancelled.
+    private func sleep(_ delay: Duration) async -> Bool {
+        do {
+            try await Task.sleep(for: delay)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    static func format(_ d: Duration) -> String {
+        let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(Double(ms) / 1000) s"
+    }
+}
+
+/// Awaits `operation` but throws `CancellationError` as soon as the calling task is cancelled,
+/// leaving the operation to finish on its own (for calls that cannot be cancelled, such as
+/// opening a D-Bus connection, which libdbus does synchronously).
+func abandoningOnCancel<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let slot = ContinuationSlot<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            slot.set(continuation)
+            Task {
+                do {
+                    slot.resume(with: .success(try await operation()))
+                } catch {
+                    slot.resume(with: .failure(error))
+                }
+            }
+        }
+    } onCancel: {
+        slot.resume(with: .failure(CancellationError()))
+    }
+}
+
+/// A continuation resumed once, by whoever comes first (also before it is set).
+private final class ContinuationSlot<T: Sendable>: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<T, any Error>)
+        case done(Result<T, any Error>)
+        case resumed
+    }
+    private let state = Mutex<State>(.empty)
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) {
+        let early: Result<T, any Error>? = state.withLock { s in
+            if case .done(let r) = s {
+                s = .resumed
+                return r
+            }
+            s = .waiting(continuation)
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func resume(with result: Result<T, any Error>) {
+        let waiting: CheckedContinuation<T, any Error>? = state.withLock { s in
+            switch s {
+            case .empty:
+                s = .done(result)
+                return nil
+            case .waiting(let c):
+                s = .resumed
+                return c
+            case .done, .resumed:
+                return nil
+            }
+        }
+        waiting?.resume(with: result)
+    }
+}

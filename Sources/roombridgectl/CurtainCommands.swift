@@ -1,0 +1,290 @@
+import ArgumentParser
+import Foundation
+import RoomBridgeCore
+import Varlink
+import VarlinkNIO
+
+extension RoomBridgeCtl {
+    /// `roombridgectl curtain …`: the BLE curtain through `io.roombridge.Curtain`.
+    struct Curtain: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "curtain",
+            abstract: "The BLE curtain: state, motions, the controller's schedule.",
+            discussion: """
+                Motions return once the controller accepted the command; with --wait they return
+                when the motion has ended. While the wall switch is moving the curtain, open, close,
+                stop and move are refused (the person at the switch wins); the schedule can still
+                be set. Commands need the authorised group.
+                """,
+            subcommands: [Status.self, Open.self, Close.self, Stop.self, Move.self, Schedule.self,
+                          Sync.self, Reconnect.self])
+
+        struct Status: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Show the connection, motion, position and schedule.")
+            @OptionGroup var options: GlobalOptions
+
+            func run() async throws {
+                try await withClient(options) { client in
+                    let reply = try await curtainCall(client, "GetState")
+                    guard let value = reply["curtain"] else {
+                        throw CtlError(exit: .protocolError, message: "GetState returned no curtain")
+                    }
+                    if options.json { emit(value.serialized()); return }
+                    emit(Render.curtain(try decode(CurtainState.self, value)))
+                }
+            }
+        }
+
+        struct MotionOptions: ParsableArguments {
+            @Flag(name: .long, help: "Return only when the motion has ended.")
+            var wait = false
+
+            @Option(name: .long, help: ArgumentHelp("With --wait: give up after this many seconds.", valueName: "SECONDS"))
+            var timeout: Double = 300
+        }
+
+        struct Open: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Open the curtain fully.")
+            @OptionGroup var options: GlobalOptions
+            @OptionGroup var motion: MotionOptions
+
+            func run() async throws {
+                try await runMotion(options, motion, method: "Open", destination: 100, done: "open")
+            }
+        }
+
+        struct Close: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Close the curtain fully.")
+            @OptionGroup var options: GlobalOptions
+            @OptionGroup var motion: MotionOptions
+
+            func run() async throws {
+                try await runMotion(options, motion, method: "Close", destination: 0, done: "closed")
+            }
+        }
+
+        struct Stop: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Stop the curtain.")
+            @OptionGroup var options: GlobalOptions
+            @OptionGroup var motion: MotionOptions
+
+            func run() async throws {
+                try await runMotion(options, motion, method: "Stop", destination: nil, done: "stopped")
+            }
+        }
+
+        struct Move: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Move the curtain to a position, percent open.")
+            @OptionGroup var options: GlobalOptions
+            @OptionGroup var motion: MotionOptions
+            @Argument(help: "0 (closed) to 100 (open).") var position: Int
+
+            func validate() throws {
+                guard (0...100).contains(position) else {
+                    throw ValidationError("position \(position) is out of range: use 0 (closed) to 100 (open)")
+                }
+            }
+
+            func run() async throws {
+                try await runMotion(options, motion, method: "MoveTo", parameters: ["position": .int(Int64(position))],
+                                    destination: position, done: "at \(position)% open")
+            }
+        }
+
+        struct Schedule: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Set the controller's schedule (it then opens and closes on its own).",
+                discussion: "Omitted times keep the controller's current ones. The controller's clock is used.")
+            @OptionGroup var options: GlobalOptions
+            @Option(name: .customLong("open"), help: ArgumentHelp("Open time, HH:MM (24-hour).", valueName: "HH:MM"))
+            var openTime: String?
+            @Option(name: .customLong("close"), help: ArgumentHelp("Close time, HH:MM (24-hour).", valueName: "HH:MM"))
+            var closeTime: String?
+            @Flag(name: .customLong("no-open"), help: "Disable the open time.") var noOpen = false
+            @Flag(name: .customLong("no-close"), help: "Disable the close time.") var noClose = false
+
+            func validate() throws {
+                for (name, value) in [("--open", openTime), ("--close", closeTime)] {
+                    if let value, TimeOfDay(parsing: value) == nil {
+                        throw ValidationError("\(name) \(value) is not a time: use HH:MM (24-hour), e.g. 07:30")
+                    }
+                }
+                if openTime == nil, closeTime == nil, !noOpen, !noClose {
+                    throw ValidationError("give --open HH:MM and/or --close HH:MM (or --no-open / --no-close)")
+                }
+            }
+
+            func run() async throws {
+                try await withClient(options) { client in
+                    // Unspecified parts keep what the controller reported.
+                    var current: CurtainState? = nil
+                    if let v = try await curtainCall(client, "GetState")["curtain"] {
+                        current = try decode(CurtainState.self, v)
+                    }
+                    let open = openTime ?? current?.openSchedule?.time.description ?? "00:00"
+                    let close = closeTime ?? current?.closeSchedule?.time.description ?? "00:00"
+                    let openEnabled = noOpen ? false : (openTime != nil ? true : current?.openSchedule?.enabled ?? false)
+                    let closeEnabled = noClose ? false : (closeTime != nil ? true : current?.closeSchedule?.enabled ?? false)
+                    let r = try await curtainCall(client, "SetSchedule", [
+                        "open": .string(open), "close": .string(close),
+                        "openEnabled": .bool(openEnabled), "closeEnabled": .bool(closeEnabled)])
+                    if options.json { emit(JSONValue.object(r).serialized()); return }
+                    emit("Schedule sent: open \(open) (\(openEnabled ? "on" : "off")), close \(close) (\(closeEnabled ? "on" : "off")).")
+                }
+            }
+        }
+
+        struct Sync: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Ask the controller for its state and schedule again.")
+            @OptionGroup var options: GlobalOptions
+
+            func run() async throws {
+                try await withClient(options) { client in
+                    let r = try await curtainCall(client, "Sync")
+                    emit(options.json ? JSONValue.object(r).serialized() : "Sync requested.")
+                }
+            }
+        }
+
+        struct Reconnect: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Drop the link and search for the curtain again.")
+            @OptionGroup var options: GlobalOptions
+
+            func run() async throws {
+                try await withClient(options) { client in
+                    let r = try await curtainCall(client, "Reconnect")
+                    emit(options.json ? JSONValue.object(r).serialized() : "Reconnecting; follow it with: roombridgectl curtain status")
+                }
+            }
+        }
+    }
+}
+
+// MARK: Plumbing
+
+/// Calls `io.roombridge.Curtain.<method>`; the interface's errors become their message.
+func curtainCall(_ client: VarlinkClient, _ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+    do {
+        return try await client.call("io.roombridge.Curtain." + method, parameters: parameters)
+    } catch let error as VarlinkError where error.name.hasPrefix("io.roombridge.Curtain.") {
+        let reason = String(error.name.dropFirst("io.roombridge.Curtain.".count))
+        let message = error.parameters["message"]?.stringValue ?? reason
+        throw CtlError(exit: .refused, message: "curtain: \(message) [\(reason)]")
+    } catch let error as VarlinkError {
+        throw translate(error)
+    } catch let error as CtlError {
+        throw error
+    } catch {
+        throw CtlError(exit: .protocolError, message: "io.roombridge.Curtain.\(method) failed: \(error)")
+    }
+}
+
+/// Sends a motion command; with `--wait`, follows `io.roombridge.State.Watch` (opened before the
+/// command, so no event is missed) until the motion has ended.
+func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionOptions, method: String,
+               parameters: [String: JSONValue] = [:], destination: Int?, done: String) async throws {
+    try await withClient(options) { client in
+        guard motion.wait else {
+            let r = try await curtainCall(client, method, parameters)
+            emit(options.json ? JSONValue.object(r).serialized() : "Sent.")
+            return
+        }
+        let watcher = try await connect(options.socket)
+        do {
+            let final = try await waitForMotion(client: client, watcher: watcher, method: method, parameters: parameters,
+                                                destination: destination, timeout: motion.timeout)
+            await watcher.close()
+            if options.json {
+                emit(try WireEncoding.encode(final).serialized())
+            } else {
+                emit("Curtain \(final.position == destination || destination == nil ? done : "stopped")"
+                     + (final.position.map { " (\($0)% open)" } ?? "") + ".")
+            }
+        } catch {
+            await watcher.close()
+            throw error
+        }
+    }
+}
+
+private func waitForMotion(client: VarlinkClient, watcher: VarlinkClient, method: String, parameters: [String: JSONValue],
+                           destination: Int?, timeout: Double) async throws -> CurtainState {
+    try await withThrowingTaskGroup(of: CurtainState?.self) { group in
+        group.addTask {
+            try await followMotion(client: client, watcher: watcher, method: method, parameters: parameters,
+                                   destination: destination)
+        }
+        group.addTask {
+            try await Task.sleep(for: .seconds(timeout))
+            return nil
+        }
+        let first = try await group.next() ?? nil
+        group.cancelAll()
+        guard let first else {
+            throw CtlError(exit: .failure, message: "the motion did not end within \(Int(timeout)) s")
+        }
+        return first
+    }
+}
+
+private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method: String, parameters: [String: JSONValue],
+                          destination: Int?) async throws -> CurtainState {
+    var events = watcher.stream("io.roombridge.State.Watch").makeAsyncIterator()
+    do {
+        guard let first = try await events.next(), let snapshot = first["state"] else {
+            throw CtlError(exit: .protocolError, message: "Watch did not start with the state")
+        }
+        // Our request is the first curtain event whose lastRequest differs from the one before the call.
+        let before = try decode(StateSnapshot.self, snapshot).curtain.lastRequest
+        _ = try await curtainCall(client, method, parameters)
+        var sawRequest = false
+        var sawMotion = false
+        // Events come in order: first our request (lastRequest set), then what the controller notifies.
+        while let reply = try await events.next() {
+            guard let value = reply["event"], let event = try? decode(Event.self, value),
+                  case .curtain(let c) = event.payload else { continue }
+            if !sawRequest {
+                guard let request = c.lastRequest, request != before,
+                      request.kind.rawValue == requestKind(method) else { continue }
+                sawRequest = true
+            }
+            if c.connection != .connected {
+                throw CtlError(exit: .failure, message: "the curtain link was lost during the motion (\(c.summary))")
+            }
+            if c.motion != .idle {
+                sawMotion = true
+                continue
+            }
+            if sawMotion || destination == nil || c.position == destination { return c }
+        }
+        throw CtlError(exit: .protocolError, message: "roombridged ended the stream")
+    } catch let error as VarlinkError {
+        throw translate(error)
+    }
+}
+
+private func requestKind(_ method: String) -> String {
+    method == "MoveTo" ? "moveTo" : method.lowercased()
+}
+
+enum WireEncoding {
+    static func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+        try JSONValueEncoder().encode(value)
+    }
+}
+
+extension Render {
+    /// The curtain in a few lines.
+    static func curtain(_ c: CurtainState) -> String {
+        var lines = ["Curtain:   " + c.summary + ((c.name ?? c.address).map { "  [\($0)]" } ?? "")]
+        if c.connection == .connected, let t = c.target, c.motion != .idle { lines.append("  target    \(t)% open") }
+        if c.openSchedule != nil || c.closeSchedule != nil {
+            lines.append("  schedule  open \(entry(c.openSchedule))  close \(entry(c.closeSchedule))")
+        }
+        if let r = c.lastRequest {
+            lines.append("  last request \(r.kind.rawValue)" + (r.position.map { " \($0)%" } ?? "") + " at \(time(r.at))")
+        }
+        if let e = c.lastError, c.connection == .connected { lines.append("  last error: \(e)") }
+        return lines.joined(separator: "\n")
+    }
+}

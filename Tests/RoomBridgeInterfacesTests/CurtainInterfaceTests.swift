@@ -1,0 +1,136 @@
+import Foundation
+import RoomBridgeCore
+import RoomBridgeInterfaces
+import Synchronization
+import Testing
+import Varlink
+
+/// `io.roombridge.Curtain` with a recording controller in place of the BlueZ client.
+@Suite struct CurtainInterfaceTests {
+    final class Recorder: CurtainControlling {
+        let performed = Mutex<[CurtainControlRequest]>([])
+        let failure: CurtainControlError?
+        init(failing failure: CurtainControlError? = nil) { self.failure = failure }
+
+        func perform(_ request: CurtainControlRequest) async throws(CurtainControlError) {
+            performed.withLock { $0.append(request) }
+            if let failure { throw failure }
+        }
+        var requests: [CurtainControlRequest] { performed.withLock { $0 } }
+    }
+
+    final class Sink: VarlinkReplySink {
+        let replies = Mutex<[[String: JSONValue]]>([])
+        func reply(_ parameters: [String: JSONValue], continues: Bool) async throws {
+            replies.withLock { $0.append(parameters) }
+        }
+    }
+
+    static let root = VarlinkCallContext(peer: PeerCredentials(pid: 1, uid: 0, gid: 0))
+    static let stranger = VarlinkCallContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000))
+
+    func make(_ controller: (any CurtainControlling)?) -> (CurtainInterface, SystemState) {
+        let state = SystemState(curtain: CurtainState(connection: .connected))
+        return (CurtainInterface(state: state, controller: controller, authorizer: Authorizer(groupName: "roombridge", gid: 900)),
+                state)
+    }
+
+    /// Calls a method; returns the reply or the Varlink error.
+    func call(_ iface: CurtainInterface, _ method: String, _ parameters: [String: JSONValue] = [:],
+              context: VarlinkCallContext = root) async throws -> Result<[String: JSONValue], VarlinkError> {
+        let sink = Sink()
+        do {
+            try await iface.handle(VarlinkCall(method: "io.roombridge.Curtain." + method, parameters: parameters),
+                                   context: context, replies: sink)
+        } catch let e as VarlinkError {
+            return .failure(e)
+        }
+        return .success(sink.replies.withLock { $0.last ?? [:] })
+    }
+
+    @Test func idlParsesAndDeclaresEveryMethodAndError() throws {
+        let idl = try VarlinkInterfaceDefinition(parsing: CurtainInterface.idl)
+        #expect(idl.name == "io.roombridge.Curtain")
+        #expect(Set(idl.methods.keys) == ["GetState", "Open", "Close", "Stop", "MoveTo", "SetSchedule", "Sync", "Reconnect"])
+        for reason in CurtainControlError.Reason.allCases {
+            let name = CurtainControlError(reason, "x").varlinkError.name
+            #expect(name.hasPrefix("io.roombridge.Curtain."))
+            #expect(idl.errors[String(name.dropFirst("io.roombridge.Curtain.".count))] != nil)
+        }
+        let stateIDL = try VarlinkInterfaceDefinition(parsing: StateInterface.idl)
+        #expect(stateIDL.types["Curtain"] == idl.types["Curtain"])
+    }
+
+    @Test func commandsReachTheControllerAndRecordTheRequest() async throws {
+        let recorder = Recorder()
+        let (iface, state) = make(recorder)
+        #expect(try await call(iface, "Open").get() == [:])
+        #expect(try await call(iface, "MoveTo", ["position": .int(40)]).get() == [:])
+        _ = try await call(iface, "SetSchedule", ["open": .string("07:30"), "close": .string("21:15"),
+                                                  "openEnabled": .bool(true), "closeEnabled": .bool(false)]).get()
+        _ = try await call(iface, "Reconnect").get()
+        let open = try #require(TimeOfDay(hour: 7, minute: 30)), close = try #require(TimeOfDay(hour: 21, minute: 15))
+        #expect(recorder.requests == [.open, .moveTo(40),
+                                      .setSchedule(open: open, openEnabled: true, close: close, closeEnabled: false),
+                                      .reconnect])
+        let curtain = await state.curtainState()
+        #expect(curtain.lastRequest?.kind == .reconnect)
+        #expect(await state.snapshot().counters.curtainRequests == 4)
+    }
+
+    @Test(arguments: [
+        ("MoveTo", ["position": JSONValue.int(101)], "position"),
+        ("MoveTo", ["position": JSONValue.int(-5)], "position"),
+        ("MoveTo", ["position": JSONValue.string("40")], "position"),
+        ("MoveTo", [:], "position"),
+        ("SetSchedule", ["open": .string("24:00"), "close": .string("21:00"), "openEnabled": .bool(true), "closeEnabled": .bool(true)], "open"),
+        ("SetSchedule", ["open": .string("07:00"), "close": .string("7:5"), "openEnabled": .bool(true), "closeEnabled": .bool(true)], "close"),
+        ("SetSchedule", ["open": .string("07:00"), "close": .string("21:00"), "openEnabled": .bool(true)], "closeEnabled"),
+    ])
+    func badParametersAreRefusedBeforeTheController(method: String, parameters: [String: JSONValue], parameter: String) async throws {
+        let recorder = Recorder()
+        let (iface, state) = make(recorder)
+        let result = try await call(iface, method, parameters)
+        guard case .failure(let e) = result else {
+            Issue.record("accepted \(method) \(parameters)")
+            return
+        }
+        #expect(e.name == "io.roombridge.Curtain.InvalidParameter")
+        #expect(e.parameters["parameter"]?.stringValue == parameter)
+        #expect(e.parameters["message"]?.stringValue?.isEmpty == false)
+        #expect(recorder.requests.isEmpty)
+        #expect(await state.curtainState().lastRequest == nil)
+    }
+
+    @Test func controllerErrorsBecomeTheirVarlinkErrors() async throws {
+        for reason in CurtainControlError.Reason.allCases where reason != .disabled {
+            let (iface, _) = make(Recorder(failing: CurtainControlError(reason, "do this")))
+            guard case .failure(let e) = try await call(iface, "Close") else {
+                Issue.record("\(reason) not reported")
+                continue
+            }
+            #expect(e.name == CurtainControlError(reason, "").varlinkError.name)
+            #expect(e.parameters["message"] == .string("do this"))
+        }
+        let (iface, _) = make(Recorder(failing: CurtainControlError(.manualOperationActive, "wall switch")))
+        guard case .failure(let e) = try await call(iface, "Stop") else { throw CancellationError() }
+        #expect(e.name == "io.roombridge.Curtain.ManualOperationActive")
+    }
+
+    @Test func disabledCurtainAndUnauthorisedCallers() async throws {
+        let (disabled, _) = make(nil)
+        guard case .failure(let e) = try await call(disabled, "Open") else { throw CancellationError() }
+        #expect(e.name == "io.roombridge.Curtain.Disabled")
+        #expect(e.parameters["message"]?.stringValue?.contains("curtain.enabled") == true)
+        // GetState needs no group and works when disabled.
+        let reply = try await call(disabled, "GetState", context: Self.stranger).get()
+        #expect(reply["curtain"]?.objectValue?["connection"] == .string("connected"))
+
+        let recorder = Recorder()
+        let (iface, state) = make(recorder)
+        guard case .failure(let denied) = try await call(iface, "Open", context: Self.stranger) else { throw CancellationError() }
+        #expect(denied.name == "io.roombridge.State.PermissionDenied")
+        #expect(recorder.requests.isEmpty)
+        #expect(await state.curtainState().lastRequest == nil)
+    }
+}
