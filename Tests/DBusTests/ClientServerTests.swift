@@ -273,7 +273,10 @@ import Testing
         }
         // Leaked connections stay open on the daemon's side: count those (exact), and this
         // process's descriptors (which parallel suites may nudge by a few, never by 30).
-        #expect(connectionCount(toSocket: daemon.directory + "/bus") == connectionsBefore)
+        // (The daemon closes its side asynchronously, so the warm-up may still be counted in
+        // `connectionsBefore`: never more afterwards, and the listener is always there.)
+        let connectionsAfter = connectionCount(toSocket: daemon.directory + "/bus")
+        #expect(connectionsAfter >= 1 && connectionsAfter <= connectionsBefore)
         #expect(openFDCount() < before + 10)
         let pid = daemon.pid
         await daemon.stop()

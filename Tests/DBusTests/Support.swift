@@ -70,7 +70,10 @@ func openFDCount() -> Int {
 /// /proc/net/unix: every connection a client leaks also stays open on the daemon's side. Unlike
 /// /proc/self/fd it is not disturbed by other suites opening files in parallel.
 func connectionCount(toSocket path: String) -> Int {
-    guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return -1 }
+    // procfs files report size 0: read to the end (contentsOfFile may stop after one page).
+    guard let handle = FileHandle(forReadingAtPath: "/proc/net/unix") else { return -1 }
+    defer { try? handle.close() }
+    let table = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
     return table.split(separator: "\n").filter { $0.hasSuffix(" " + path) }.count
 }
 
