@@ -186,7 +186,7 @@ func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionO
     try await withClient(options) { client in
         guard motion.wait else {
             let r = try await curtainCall(client, method, parameters)
-            emit(options.json ? JSONValue.object(r).serialized() : "Sent.")
+            emit(options.json ? JSONValue.object(r).serialized() : "\(method) accepted by the curtain; follow it with: roombridgectl watch")
             return
         }
         let watcher = try await connect(options.socket)
@@ -195,7 +195,7 @@ func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionO
                                                 destination: destination, timeout: motion.timeout)
             await watcher.close()
             if options.json {
-                emit(try WireEncoding.encode(final).serialized())
+                emit(try JSONValueEncoder().encode(final).serialized())
             } else {
                 emit("Curtain \(final.position == destination || destination == nil ? done : "stopped")"
                      + (final.position.map { " (\($0)% open)" } ?? "") + ".")
@@ -265,12 +265,6 @@ private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method:
 
 private func requestKind(_ method: String) -> String {
     method == "MoveTo" ? "moveTo" : method.lowercased()
-}
-
-enum WireEncoding {
-    static func encode<T: Encodable>(_ value: T) throws -> JSONValue {
-        try JSONValueEncoder().encode(value)
-    }
 }
 
 extension Render {
