@@ -39,7 +39,7 @@ struct Bench: ParsableCommand {
     var commands = 50
 
     @Option(help: "Curtain moves to time notifications over.")
-    var moves = 6
+    var moves = 20
 
     @Option(help: "Curtain reconnects to time.")
     var reconnects = 5

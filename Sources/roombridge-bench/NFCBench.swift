@@ -1,6 +1,7 @@
 import Foundation
 import NDEF
 import PN532Simulator
+import Varlink
 
 /// pn532-sim started for a measurement.
 final class SimulatorProcess {
@@ -49,9 +50,9 @@ final class WatchConnection {
     func nextEvent() throws -> (kind: String, event: JSONValueLite) {
         let bytes = try client.receive()
         let text = String(decoding: bytes, as: UTF8.self)
-        guard let kindRange = text.range(of: #""kind":""#) else { throw BenchError("not an event: \(text.prefix(200))") }
-        let rest = text[kindRange.upperBound...]
-        let kind = String(rest.prefix { $0 != "\"" })
+        // Parse it: nested objects (a curtain's lastRequest, a lending outcome) have "kind" keys too.
+        guard let event = (try? JSONValue(parsing: bytes))?["parameters"]?["event"],
+              let kind = event["kind"]?.stringValue else { throw BenchError("not an event: \(text.prefix(200))") }
         return (kind, JSONValueLite(text: text))
     }
 
