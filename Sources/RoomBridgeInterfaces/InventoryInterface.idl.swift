@@ -11,23 +11,7 @@ extension InventoryInterface {
         # A kind of device.
         type Group (id: string, name: string, sortOrder: int)
 
-        # One lend..return period; device and user facts are copies kept after deletion.
-        type Rental (
-          id: int,
-          deviceId: string,
-          model: string,
-          osVersion: string,
-          serialNumber: string,
-          userId: string,
-          userName: string,
-          rentedAt: string,
-          dueAt: ?string,
-          returnedAt: ?string,
-          returnedBy: ?string,
-          location: ?string,
-          returnLocation: ?string,
-          overdue: bool
-        )
+        \(RentalTypeIDL.text)
 
         # A device; rental is its active rental (absent when it is available).
         type Device (

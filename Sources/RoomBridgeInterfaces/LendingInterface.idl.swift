@@ -8,23 +8,7 @@ extension LendingInterface {
         # Return need the authorised group; others get io.roombridge.State.PermissionDenied.
         interface io.roombridge.Lending
 
-        # One lend..return period; device and user facts are copies kept after deletion.
-        type Rental (
-          id: int,
-          deviceId: string,
-          model: string,
-          osVersion: string,
-          serialNumber: string,
-          userId: string,
-          userName: string,
-          rentedAt: string,
-          dueAt: ?string,
-          returnedAt: ?string,
-          returnedBy: ?string,
-          location: ?string,
-          returnLocation: ?string,
-          overdue: bool
-        )
+        \(RentalTypeIDL.text)
 
         # An armed session: device tags tapped until expiresAt are lent to this user.
         type Session (userId: string, userName: string, armedAt: string, expiresAt: string)
