@@ -55,6 +55,7 @@ struct Bench: ParsableCommand {
 
     func run() throws {
         let work = try TempDir()
+        defer { try? FileManager.default.removeItem(at: work.path) }
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
         limit.rlim_cur = min(limit.rlim_max, 65536)

@@ -67,8 +67,10 @@ struct Report {
         var out = """
             # Benchmarks
 
-            Written by `\(command)` (release build); do not edit by hand — run it again.
-            Timings are measured here, never asserted in tests.
+            Written by `\(command)` (`make bench`; release build); do not edit by hand — run it again.
+            Timings are measured here, never asserted in tests. Each figure stands next to a peer
+            measured in the same run where one exists; the ratio carries the meaning more than the
+            absolute number on a shared 2-core machine.
 
             Machine: \(machine)
 
