@@ -178,7 +178,8 @@ public final class DBusTestDaemon: Sendable {
     /// Starts `dbus-daemon --nofork --print-address` with a generated config and waits for its
     /// address. Call `stop()` when done (dropping the object stops the daemon too).
     public static func start(executable: String = "/usr/bin/dbus-daemon") async throws -> DBusTestDaemon {
-        var template = Array("/tmp/roombridge-dbus-XXXXXX".utf8CString)
+        let tmp = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((tmp + "/roombridge-dbus-XXXXXX").utf8CString)
         guard let dirPtr = mkdtemp(&template) else {
             throw DBusError.failed("mkdtemp failed: errno \(errno)")
         }

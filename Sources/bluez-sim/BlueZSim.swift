@@ -27,7 +27,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Address of a private bus to join (e.g. unix:path=/tmp/x/bus).")
     var busAddress: String?
     @Option(help: "Path of the control socket.")
-    var control: String = "/tmp/bluez-sim.sock"
+    var control: String = temporaryPath("bluez-sim.sock")
     @Option(help: "Simulated time of day at start, HH:MM.")
     var time: String = "08:00"
     @Option(help: "Motor speed in percent per second.")
@@ -92,7 +92,7 @@ struct Ctl: ParsableCommand {
         """)
 
     @Option(help: "Path of the control socket.")
-    var control: String = "/tmp/bluez-sim.sock"
+    var control: String = temporaryPath("bluez-sim.sock")
     @Argument(parsing: .captureForPassthrough)
     var command: [String]
 
@@ -117,4 +117,10 @@ func waitForTermination() async {
     }
     for await _ in stream { break }
     sources.forEach { $0.cancel() }
+}
+
+/// A path in the temporary directory (`$TMPDIR`, else /tmp), for the simulator's defaults.
+func temporaryPath(_ name: String) -> String {
+    let dir = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    return dir.hasSuffix("/") ? dir + name : dir + "/" + name
 }

@@ -17,9 +17,9 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the simulator until SIGINT/SIGTERM.")
 
     @Option(help: "Stable device path (symlink to the current /dev/pts/N).")
-    var link: String = "/tmp/pn532-sim.tty"
+    var link: String = temporaryPath("pn532-sim.tty")
     @Option(help: "Control socket path.")
-    var control: String = "/tmp/pn532-sim.sock"
+    var control: String = temporaryPath("pn532-sim.sock")
     @Option(help: "Tag placed at start (e.g. ntag213, ntag215:blank, isoa:01020304, felica, JSON, @file.json).")
     var tag: String?
     @Flag(help: "Add UART byte times and RF exchange times.")
@@ -55,7 +55,7 @@ struct Ctl: ParsableCommand {
         abstract: "Send a control command: place <spec> | tap <ms> <spec> | remove | list | dump | unplug | replug | path | status.")
 
     @Option(help: "Control socket path.")
-    var control: String = "/tmp/pn532-sim.sock"
+    var control: String = temporaryPath("pn532-sim.sock")
     @Argument(parsing: .captureForPassthrough, help: "Command and arguments.")
     var command: [String] = []
 
@@ -64,4 +64,9 @@ struct Ctl: ParsableCommand {
         print(answer)
         if answer.hasPrefix("error") { throw ExitCode(1) }
     }
+}
+
+/// A path in the temporary directory (`$TMPDIR`, else /tmp), for the simulator's defaults.
+func temporaryPath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent(name).path
 }
