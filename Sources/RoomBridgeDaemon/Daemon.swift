@@ -246,11 +246,10 @@ struct VarlinkSocketService: Service {
             try await server.run()
         } onGracefulShutdown: {
             Task {
-                // End every Watch first so its client gets ShuttingDown, give the handlers a
-                // moment to write that reply, then close the connections and the listener.
+                // End every Watch first (its client gets ShuttingDown); the server lets calls in
+                // progress send that final reply, then closes the connections and the listener.
                 await state.shutdown()
-                try? await Task.sleep(for: .milliseconds(100))
-                await server.shutdown()
+                await server.shutdown(gracePeriod: .milliseconds(500))
             }
         }
     }

@@ -11,6 +11,7 @@ import RoomBridgeInterfaces
 /// locked, and only then is its UID bound and the device marked NFC registered.
 actor TagRegistrar: TagRegistering {
     private struct Pending {
+        let number: UInt64
         let request: TagWriteRequest
         let message: [UInt8]
         let continuation: CheckedContinuation<Result<TagWriteReport, TagRegistrationError>, Never>
@@ -23,6 +24,7 @@ actor TagRegistrar: TagRegistering {
     private let logger: Logger
     private var pending: Pending?
     private var writing = false
+    private var requests: UInt64 = 0
 
     init(nfc: NFCReaderService, store: any InventoryStore, state: SystemState, logger: Logger) {
         self.nfc = nfc
@@ -59,27 +61,36 @@ actor TagRegistrar: TagRegistering {
         await state.updateTagWrite(TagWriteStatus(deviceId: id, phase: .armed, lock: lock,
                                                   message: "place a writable tag (NTAG213/215/216) on the reader", at: Date()))
         let seconds = max(1, request.timeoutSeconds ?? 60)
-        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<TagWriteReport, TagRegistrationError>, Never>) in
-            let timeout = Task { [weak self] in
-                try? await Task.sleep(for: .seconds(seconds))
-                guard !Task.isCancelled else { return }
-                await self?.finishPending(.failure(TagRegistrationError(
-                    .timeout, deviceId: id, "no tag was presented within \(seconds) s; run the command again and hold the tag on the reader")))
+        // The caller going away (client hang-up, roombridged stopping) cancels the request; the
+        // handler runs after the continuation below is stored (both on this actor).
+        let cancelled = TagRegistrationError(.cancelled, deviceId: id, "the request ended (client gone or roombridged stopping)")
+        requests += 1
+        let number = requests
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Result<TagWriteReport, TagRegistrationError>, Never>) in
+                let timeout = Task { [weak self] in
+                    try? await Task.sleep(for: .seconds(seconds))
+                    guard !Task.isCancelled else { return }
+                    await self?.finishPending(number, .failure(TagRegistrationError(
+                        .timeout, deviceId: id, "no tag was presented within \(seconds) s; run the command again and hold the tag on the reader")))
+                }
+                pending = Pending(number: number, request: request, message: message, continuation: c, timeout: timeout)
             }
-            pending = Pending(request: request, message: message, continuation: c, timeout: timeout)
+        } onCancel: {
+            Task { await self.finishPending(number, .failure(cancelled)) }
         }
         return try result.get()
     }
 
     func cancel() async -> Bool {
-        guard pending != nil else { return false }
-        await finishPending(.failure(TagRegistrationError(.cancelled, deviceId: pending!.request.deviceId, "the write was cancelled")))
+        guard let p = pending else { return false }
+        await finishPending(p.number, .failure(TagRegistrationError(.cancelled, deviceId: p.request.deviceId, "the write was cancelled")))
         return true
     }
 
-    /// Ends the pending request (timeout or cancel) before a tag claimed it.
-    private func finishPending(_ result: Result<TagWriteReport, TagRegistrationError>) async {
-        guard let p = pending else { return }
+    /// Ends pending request `number` (timeout or cancel) if no tag claimed it yet.
+    private func finishPending(_ number: UInt64, _ result: Result<TagWriteReport, TagRegistrationError>) async {
+        guard let p = pending, p.number == number else { return }
         pending = nil
         p.timeout.cancel()
         await publish(p.request, result)

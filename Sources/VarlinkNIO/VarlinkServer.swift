@@ -88,6 +88,8 @@ public final class VarlinkServer: Sendable {
     private struct State {
         var shuttingDown = false
         var connections: [ObjectIdentifier: any Channel] = [:]
+        /// Connections in the middle of a call (a graceful shutdown lets that call answer).
+        var busy: Set<ObjectIdentifier> = []
     }
 
     public let service: VarlinkService
@@ -244,8 +246,12 @@ public final class VarlinkServer: Sendable {
     /// Stops accepting, closes every client connection (cancelling running handlers), closes
     /// the listener and removes the socket file if this server created it. Waits for
     /// ``run()`` to return if it is running.
-    public func shutdown() async {
-        initiateShutdown()
+    ///
+    /// - Parameter gracePeriod: how long a call already running may take to send its final
+    ///   reply (e.g. a stream its service has just ended with an error) before its connection
+    ///   is closed anyway. Idle connections close at once; no new call starts.
+    public func shutdown(gracePeriod: Duration = .zero) async {
+        initiateShutdown(gracePeriod: gracePeriod)
         if runStarted.exchange(true, ordering: .acquiringAndReleasing) {
             try? await finished.futureResult.get()
         } else {
@@ -263,23 +269,49 @@ public final class VarlinkServer: Sendable {
 
     /// Starts a graceful shutdown without waiting (e.g. from a synchronous
     /// graceful-shutdown handler); ``run()`` returns once it completes.
-    public func beginShutdown() {
-        initiateShutdown()
+    public func beginShutdown(gracePeriod: Duration = .zero) {
+        initiateShutdown(gracePeriod: gracePeriod)
     }
 
     /// Number of client connections being served.
     public var connectionCount: Int { state.withLock { $0.connections.count } }
 
-    private func initiateShutdown() {
-        let channels: [any Channel]? = state.withLock { s in
+    private func initiateShutdown(gracePeriod: Duration = .zero) {
+        let channels: [(channel: any Channel, busy: Bool)]? = state.withLock { s in
             if s.shuttingDown { return nil }
             s.shuttingDown = true
-            return Array(s.connections.values)
+            return s.connections.map { ($0.value, s.busy.contains($0.key)) }
         }
         guard let channels else { return }
         logger.info("shutting down")
         serverChannel.channel.close(promise: nil)
-        for c in channels { c.close(promise: nil) }
+        for c in channels where !c.busy || gracePeriod <= .zero { c.channel.close(promise: nil) }
+        // Busy connections close themselves once their call has answered (see `connectionLoop`);
+        // whatever is still open when the grace period ends is closed here.
+        if gracePeriod > .zero, channels.contains(where: \.busy) {
+            let nanoseconds = gracePeriod.components.seconds * 1_000_000_000 + gracePeriod.components.attoseconds / 1_000_000_000
+            serverChannel.channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] in
+                guard let self else { return }
+                for c in self.state.withLock({ Array($0.connections.values) }) { c.close(promise: nil) }
+            }
+        }
+    }
+
+    /// Marks a connection as running a call; false when the server is shutting down (no new calls).
+    private func beginCall(_ id: ObjectIdentifier) -> Bool {
+        state.withLock { s in
+            if s.shuttingDown { return false }
+            s.busy.insert(id)
+            return true
+        }
+    }
+
+    /// Marks the call finished; true when the connection should now close (shutting down).
+    private func endCall(_ id: ObjectIdentifier) -> Bool {
+        state.withLock { s in
+            s.busy.remove(id)
+            return s.shuttingDown
+        }
     }
 
     private func admit(_ channel: any Channel) -> Bool {
@@ -296,7 +328,10 @@ public final class VarlinkServer: Sendable {
     }
 
     private func release(_ channel: any Channel) {
-        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+        state.withLock {
+            $0.connections.removeValue(forKey: ObjectIdentifier(channel))
+            $0.busy.remove(ObjectIdentifier(channel))
+        }
     }
 
     private func removeSocketFile() {
@@ -361,7 +396,10 @@ public final class VarlinkServer: Sendable {
                 guard let message else { break }
                 stallTimer?.cancel()
                 stallTimer = nil
+                let id = ObjectIdentifier(channel)
+                guard beginCall(id) else { return }
                 await service.handle(message: message, context: context, send: send)
+                if endCall(id) { return }  // shutting down: the call has answered, now close
                 try Task.checkCancellation()
             }
             if decoder.hasPartialMessage, stallTimer == nil {

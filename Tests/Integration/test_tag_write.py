@@ -148,3 +148,14 @@ def test_unknown_device_cancel_and_timeout(nfc_daemon, pn532):
     assert result["out"].returncode == 5 and "cancelled" in result["out"].stderr
     out = ctl(d, "tag", "write", "D-0001", "--timeout", "1", check=False)
     assert out.returncode == 5 and "within 1 s" in out.stderr
+
+
+def test_sigterm_while_a_write_waits_for_a_tag(nfc_daemon, pn532):
+    d = nfc_daemon
+    add_device(d)
+    thread, result = start_write(d, "D-0001")
+    start = time.monotonic()
+    assert d.terminate() == 0
+    assert time.monotonic() - start < 2.0
+    thread.join(10)
+    assert result["out"].returncode != 0
