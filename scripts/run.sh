@@ -39,11 +39,14 @@ log() { [ "$SCENARIO" = 1 ] && echo "[run] $*" >&2 || echo "$*"; }
 export LIBNFC_LOG_LEVEL=${LIBNFC_LOG_LEVEL:-0}
 NFC_ARGS=()
 PN532_CTL=""
-if [ -z "${ROOMBRIDGE_FORCE_SIMULATORS:-}" ] && [ "$SCENARIO" = 0 ] \
-   && timeout 10 nfc-scan-device 2>/dev/null | grep -q "NFC device(s) found" \
-   && ! timeout 10 nfc-scan-device 2>/dev/null | grep -q "^0 NFC device"; then
-  log "NFC: using the reader libnfc finds"
-  NFC_ARGS=(--nfc-readers "front=$(timeout 10 nfc-scan-device 2>/dev/null | sed -n 's/^[[:space:]]*[0-9]*\. \(.*\)/\1/p' | head -1)")
+FOUND_READER=""
+if [ -z "${ROOMBRIDGE_FORCE_SIMULATORS:-}" ] && [ "$SCENARIO" = 0 ]; then
+  # nfc-scan-device prints "- <name>:" then the connstring, indented, for each device it finds.
+  FOUND_READER=$(timeout 10 nfc-scan-device 2>/dev/null | sed -n 's/^    \([a-z0-9_]*:.*\)/\1/p' | head -1 || true)
+fi
+if [ -n "$FOUND_READER" ]; then
+  log "NFC: using the reader libnfc finds ($FOUND_READER)"
+  NFC_ARGS=(--nfc-readers "front=$FOUND_READER")
 else
   PN532_CTL="$RUN_DIR/pn532.ctl"
   "$BIN/pn532-sim" run --link "$RUN_DIR/pn532.tty" --control "$PN532_CTL" "${REALISTIC[@]}" \

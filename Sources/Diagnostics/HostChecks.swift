@@ -18,21 +18,14 @@ struct ReaderChecks {
                                fix: "name the reader, e.g. readers = [\"front=pn532_uart:/dev/nfc/pn532\"] in [nfc]"))
         }
         for entry in readers {
-            let (name, connstring) = Self.split(entry)
-            guard connstring.hasPrefix("pn532_uart:") else { continue }
+            let reader = ReaderEntry(parsing: entry)
+            guard let connstring = reader.connstring, connstring.hasPrefix("pn532_uart:") else { continue }
+            let name = reader.name
             let device = String(connstring.dropFirst("pn532_uart:".count).split(separator: ":").first ?? "")
             out += ttyChecks(reader: name, device: device)
         }
         out += kernelDriverChecks()
         return out
-    }
-
-    /// `name=connstring` or just `connstring` (named after its driver).
-    static func split(_ entry: String) -> (String, String) {
-        if let eq = entry.firstIndex(of: "="), !entry[..<eq].contains(":") {
-            return (String(entry[..<eq]), String(entry[entry.index(after: eq)...]))
-        }
-        return (String(entry.split(separator: ":").first ?? "reader"), entry)
     }
 
     func ttyChecks(reader: String, device: String) -> [Finding] {

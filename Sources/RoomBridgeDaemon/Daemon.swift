@@ -104,7 +104,7 @@ public enum Daemon {
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
         if config.bool("nfc.enabled") {
-            let readers = NFCBridge.parse(config.strings("nfc.readers"))
+            let readers = ReaderEntry.all(in: config)
             await state.declareReaders(readers.map(\.name))  // so READY's status line names them
             let modulations = config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:))
             let service = NFCReaderService(readers: readers.map { ReaderConfiguration(connstring: $0.connstring, modulations: modulations) },

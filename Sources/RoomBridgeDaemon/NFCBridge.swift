@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NFCReader
+import RoomBridgeConfig
 import RoomBridgeCore
 import ServiceLifecycle
 
@@ -12,28 +13,13 @@ protocol TapHandler: Sendable {
 /// Runs the NFC readers (each on its own libnfc thread, inside `NFCReaderService`) and carries
 /// their events into `SystemState`; taps then go to the tap handler.
 struct NFCBridge: Service {
-    /// One configured reader: its name in RoomBridge and its libnfc connstring (nil: libnfc decides).
-    struct Reader: Sendable, Equatable {
-        var name: String
-        var connstring: String?
-    }
+    typealias Reader = ReaderEntry
 
     let readers: [Reader]
     let service: NFCReaderService
     let state: SystemState
     let handler: (any TapHandler)?
     let logger: Logger
-
-    /// Parses `nfc.readers` entries: `name=connstring`, or a bare connstring named after its driver.
-    static func parse(_ entries: [String]) -> [Reader] {
-        if entries.isEmpty { return [Reader(name: "reader", connstring: nil)] }
-        return entries.map { entry in
-            if let eq = entry.firstIndex(of: "="), !entry[..<eq].contains(":") {
-                return Reader(name: String(entry[..<eq]), connstring: String(entry[entry.index(after: eq)...]))
-            }
-            return Reader(name: String(entry.split(separator: ":").first ?? "reader"), connstring: entry)
-        }
-    }
 
     func run() async throws {
         let names = Dictionary(uniqueKeysWithValues: zip(service.loops.map(\.configuration.readerID), readers.map(\.name)))

@@ -76,8 +76,9 @@ import Testing
     }
 
     @Test func readerEntriesSplit() {
-        #expect(ReaderChecks.split("front=pn532_uart:/dev/ttyUSB0") == ("front", "pn532_uart:/dev/ttyUSB0"))
-        #expect(ReaderChecks.split("pn53x_usb:") == ("pn53x_usb", "pn53x_usb:"))
+        #expect(ReaderEntry(parsing: "front=pn532_uart:/dev/ttyUSB0") == ReaderEntry(name: "front", connstring: "pn532_uart:/dev/ttyUSB0"))
+        #expect(ReaderEntry(parsing: "pn53x_usb:") == ReaderEntry(name: "pn53x_usb", connstring: "pn53x_usb:"))
+        #expect(ReaderEntry.all(in: DaemonConfig()) == [ReaderEntry(name: "reader", connstring: nil)])
     }
 
     @Test func renderShowsFixes() {
