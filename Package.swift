@@ -120,24 +120,25 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
-        // MARK: Tests mirror modules.
-        .testTarget(name: "RoomBridgeCoreTests", dependencies: ["RoomBridgeCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "NDEFTests", dependencies: ["NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-        .testTarget(name: "CurtainProtocolTests", dependencies: ["CurtainProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkNIO"], swiftSettings: swiftSettings),
-        .testTarget(name: "NFCReaderTests", dependencies: ["NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),
-        .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZClientTests", dependencies: ["BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
-        .testTarget(name: "LendingTests", dependencies: ["Lending"], swiftSettings: swiftSettings),
-        .testTarget(name: "LendingStoreTests", dependencies: [
+        // MARK: Tests mirror modules; TestSupport holds what every suite shares (the `eventually` wait).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "Varlink", "VarlinkNIO"], swiftSettings: swiftSettings),
+        .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBus"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "LendingTests", dependencies: ["TestSupport", "Lending"], swiftSettings: swiftSettings),
+        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator"], swiftSettings: swiftSettings),
-        .testTarget(name: "RoomBridgeInterfacesTests", dependencies: [
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
             "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "RoomBridgeConfigTests", dependencies: ["RoomBridgeConfig"], swiftSettings: swiftSettings),
-        .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"], swiftSettings: swiftSettings),
-        .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
+        .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon"], swiftSettings: swiftSettings),
     ]
 )

@@ -27,11 +27,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import varlink, pytest, pytest_timeout, ndef' 2>/dev/null; then
-  echo "install-deps: pip install ${PIP_PACKAGES[*]}"
-  python3 -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}" 2>/dev/null \
-    || python3 -m pip install -q --disable-pip-version-check --break-system-packages "${PIP_PACKAGES[@]}"
-fi
+# pip answers "already satisfied" without the network when the pinned versions are installed.
+python3 -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}" 2>/dev/null \
+  || python3 -m pip install -q --disable-pip-version-check --break-system-packages "${PIP_PACKAGES[@]}"
 
 command -v swift >/dev/null || {
   echo "install-deps: no Swift toolchain on PATH; install Swift 6.1 or newer (https://www.swift.org/install/linux/)" >&2

@@ -16,6 +16,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(os.environ.get("ROOMBRIDGE_BIN", ROOT / ".build" / "debug"))
 
 
+def eventually(condition, timeout=20.0, what="condition", poll=0.01):
+    """The one way the integration tests wait: polls `condition` until it returns a truthy
+    value and returns that value; fails loudly, naming `what`, if it has not after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(poll)
+
+
 def binary(name: str) -> str:
     path = BIN / name
     if not path.exists():
