@@ -108,14 +108,16 @@ import TestSupport
 
     @Test func cancellingACallThrowsCancellationError() async throws {
         let bus = try await Bus.start()
-        try bus.server.export(testPath, interfaces: [echoInterface()])
+        let sleeping = Locked(0)
+        try bus.server.export(testPath, interfaces: [echoInterface(sleeping: sleeping)])
         let dest = bus.server.uniqueName
         let client = bus.client
         let task = Task {
             try await client.call(destination: dest, path: testPath, interface: testInterface,
                                   member: "Sleep", arguments: [.uint32(5000)])
         }
-        try await Task.sleep(for: .milliseconds(100))
+        // Cancel a call in flight (the peer is handling it), not one that never left.
+        try await eventually("the peer received the Sleep call") { sleeping.withLock { $0 } == 1 }
         task.cancel()
         let result = await task.result
         #expect(throws: CancellationError.self) { try result.get() }
@@ -166,7 +168,8 @@ import TestSupport
 
     @Test func busGoingAwayIsReportedAndDoesNotExit() async throws {
         let bus = try await Bus.start()
-        try bus.server.export(testPath, interfaces: [echoInterface()])
+        let sleeping = Locked(0)
+        try bus.server.export(testPath, interfaces: [echoInterface(sleeping: sleeping)])
         let stream = try await bus.client.signals(matching: DBusMatchRule(interface: testInterface))
         let dest = bus.server.uniqueName
         let client = bus.client
@@ -174,7 +177,7 @@ import TestSupport
             try await client.call(destination: dest, path: testPath, interface: testInterface,
                                   member: "Sleep", arguments: [.uint32(10_000)])
         }
-        try await Task.sleep(for: .milliseconds(100))
+        try await eventually("the peer received the Sleep call") { sleeping.withLock { $0 } == 1 }
         await bus.daemon.kill()
         try await withDeadline(20, "disconnect notification") { await client.waitUntilDisconnected() }
         #expect(!bus.client.isConnected)
@@ -307,24 +310,22 @@ import TestSupport
             #expect(try await next(s).member == "Poked")
             await c.close()
         }
-        // Released once queued work drains (no fixed delay: poll with a deadline).
-        try await withDeadline(10, "connection release") {
-            while weakCore.value != nil { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(weakCore.value == nil)
+        // Released once queued work drains.
+        try await eventually("the closed connection is released") { weakCore.value == nil }
         await daemon.stop()
     }
 
     @Test func closingFailsPendingCallsWithDisconnected() async throws {
         let bus = try await Bus.start()
-        try bus.server.export(testPath, interfaces: [echoInterface()])
+        let sleeping = Locked(0)
+        try bus.server.export(testPath, interfaces: [echoInterface(sleeping: sleeping)])
         let dest = bus.server.uniqueName
         let client = bus.client
         let pending = Task {
             try await client.call(destination: dest, path: testPath, interface: testInterface,
                                   member: "Sleep", arguments: [.uint32(10_000)])
         }
-        try await Task.sleep(for: .milliseconds(100))
+        try await eventually("the peer received the Sleep call") { sleeping.withLock { $0 } == 1 }
         await client.close()
         do {
             _ = try await pending.value
@@ -343,10 +344,7 @@ import TestSupport
         let dir = daemon!.directory
         #expect(kill(pid, 0) == 0)
         daemon = nil  // no stop(): the watchdog's pipe closes, as when the test process dies
-        try await withDeadline(10, "daemon exit") {
-            while kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(kill(pid, 0) == -1)
+        try await eventually("the daemon exits") { kill(pid, 0) == -1 }
         #expect(access(dir, F_OK) == -1, "the temporary directory is removed")
     }
 
