@@ -107,9 +107,9 @@ def test_unplug_and_replug(nfc_daemon, pn532):
     down = wait_reader(w, "disconnected", timeout=5)
     assert down["reader"]["lastError"]
     pn532.ctl("replug")
-    t0 = time.monotonic()
-    wait_reader(w, "connected", timeout=5)
-    assert time.monotonic() - t0 < 5
+    # Reconnects by itself (a generous "does not hang" bound, not a speed check: the
+    # reconnect time is measured by roombridge-bench).
+    wait_reader(w, "connected", timeout=30)
     pn532.ctl("place", spec(ndef=device_message("D-0003")))
     assert w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]["device"]["deviceId"] == "D-0003"
 
