@@ -107,11 +107,10 @@ class Daemon:
         if self.notify:
             self.notify.wait_for(lambda m: "READY=1" in m, timeout)
         else:
-            deadline = time.monotonic() + timeout
-            while not os.path.exists(self.socket_path):
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"daemon did not start: {self.log()}")
-                time.sleep(0.02)
+            def listening():
+                assert self.proc.poll() is None, f"daemon exited before listening: {self.log()}"
+                return os.path.exists(self.socket_path)
+            eventually(listening, timeout, what=f"the daemon's socket {self.socket_path}")
 
     def log(self) -> str:
         try:
@@ -161,6 +160,12 @@ class PN532Sim:
         assert out.returncode == 0 and out.stdout.startswith("ok"), out.stdout + out.stderr
         return out.stdout.strip()
 
+    def host_bytes(self) -> int:
+        """Bytes the host (libnfc) sent since the last `ctl("counters reset")`: a reader that
+        polls or checks a tag's presence keeps sending."""
+        fields = dict(f.split("=") for f in self.ctl("counters").split()[1:])
+        return int(fields["rx"])
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -206,6 +211,10 @@ class Watcher:
 
     def wait_for(self, predicate, timeout=10.0, what="event"):
         """Returns the first event matching predicate; fails after timeout."""
+        return self.events_until(predicate, timeout, what)[-1]
+
+    def events_until(self, predicate, timeout=10.0, what="event"):
+        """The events up to and including the first one matching predicate; fails after timeout."""
         deadline = time.monotonic() + timeout
         seen = []
         while True:
@@ -216,7 +225,7 @@ class Watcher:
                 raise AssertionError(f"no {what} within {timeout}s; saw {[x['kind'] for x in seen]}")
             seen.append(e)
             if predicate(e):
-                return e
+                return seen
 
     def none_within(self, predicate, seconds):
         """Asserts that no matching event arrives within `seconds`."""
