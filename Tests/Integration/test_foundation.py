@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import varlink
 
-from conftest import binary, eventually, raw_call
+from conftest import ROOT, binary, eventually, raw_call
 
 
 def client(d):
@@ -196,19 +196,13 @@ def test_connection_limit(daemon_factory):
 
 # --- Authorization ---------------------------------------------------------------------------------
 
-NOBODY_CLIENT = """
-import json, socket, sys
+# A client run as nobody with the system python gets the shared client as source text (nobody
+# may not be able to read this checkout, nor root's pip packages).
+NOBODY_CLIENT = (ROOT / "scripts" / "varlinkclient.py").read_text() + """
+import sys
+_call = call
 def call(method, parameters=None):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sys.argv[1])
-    s.sendall(json.dumps({"method": method, "parameters": parameters or {}}).encode() + b"\\0")
-    data = b""
-    while not data.endswith(b"\\0"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return json.loads(data.rstrip(b"\\0"))
+    return _call(sys.argv[1], method, parameters)
 """
 
 
