@@ -7,11 +7,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, eventually, raw_call
 
 EXPOSURE_TARGET = 1.5
 
@@ -242,12 +241,10 @@ def test_daemon_runs_under_memory_deny_write_execute(tmpdir_path):
                              "--socket-group", "", "--database-path", str(tmpdir_path / "db.sqlite"),
                              "--no-curtain-enabled", "--no-nfc-enabled"], stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 15
-        while not sock.exists():
+        def listening():
             assert proc.poll() is None, f"roombridged died under MDWE: {proc.stderr.read()}"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        from conftest import raw_call
+            return sock.exists()
+        eventually(listening, what="roombridged to listen under MDWE")
         [r] = raw_call(str(sock), {"method": "io.roombridge.State.GetState"})
         assert "state" in r["parameters"]
     finally:

@@ -138,9 +138,3 @@ let quietLogger: Logger = {
     l.logLevel = .error
     return l
 }()
-
-func processCPUTime() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
