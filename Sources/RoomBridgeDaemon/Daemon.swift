@@ -67,7 +67,9 @@ public enum Daemon {
         raiseOpenFileLimit(logger)
 
         do {
-            return try await runServices(config: config, environment: environment, levels: levels, logger: logger)
+            let configPath = FileManager.default.fileExists(atPath: commandLine.configPath)
+                ? URL(fileURLWithPath: commandLine.configPath).standardizedFileURL.path : nil
+            return try await runServices(config: config, configPath: configPath, environment: environment, levels: levels, logger: logger)
         } catch let error as StartupError {
             logger.critical("\(error.message)")
             return error.exit.rawValue
@@ -77,7 +79,16 @@ public enum Daemon {
         }
     }
 
-    private static func runServices(config: DaemonConfig, environment: [String: String],
+    /// What io.roombridge.State.GetConfiguration reports.
+    static func setup(_ config: DaemonConfig, configPath: String?) -> DaemonSetup {
+        let address = config.string("curtain.address")
+        return DaemonSetup(configPath: configPath, databasePath: config.string("database.path"),
+                           socketPath: config.string("socket.path"), nfcEnabled: config.bool("nfc.enabled"),
+                           nfcReaders: config.strings("nfc.readers"), curtainEnabled: config.bool("curtain.enabled"),
+                           curtainAddress: address.isEmpty ? nil : address)
+    }
+
+    private static func runServices(config: DaemonConfig, configPath: String?, environment: [String: String],
                                     levels: LogLevelBox, logger: Logger) async throws -> Int32 {
         let curtainEnabled = config.bool("curtain.enabled")
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
@@ -119,7 +130,7 @@ public enum Daemon {
         }
 
         let interfaces: [any VarlinkInterface] = [
-            StateInterface(state: state, authorizer: authorizer, setLogLevel: { name in
+            StateInterface(state: state, authorizer: authorizer, setup: setup(config, configPath: configPath), setLogLevel: { name in
                 guard let level = Logger.Level(configName: name) else { return }
                 levels.level = level
                 Logger(label: "roombridged").notice("log level set to \(name)")

@@ -2,6 +2,7 @@
 roombridged (io.roombridge.Inventory, io.roombridge.Lending), taps on the PN532 simulator, the
 CSV export, crash safety under kill -9, and two daemons sharing one database file."""
 import csv
+import datetime
 import io
 import json
 import os
@@ -120,7 +121,7 @@ def test_errors_say_what_to_do(daemon):
     r = ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001", check=False)
     assert r.returncode == 5 and "is broken and cannot be lent" in r.stderr
     r = ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001", "--due", "next week", check=False)
-    assert r.returncode == 1 and "expected a date such as 2026-11-21" in r.stderr
+    assert r.returncode == 64 and "--due 'next week' is not a date" in r.stderr
     r = ctl(daemon, "users", "list", "--socket", "/nonexistent/rb.sock", check=False)
     assert r.returncode == 3
 
@@ -314,7 +315,9 @@ def test_history_csv_keeps_copies_after_deletes(daemon):
     assert row["device_id"] == "D-0042" and row["serial_number"] == "R5C"
     assert row["model"] == "'=Galaxy, Tab S9"  # formula neutralised, comma quoted
     assert row["user_name"] == "Müller, \"Hans\""
-    assert row["due_at"] == "2030-01-01 00:00:00" and row["returned_at"]
+    # --due 2030-01-01: the end of that day in the local zone; the CSV shows UTC.
+    end_of_day = datetime.datetime(2030, 1, 1, 23, 59, 59).astimezone(datetime.timezone.utc)
+    assert row["due_at"] == end_of_day.strftime("%Y-%m-%d %H:%M:%S") and row["returned_at"]
 
     table = ctl(daemon, "history", "--since", "2000-01-01", "--until", "2100-01-01").stdout
     assert "D-0042" in table

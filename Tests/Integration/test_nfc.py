@@ -136,8 +136,9 @@ def test_doctor_sees_the_reader_through_the_daemon_and_the_database(nfc_daemon, 
     out = subprocess.run([binary("roombridgectl"), "doctor", "--json", "--config", str(cfg), "--socket", nfc_daemon.socket_path],
                          capture_output=True, text=True, timeout=60)
     findings = {f["check"]: f for f in map(json.loads, out.stdout.splitlines())}
-    assert findings["libnfc: front"]["status"] == "ok", findings
-    assert findings["schema"]["status"] == "ok" and "current" in findings["schema"]["detail"]
+    assert findings["reader front"]["status"] == "ok", findings
+    database = findings["roombridged's database"]
+    assert database["status"] == "ok" and "current" in database["detail"]
     kernel = findings.get("kernel Bluetooth support")
     if kernel and kernel["status"] == "failed":  # these machines: no Bluetooth in the kernel
         assert "AF_BLUETOOTH" in kernel["detail"] and kernel["fix"]

@@ -51,6 +51,14 @@ def test_service_essentials():
     assert "SocketMode=0660" in sock and "SocketGroup=roombridge" in sock
 
 
+def test_exits_a_restart_cannot_fix_are_not_restarted():
+    """64 usage, 69 socket in use by another roombridged, 73 unusable database, 78 bad configuration:
+    Restart=on-failure would otherwise retry them every RestartSec until the start limit."""
+    text = (ROOT / "systemd" / "roombridged.service.in").read_text()
+    line = next(l for l in text.splitlines() if l.startswith("RestartPreventExitStatus="))
+    assert {"64", "69", "73", "78"} <= set(line.split("=", 1)[1].split()), line
+
+
 def test_dbus_policy_loads_in_dbus_daemon(tmpdir_path):
     conf = tmpdir_path / "bus.conf"
     conf.write_text(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
@@ -225,6 +233,17 @@ def test_make_install_tree(tmpdir_path):
     assert out.returncode == 0
     assert not (dest / "usr/bin/roombridged").exists()
     assert (dest / "etc/roombridge/roombridged.toml").exists(), "uninstall removed the configuration"
+
+
+def test_make_install_default_prefix_puts_the_dbus_policy_where_dbus_daemon_reads(tmpdir_path):
+    dest = tmpdir_path / "root"
+    out = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", f"RELEASE_BIN={BIN}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    # The directories the system bus includes (<includedir> in Debian's system.conf).
+    assert (dest / "etc/dbus-1/system.d/roombridge.conf").exists()
+    assert not (dest / "usr/local/share/dbus-1").exists()
+    assert (dest / "usr/local/bin/roombridged").exists()
 
 
 def test_daemon_runs_under_memory_deny_write_execute(tmpdir_path):
