@@ -21,8 +21,13 @@ public final class LogRateLimiter: Sendable {
     /// Logs `message` unless a message with the same `key` was logged less than ``window`` ago.
     public func log(_ logger: Logger, _ level: Logger.Level, key: String, _ message: @autoclosure () -> String,
                     metadata: Logger.Metadata? = nil) {
+        log(logger, level, key: key, message(), metadata: metadata, at: .now)
+    }
+
+    /// ``log(_:_:key:_:metadata:)`` at a given time (for tests).
+    func log(_ logger: Logger, _ level: Logger.Level, key: String, _ message: @autoclosure () -> String,
+             metadata: Logger.Metadata? = nil, at now: ContinuousClock.Instant) {
         guard logger.logLevel <= level else { return }
-        let now = ContinuousClock.now
         let suppressed: Int? = entries.withLock { entries in
             if let entry = entries[key], now - entry.windowStart < window {
                 entries[key]?.suppressed += 1
