@@ -86,6 +86,7 @@ let package = Package(
             "NFCReader", "BlueZClient", "Lending", "LendingStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridged", dependencies: [
             "RoomBridgeDaemon",

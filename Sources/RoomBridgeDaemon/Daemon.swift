@@ -8,6 +8,7 @@ import RoomBridgeConfig
 import RoomBridgeCore
 import RoomBridgeInterfaces
 import ServiceLifecycle
+import UnixSignals
 import Varlink
 import VarlinkNIO
 
@@ -69,7 +70,8 @@ public enum Daemon {
         do {
             let configPath = FileManager.default.fileExists(atPath: commandLine.configPath)
                 ? URL(fileURLWithPath: commandLine.configPath).standardizedFileURL.path : nil
-            return try await runServices(config: config, configPath: configPath, environment: environment, levels: levels, logger: logger)
+            return try await runServices(config: config, commandLine: commandLine, configPath: configPath,
+                                         environment: environment, levels: levels, logger: logger)
         } catch let error as StartupError {
             logger.critical("\(error.message)")
             return error.exit.rawValue
@@ -88,8 +90,12 @@ public enum Daemon {
                            curtainAddress: address.isEmpty ? nil : address)
     }
 
-    private static func runServices(config: DaemonConfig, configPath: String?, environment: [String: String],
+    private static func runServices(config: DaemonConfig, commandLine: DaemonCommandLine, configPath: String?,
+                                    environment: [String: String],
                                     levels: LogLevelBox, logger: Logger) async throws -> Int32 {
+        // SIGHUP reloads the configuration (see ReloadService); trapped before anything is
+        // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let curtainEnabled = config.bool("curtain.enabled")
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
                                 curtain: CurtainState(connection: curtainEnabled ? .searching : .disabled))
@@ -104,13 +110,8 @@ public enum Daemon {
             throw StartupError(.database, "database: \(error)")
         }
         logger.info("database \(config.string("database.path")) open")
-        let loanDays = config.int("lending.loan_days")
-        let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
-        let lending = LendingCoordinator(
-            store: store, state: state,
-            policy: LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
-                                  defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
-            location: location)
+        let settings = lendingSettings(config)
+        let lending = LendingCoordinator(store: store, state: state, policy: settings.policy, location: settings.location)
 
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
@@ -175,7 +176,11 @@ public enum Daemon {
                     listen: listen,
                     maxMessageSize: config.int("socket.max_message_size"),
                     maxConnections: config.int("socket.max_connections"),
-                    stallTimeout: .milliseconds(Int64(config.double("socket.stall_timeout") * 1000))),
+                    maxConnectionsPerUser: config.int("socket.max_connections_per_user"),
+                    reservedConnections: config.int("socket.reserved_connections"),
+                    stallTimeout: .milliseconds(Int64(config.double("socket.stall_timeout") * 1000)),
+                    idleTimeout: .milliseconds(Int64(config.double("socket.idle_timeout") * 1000)),
+                    isPrivileged: { authorizer.allows($0) }),
                 logger: Logger(label: "roombridged.varlink"))
         } catch let error as VarlinkServerError {
             throw StartupError(.unavailable, "cannot listen: \(error)")
@@ -185,7 +190,9 @@ public enum Daemon {
         // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
         // the socket last (Watch clients are told, connections closed, the socket file removed).
         var services: [any Service] = [
-            StoreService(store: store, logger: logger),
+            StoreService(store: store,
+                         integrityCheckInterval: .milliseconds(Int64(config.double("database.integrity_check_hours") * 3_600_000)),
+                         logger: Logger(label: "roombridged.database")),
             VarlinkSocketService(server: server, state: state, logger: logger),
         ]
         if let nfc {
@@ -201,6 +208,13 @@ public enum Daemon {
                                                           deviceAddress: address.isEmpty ? nil : address),
                 logger: Logger(label: "roombridged.curtain")))
         }
+        services.append(ReloadService(
+            signals: hangups, commandLine: commandLine, current: config, logger: Logger(label: "roombridged.reload"),
+            apply: { new in
+                if let level = Logger.Level(configName: new.string("log.level")) { levels.level = level }
+                let settings = lendingSettings(new)
+                await lending.reconfigure(policy: settings.policy, location: settings.location)
+            }))
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
                                        logger: logger))
@@ -211,6 +225,15 @@ public enum Daemon {
         try await group.run()
         logger.info("stopped")
         return DaemonExit.ok.rawValue
+    }
+
+    /// The lending policy and location a configuration asks for.
+    static func lendingSettings(_ config: DaemonConfig) -> (policy: LendingPolicy, location: String) {
+        let loanDays = config.int("lending.loan_days")
+        let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
+        return (LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
+                              defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
+                location)
     }
 
     /// Raises the soft limit on open files to the hard limit (at most 65536), as servers that
