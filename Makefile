@@ -5,7 +5,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 BUILD_DIR  := .build/debug
 
-.PHONY: all build test unit-tests integration-tests scenario fuzz run deps clean release install uninstall bench
+.PHONY: all build test unit-tests integration-tests scenario fuzz run deps clean release install uninstall bench deb
 
 all: build
 
@@ -49,6 +49,13 @@ release:
 	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
 	$(SWIFT) build -c release --static-swift-stdlib --product pn532-sim
 	$(SWIFT) build -c release --static-swift-stdlib --product bluez-sim
+
+# make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the two binaries
+# (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
+deb:
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridged
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
+	packaging/build-deb.sh .build/release .
 
 BINDIR      = $(PREFIX)/bin
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system

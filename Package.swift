@@ -103,6 +103,13 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
+        // The Varlink project's conformance test (org.varlink.certification) on our Varlink
+        // server and client; a test tool, not shipped.
+        .executableTarget(name: "varlink-cert", dependencies: [
+            "Varlink", "VarlinkNIO",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: swiftSettings),
+
         .executableTarget(name: "lending-bench", dependencies: [
             "Lending", "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
