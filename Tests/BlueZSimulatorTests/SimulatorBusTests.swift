@@ -270,6 +270,71 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    /// device.c `device_set_rssi_with_delta()` (RSSI_THRESHOLD 8 dBm), adapter.c `discovery_cleanup()` (RSSI
+    /// invalidated when discovery ends), shared/ad.c `bt_ad_add_service_data()` (identical data: no signal) and
+    /// DuplicateData. Every signal of the device is checked in order, so a missing "no signal" shows up as an
+    /// unexpected one before the next expected signal.
+    @Test func advertisementSignalsFollowBluetoothd() async throws {
+        try await SimRig.with({ $0.deviceKnownAtStart = false }) { rig in
+            let changes = try await rig.bus.propertiesChanged(sender: "org.bluez", path: device,
+                                                              interface: "org.bluez.Device1")
+            var signals = changes.makeAsyncIterator()
+            try await rig.call(adapter, "org.bluez.Adapter1", "StartDiscovery")
+            try await eventually("the curtain reported") {
+                try await rig.bus.getManagedObjects(destination: "org.bluez")[device]?["org.bluez.Device1"]?["RSSI"] != nil
+            }
+            // A second advertisement: RSSI 1 dB off, the same service data → nothing. Then discovery ends → RSSI goes.
+            try await rig.sim.handle(.reappear)
+            #expect(await rig.sim.advertisementsSeen == 2)
+            try await rig.call(adapter, "org.bluez.Adapter1", "StopDiscovery")
+            var next = await signals.next()
+            #expect(next?.changed == [:] && next?.invalidated == ["RSSI"])
+            // DuplicateData: the first report brings RSSI back (from 0), and every report emits the service data.
+            try await rig.call(adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+                               [.stringVariantDictionary(["DuplicateData": .boolean(true)])])
+            try await rig.call(adapter, "org.bluez.Adapter1", "StartDiscovery")
+            next = await signals.next()
+            #expect(next?.changed.keys.sorted() == ["RSSI"])
+            next = await signals.next()
+            #expect(next?.changed.keys.sorted() == ["ServiceData"])
+            try await rig.sim.handle(.reappear)
+            next = await signals.next()
+            #expect(next?.changed.keys.sorted() == ["ServiceData"]) // no RSSI: under the 8 dBm threshold
+        }
+    }
+
+    /// device.c `device_request_disconnect()`: a pending Connect is answered "br-connection-canceled".
+    @Test func disconnectCancelsAPendingConnect() async throws {
+        try await SimRig.with({ $0.connectDelay = .seconds(1) }) { rig in
+            let pending = Task { () -> DBusError? in
+                do { try await rig.call(device, "org.bluez.Device1", "Connect"); return nil } catch let e as DBusError { return e }
+            }
+            try await eventually("Connect pending") { await rig.sim.isConnecting }
+            try await rig.call(device, "org.bluez.Device1", "Disconnect")
+            let error = try await pending.value
+            #expect(error?.name == "org.bluez.Error.Failed" && error?.message == "br-connection-canceled")
+            #expect(await !rig.sim.isConnected)
+        }
+    }
+
+    /// After a restart the remembered device is back at the same path, disconnected, without GATT objects until a
+    /// connection resolves services (gatt-client.c `btd_gatt_client_service_added()` needs a ready client).
+    @Test func restartKeepsTheDeviceButNotItsGATTObjectsUntilTheNextConnection() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            try await rig.sim.handle(.restartBluetoothd(downtime: .milliseconds(20)))
+            try await eventually("org.bluez back") {
+                (try? await rig.bus.getManagedObjects(destination: "org.bluez"))?[adapter] != nil
+            }
+            var objects = try await rig.bus.getManagedObjects(destination: "org.bluez")
+            #expect(objects[device]?["org.bluez.Device1"]?["Connected"] == .boolean(false))
+            #expect(objects[statusChar] == nil)
+            try await rig.connectAndResolve()
+            objects = try await rig.bus.getManagedObjects(destination: "org.bluez")
+            #expect(objects[statusChar]?["org.bluez.GattCharacteristic1"] != nil)
+        }
+    }
+
     @Test func notConnectedAndAdapterErrors() async throws {
         try await SimRig.with { rig in
             try await rig.connectAndResolve()
