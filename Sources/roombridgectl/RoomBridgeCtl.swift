@@ -122,13 +122,15 @@ extension RoomBridgeCtl {
             abstract: "Change roombridged's log level until it restarts (needs the authorised group).")
         @OptionGroup var options: GlobalOptions
 
+        enum Level: String, ExpressibleByArgument, CaseIterable { case trace, debug, info, notice, warning, error, critical }
+
         @Argument(help: "trace, debug, info, notice, warning, error or critical")
-        var level: String
+        var level: Level
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.State.SetLogLevel", ["level": .string(level)])
-                if !options.json { emit("log level set to \(level)") }
+                _ = try await call(client, "io.roombridge.State.SetLogLevel", ["level": .string(level.rawValue)])
+                if !options.json { emit("log level set to \(level.rawValue)") }
             }
         }
     }
