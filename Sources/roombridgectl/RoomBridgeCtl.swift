@@ -206,20 +206,6 @@ func connect(_ path: String) async throws -> VarlinkClient {
     }
 }
 
-/// What is at `path` when it exists and is not a socket ("a regular file", …), else nil.
-func nonSocketKind(_ path: String) -> String? {
-    var st = stat()
-    guard stat(path, &st) == 0 else { return nil }
-    switch st.st_mode & S_IFMT {
-    case S_IFSOCK: return nil
-    case S_IFREG: return "a regular file"
-    case S_IFDIR: return "a directory"
-    case S_IFCHR: return "a character device"
-    case S_IFIFO: return "a FIFO"
-    default: return "something else"
-    }
-}
-
 func call(_ client: VarlinkClient, _ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
     do {
         return try await client.call(method, parameters: parameters)

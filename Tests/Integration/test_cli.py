@@ -186,6 +186,12 @@ def test_a_file_that_is_not_a_socket_is_named_as_such():
     assert "/etc/passwd is not a socket" in r.stderr and "listening" not in r.stderr
 
 
+def test_doctor_names_a_file_that_is_not_a_socket(tmpdir_path):
+    r = ctl("doctor", "--json", "--config", str(tmpdir_path / "absent.toml"), socket="/etc/passwd", timeout=60)
+    socket_finding = next(f for f in findings(r) if f["area"] == "socket")
+    assert socket_finding["status"] == "failed" and "/etc/passwd is not a socket" in socket_finding["detail"]
+
+
 def test_the_not_running_hint_is_given_once(tmpdir_path):
     path = str(tmpdir_path / "roombridge.sock")
     r = ctl("status", socket=path)
