@@ -1,5 +1,6 @@
 import CurtainProtocol
 import DBus
+import Dispatch
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -117,6 +118,8 @@ public actor BlueZSimulator {
     private var connectCanceled = false
     /// The simulator's end of an AcquireNotify socket (one session per characteristic, like BlueZ).
     private var acquiredNotifyFD: Int32?
+    /// Watches that socket for the client's hang-up, like bluetoothd's io disconnect handler.
+    private var acquiredNotifyWatch: (any DispatchSourceRead)?
     /// Notifications bluetoothd dropped because no AcquireNotify socket existed yet (gatt-client.c `notify_io_cb`).
     public private(set) var droppedNotifications = 0
 
@@ -876,6 +879,15 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.Failed", message: String(cString: strerror(errno)))
         }
         acquiredNotifyFD = fds[0]
+        let watch = DispatchSource.makeReadSource(fileDescriptor: fds[0], queue: .global())
+        watch.setEventHandler { [weak self] in
+            // The client never writes to a notify socket: readable means hung up. (Cancelling drops this handler
+            // and with it the reference to the source.)
+            watch.cancel()
+            Task { await self?.releaseAcquiredNotifyIfHungUp() }
+        }
+        watch.resume()
+        acquiredNotifyWatch = watch
         let clientEnd = DBusUnixFD(taking: fds[1])
         // NotifyAcquired=true; Notifying stays as it is: only StartNotify's `register_notify_cb` sets it.
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
@@ -884,9 +896,8 @@ public actor BlueZSimulator {
     }
 
     /// BlueZ ends an AcquireNotify session as soon as the client closes its end (gatt-client.c `sock_hup` →
-    /// `destroy_sock`, an io
-    /// disconnect handler), e.g. when the client process exits; the simulator notices it here, before refusing a
-    /// new session.
+    /// `destroy_sock`, an io disconnect handler), e.g. when the client process exits: NotifyAcquired=false. The
+    /// simulator's watch calls this on the hang-up; it is also checked before a new session is refused.
     private func releaseAcquiredNotifyIfHungUp() {
         guard let fd = acquiredNotifyFD else { return }
         var p = pollfd(fd: fd, events: 0, revents: 0)  // POLLHUP and POLLERR are always reported
@@ -898,6 +909,8 @@ public actor BlueZSimulator {
     private func releaseAcquiredNotify() {
         guard let fd = acquiredNotifyFD else { return }
         acquiredNotifyFD = nil
+        acquiredNotifyWatch?.cancel()
+        acquiredNotifyWatch = nil
         close(fd)
         // gatt-client.c `destroy_sock()`: NotifyAcquired=false (Notifying was never set for this session).
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,

@@ -247,6 +247,19 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    /// gatt-client.c `sock_hup()` → `destroy_sock()`: the session ends as soon as the client closes its end.
+    @Test func closingTheNotifySocketEndsTheSession() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            close(try await rig.acquireNotify())
+            try await eventually("NotifyAcquired=false") {
+                try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                              interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired") == .boolean(false)
+            }
+            #expect(await rig.sim.isConnected)
+        }
+    }
+
     /// `end-notify`: bluetoothd ends the session while the link stays up — the acquired socket is closed
     /// (`destroy_sock()`: NotifyAcquired=false), StartNotify sessions are dropped (Notifying=false).
     @Test func endNotifyEndsTheSessionButNotTheLink() async throws {
