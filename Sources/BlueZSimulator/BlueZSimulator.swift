@@ -288,7 +288,8 @@ public actor BlueZSimulator {
 
     private func deliver(_ frames: [CurtainMotorModel.TimedFrame]) async {
         for f in frames {
-            guard connected, servicesResolved else { continue }
+            // Notifications flow whenever the link is up (gatt-client.c `notify_cb()`), resolved or not.
+            guard connected else { continue }
             recordTiming(&timedNotifications, f.frame.bytes)
             if let fd = acquiredNotifyFD {
                 // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
@@ -623,6 +624,13 @@ public actor BlueZSimulator {
         }
         connected = true
         setLinkProperties([("Connected", true)])
+        // StartNotify sessions that survived the disconnect are registered again as soon as ATT is up
+        // (device.c `gatt_client_init()` → gatt-client.c `btd_gatt_client_connected()` → `register_notify()`), from
+        // the cached database, before services are resolved: the CCCD is written and the controller answers.
+        if !notifySubscribers.isEmpty {
+            await deliver(model.subscribeFrames())
+            setNotifying(true)
+        }
         let delay = configuration.resolveDelay
         let linkGen = linkGeneration
         Task { [weak self] in
@@ -637,12 +645,6 @@ public actor BlueZSimulator {
         try? exportGATT()
         servicesResolved = true
         setLinkProperties([("ServicesResolved", true)])
-        // BlueZ re-registers the StartNotify sessions that survived the disconnect (gatt-client.c
-        // `btd_gatt_client_connected()` → `register_notify`): the CCCD is written again and the controller answers.
-        if !notifySubscribers.isEmpty {
-            await deliver(model.subscribeFrames())
-            setNotifying(true)
-        }
     }
 
     /// Device1.Disconnect (device.c `dev_disconnect()` → `device_request_disconnect()`): a pending Connect is

@@ -316,6 +316,29 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    /// With the GATT cache, a StartNotify session survives the disconnect and is registered again as soon as ATT is
+    /// up (gatt-client.c `btd_gatt_client_connected()`), so the controller's answer comes before ServicesResolved.
+    @Test func startNotifySessionsAreReArmedBeforeServicesResolved() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+            try await rig.sim.handle(.dropLink)
+            let log = SignalLog()
+            let signals = try await rig.bus.signals(matching: DBusMatchRule(sender: "org.bluez"))
+            let task = Task {
+                for await m in signals {
+                    guard m.member == "PropertiesChanged", let props = try? m.body[1].stringVariantDictionary() else { continue }
+                    if props["ServicesResolved"] == .boolean(true) { await log.add("resolved") }
+                    if case .bytes(let b)? = props["Value"] { await log.add(String(format: "%02x", b[0])) }
+                }
+            }
+            defer { task.cancel() }
+            try await rig.connectAndResolve()
+            try await eventually("ServicesResolved seen") { await log.entries.contains("resolved") }
+            #expect(await log.entries == ["81", "82", "resolved"]) // STATUS, SCHEDULE, then ServicesResolved
+        }
+    }
+
     /// device.c `device_request_disconnect()`: a pending Connect is answered "br-connection-canceled".
     @Test func disconnectCancelsAPendingConnect() async throws {
         try await SimRig.with({ $0.connectDelay = .seconds(1) }) { rig in
