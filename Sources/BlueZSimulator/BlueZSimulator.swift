@@ -167,6 +167,7 @@ public actor BlueZSimulator {
     public func stop() async {
         ticker?.cancel()
         ticker = nil
+        forgetClients()
         releaseAcquiredNotify()
         if let c = connection {
             connection = nil
@@ -399,6 +400,7 @@ public actor BlueZSimulator {
         let sender = call.sender ?? ""
         guard !discoverySessions.contains(sender) else { throw BlueZError.busy }
         discoverySessions.insert(sender)
+        watchForDeparture(of: sender)
         try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
                                         value: .boolean(true))
         let delay = configuration.discoveryDelay
@@ -448,6 +450,41 @@ public actor BlueZSimulator {
         // adapter.c `parse_discovery_filter_dict()`: DuplicateData defaults to false (the API text says true).
         if duplicateData { duplicateDataClients.insert(call.sender ?? "") } else { duplicateDataClients.remove(call.sender ?? "") }
         return []
+    }
+
+    // MARK: Clients leaving the bus
+
+    /// Per-client watches: bluetoothd ends a client's sessions when it leaves the bus (`g_dbus_add_disconnect_watch`).
+    private var departureWatches: [String: Task<Void, Never>] = [:]
+
+    private func watchForDeparture(of sender: String) {
+        guard !sender.isEmpty, departureWatches[sender] == nil, let c = connection else { return }
+        departureWatches[sender] = Task { [weak self] in
+            guard let owners = try? await c.nameOwnerChanges(of: sender) else { return }
+            for await owner in owners where owner == .unowned {
+                await self?.clientLeft(sender)
+                return
+            }
+        }
+    }
+
+    /// A client left the bus: its discovery session ends (adapter.c `discovery_disconnect()` → `discovery_stop()`)
+    /// and its StartNotify session too (gatt-client.c `notify_client_disconnect()` → `update_notifying()`).
+    private func clientLeft(_ sender: String) {
+        departureWatches[sender] = nil
+        discoveryFilters[sender] = nil
+        duplicateDataClients.remove(sender)
+        if discoverySessions.remove(sender) != nil, discoverySessions.isEmpty {
+            discoveryEnded()
+        }
+        if notifySubscribers.remove(sender) != nil, notifySubscribers.isEmpty {
+            setNotifying(false)
+        }
+    }
+
+    private func forgetClients() {
+        for watch in departureWatches.values { watch.cancel() }
+        departureWatches.removeAll()
     }
 
     /// Advertisements of the curtain bluetoothd received while discovering (reported or filtered out), for tests.
@@ -675,6 +712,7 @@ public actor BlueZSimulator {
     private func restartBluetoothd(downtime: Duration) async throws {
         guard !restarting else { return }
         restarting = true
+        forgetClients()
         defer { restarting = false }
         await linkLost()
         releaseAcquiredNotify()
@@ -832,6 +870,7 @@ public actor BlueZSimulator {
         // gatt-client.c `characteristic_start_notify()`: one session per client; a second call succeeds.
         if notifySubscribers.contains(sender) { return [] }
         notifySubscribers.insert(sender)
+        watchForDeparture(of: sender)
         // Not connected: BlueZ answers success and registers for the next connection.
         guard connected, servicesResolved else { return [] }
         // The first session writes the CCCD (shared/gatt-client.c `register_notify`: later ones only count). The

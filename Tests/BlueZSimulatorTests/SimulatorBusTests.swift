@@ -339,6 +339,28 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    /// A client that leaves the bus loses its sessions: discovery (adapter.c `discovery_disconnect()`) and StartNotify
+    /// (gatt-client.c `notify_client_disconnect()` → `update_notifying()`: Notifying=false when it was the last).
+    @Test func sessionsEndWhenTheirClientLeavesTheBus() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            let other = try await DBusConnection.open(.address(rig.daemon.address))
+            _ = try await other.call(destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1",
+                                     member: "StartDiscovery")
+            _ = try await other.call(destination: "org.bluez", path: statusChar, interface: "org.bluez.GattCharacteristic1",
+                                     member: "StartNotify")
+            let before = await rig.sim.statusLine
+            #expect(before.contains("discovering=true") && before.contains("notifying=true"))
+            await other.close()
+            try await eventually("the sessions of the departed client ended") {
+                let line = await rig.sim.statusLine
+                return line.contains("discovering=false") && line.contains("notifying=false")
+            }
+            #expect(try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                                  interface: "org.bluez.GattCharacteristic1", name: "Notifying") == .boolean(false))
+        }
+    }
+
     /// device.c `device_request_disconnect()`: a pending Connect is answered "br-connection-canceled".
     @Test func disconnectCancelsAPendingConnect() async throws {
         try await SimRig.with({ $0.connectDelay = .seconds(1) }) { rig in
