@@ -867,8 +867,12 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
         let sender = call.sender ?? ""
-        // gatt-client.c `characteristic_start_notify()`: one session per client; a second call succeeds.
-        if notifySubscribers.contains(sender) { return [] }
+        // gatt-client.c `characteristic_start_notify()`: one session per client; a second call succeeds when the
+        // session is registered with the device, and is "In Progress" while it waits for a link (`notify_id` 0).
+        if notifySubscribers.contains(sender) {
+            guard connected else { throw BlueZError.inProgress }
+            return []
+        }
         notifySubscribers.insert(sender)
         watchForDeparture(of: sender)
         // Not connected: BlueZ answers success and registers for the next connection.

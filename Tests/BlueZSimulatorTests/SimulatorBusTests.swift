@@ -323,6 +323,10 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
             try await rig.connectAndResolve()
             try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
             try await rig.sim.handle(.dropLink)
+            // The session waits for the next link: asking again meanwhile is "In Progress" (notify_id is 0).
+            await expectBlueZError("org.bluez.Error.InProgress", "In Progress") {
+                try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+            }
             let log = SignalLog()
             let signals = try await rig.bus.signals(matching: DBusMatchRule(sender: "org.bluez"))
             let task = Task {
