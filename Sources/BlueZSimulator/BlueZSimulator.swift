@@ -43,6 +43,9 @@ public actor BlueZSimulator {
         public var discoveryDelay: Duration = .milliseconds(30)
         /// Real time a Connect to an unreachable device takes before failing.
         public var unreachableConnectFailure: Duration = .milliseconds(500)
+        /// Real time between Device1.Disconnect and the link going down: bluetoothd's `DISCONNECT_TIMER` (device.c,
+        /// 2 s). Meanwhile the device is "disconnecting" and StartNotify answers NotConnected.
+        public var disconnectDelay: Duration = .seconds(2)
         /// Whether bluetoothd already knows the device at start (a remembered device).
         public var deviceKnownAtStart = false
         /// Simulated seconds per real second for the built-in ticker; 0 = no ticker (tests drive the clock).
@@ -116,6 +119,8 @@ public actor BlueZSimulator {
     private var duplicateDataClients: Set<String> = []
     /// Set by Disconnect while a Connect is pending: that Connect fails with "br-connection-canceled".
     private var connectCanceled = false
+    /// Disconnect calls waiting for the disconnect timer (device.c `device_is_disconnecting()` while > 0).
+    private var disconnecting = 0
     /// The simulator's end of an AcquireNotify socket (one session per characteristic, like BlueZ).
     private var acquiredNotifyFD: Int32?
     /// Watches that socket for the client's hang-up, like bluetoothd's io disconnect handler.
@@ -688,6 +693,11 @@ public actor BlueZSimulator {
     /// answered with "br-connection-canceled"; not connected → an immediate empty reply.
     private func disconnectRequested() async -> [DBusValue] {
         if connectPending { connectCanceled = true }
+        guard connected else { return [] }
+        // `DISCONNECT_TIMER` before `disconnect_all()`; the link (and every call on it) keeps working meanwhile.
+        disconnecting += 1
+        try? await Task.sleep(for: configuration.disconnectDelay)
+        disconnecting -= 1
         await linkLost()
         return []
     }
@@ -859,6 +869,7 @@ public actor BlueZSimulator {
     }
 
     private func startNotify(_ path: DBusObjectPath, _ call: DBusMethodCall) async throws -> [DBusValue] {
+        guard disconnecting == 0 else { throw BlueZError.notConnected } // "Device is disconnecting"
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
@@ -985,6 +996,7 @@ public actor BlueZSimulator {
 /// BlueZ error replies, with bluez `src/error.c` / `gatt-client.c` names and texts.
 enum BlueZError {
     static let notReady = DBusError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
+    static let notConnected = DBusError(name: "org.bluez.Error.NotConnected", message: "Not Connected")
     static let busy = DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress")
     static let inProgress = DBusError(name: "org.bluez.Error.InProgress", message: "In Progress")
     static let invalidArgs = DBusError(name: "org.bluez.Error.InvalidArguments", message: "Invalid arguments in method call")

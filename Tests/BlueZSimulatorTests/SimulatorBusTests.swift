@@ -365,6 +365,28 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    /// device.c `device_request_disconnect()`: the link goes down only after `DISCONNECT_TIMER`; meanwhile the link
+    /// works but StartNotify answers NotConnected (`characteristic_start_notify()`: `device_is_disconnecting()`).
+    @Test func disconnectWaitsForTheDisconnectTimer() async throws {
+        try await SimRig.with({ $0.disconnectDelay = .milliseconds(500) }) { rig in
+            try await rig.connectAndResolve()
+            let disconnect = Task { try await rig.call(device, "org.bluez.Device1", "Disconnect") }
+            try await eventually("disconnecting") {
+                do {
+                    try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+                    try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StopNotify")
+                    return false
+                } catch let e as DBusError {
+                    return e.name == "org.bluez.Error.NotConnected" && e.message == "Not Connected"
+                }
+            }
+            #expect(await rig.sim.isConnected)
+            try await rig.write([0x06]) // SYNC: the link still works
+            _ = try await disconnect.value
+            #expect(await !rig.sim.isConnected) // the reply comes with the link down
+        }
+    }
+
     /// device.c `device_request_disconnect()`: a pending Connect is answered "br-connection-canceled".
     @Test func disconnectCancelsAPendingConnect() async throws {
         try await SimRig.with({ $0.connectDelay = .seconds(1) }) { rig in
