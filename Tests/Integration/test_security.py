@@ -440,3 +440,81 @@ def test_device_record_of_an_unknown_version_is_reported_as_unsupported(nfc_daem
     tap = w.wait_for(lambda e: e["kind"] == "tagArrived", what="tap")["tap"]
     assert "device" not in tap, "a v2 record must not be read as a v1 device"
     assert "version 2" in tap["readError"] and "damaged" not in tap["readError"], tap["readError"]
+
+
+# --- What already held: kept as regression tests ---------------------------------------------------
+
+MALFORMED = [
+    b"", b"{", b"}", b"[]", b"null", b"42", b'"text"', b"{oops}", b"\xff\xfe", b'{"method":"a.b.C"} trailing',
+    b'{"method":5}', b'{"method":null}', b'{"parameters":{}}', b'{"method":""}', b'{"method":"NoDots"}',
+    b'{"method":"io.roombridge.State.GetState","parameters":[]}',
+    b'{"method":"io.roombridge.State.GetState","parameters":"x"}',
+    b'{"method":"io.roombridge.State.GetState","more":"yes"}',
+    b'{"method":"io.roombridge.State.GetState","oneway":1}',
+    b'{"method":"io.roombridge.State.GetState","upgrade":true}',
+    b'{"method":"io.roombridge.State.SetLogLevel","parameters":{"level":5}}',
+    b'{"method":"io.roombridge.State.SetLogLevel","parameters":{}}',
+    b'{"method":"io.roombridge.Nope.Get"}', b'{"method":"io.roombridge.State.Nope"}',
+    b'{"method":"io.roombridge.State.GetState","method":"x.y.Z"}',
+    b'{"method":"io.roombridge.Inventory.ListUsers","parameters":{"limit":1.5}}',
+    b'{"method":"io.roombridge.Inventory.ListUsers","parameters":{"limit":1e400}}',
+    b'[' * 5000 + b']' * 5000,
+    b'{"method":"io.roombridge.Inventory.AddUser","parameters":{"id":"\\ud800","name":"x"}}',
+    b'{"method":"io.roombridge.Inventory.AddUser","parameters":{"id":"a\\u0000","name":"x"}}',
+    b'{"method":"io.roombridge.State.Watch"}',
+    b'\x00\x00',
+]
+
+
+@pytest.mark.parametrize("message", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_input_gets_an_error_and_the_connection_carries_on(daemon, message):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(daemon.socket_path)
+    s.settimeout(10)
+    s.sendall(message + b"\0" + json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
+    data = b""
+    expected = message.count(b"\0") + 2
+    while data.count(b"\0") < expected:
+        chunk = s.recv(65536)
+        assert chunk, f"connection closed after {data!r}"
+        data += chunk
+    replies = [json.loads(m) for m in data.split(b"\0")[:expected]]
+    assert all("error" in r for r in replies[:-1]), replies
+    assert replies[-1]["parameters"]["product"] == "roombridged"
+    s.close()
+
+
+def test_clients_that_abort_before_reading_do_not_kill_the_daemon(daemon):
+    # Large replies to clients that reset their connection at once: writes fail with EPIPE or
+    # ECONNRESET, which must end that connection only (SIGPIPE is not fatal).
+    for n in range(50):
+        raw_call(daemon.socket_path, {"method": "io.roombridge.Inventory.AddUser",
+                                      "parameters": {"id": f"U-{n:03}", "name": "x" * 1000}})
+    for _ in range(500):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(daemon.socket_path)
+        try:
+            s.sendall(json.dumps({"method": "io.roombridge.Inventory.ListUsers", "parameters": {"limit": 1000}}).encode() + b"\0")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # over the connection limit while earlier resets are still being noticed
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")  # close with RST
+        s.close()
+    def answered():
+        try:
+            return raw_call(daemon.socket_path, {"method": "org.varlink.service.GetInfo"})
+        except (BrokenPipeError, ConnectionResetError):
+            return None  # slots of the reset connections not yet released
+
+    [r] = eventually(answered, what="the daemon to answer again")
+    assert r["parameters"]["product"] == "roombridged"
+    assert daemon.proc.poll() is None
+
+
+def test_defaults_of_the_socket_limits(tmpdir_path):
+    (tmpdir_path / "empty.toml").write_text("")
+    out = subprocess.run([binary("roombridged"), "--config", str(tmpdir_path / "empty.toml"), "--print-config"],
+                         capture_output=True, text=True, timeout=30).stdout
+    for line in ["stall_timeout = 10.0", "idle_timeout = 60.0", "max_connections = 64",
+                 "max_connections_per_user = 16", "reserved_connections = 8", "max_message_size = 65536",
+                 "integrity_check_hours = 24.0"]:
+        assert line in out, f"{line!r} missing from --print-config:\n{out}"
