@@ -172,6 +172,19 @@ def test_unprivileged_users_cannot_lock_out_root_or_the_group(daemon_factory):
             release(p)
 
 
+def test_root_gets_status_while_nobody_holds_every_slot_it_can(daemon_factory):
+    # Only a flag older daemons had too: there, nobody took all 12 slots and root was refused.
+    d = open_daemon(daemon_factory, "--socket-max-connections", "12")
+    p, n = hold(d, 30)
+    try:
+        assert n == 12 - 8, "the default reserve (8) is kept for root and the group"
+        status = subprocess.run([binary("roombridgectl"), "status", "--socket", d.socket_path],
+                                capture_output=True, text=True, timeout=30)
+        assert status.returncode == 0, status.stdout + status.stderr
+    finally:
+        release(p)
+
+
 def test_idle_connections_are_closed_but_watch_stays(daemon_factory):
     d = open_daemon(daemon_factory, "--socket-idle-timeout", "0.5")
     watch = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -214,7 +227,8 @@ print(attempts)
 
 
 def test_refused_connections_do_not_flood_the_log(daemon_factory):
-    d = open_daemon(daemon_factory, "--log-level", "info", "--socket-max-connections-per-user", "2")
+    # Only a flag older daemons had too, so that this test shows the flood they wrote.
+    d = open_daemon(daemon_factory, "--log-level", "info", "--socket-max-connections", "2")
     before = len(d.log().splitlines())
     loop = as_user(CONNECT_CLOSE_LOOP, d.socket_path, stdout=subprocess.PIPE)
     attempts = int(loop.communicate(timeout=60)[0])
