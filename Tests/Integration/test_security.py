@@ -532,3 +532,59 @@ def test_defaults_of_the_socket_limits(tmpdir_path):
                  "max_connections_per_user = 16", "reserved_connections = 8", "max_message_size = 65536",
                  "integrity_check_hours = 24.0"]:
         assert line in out, f"{line!r} missing from --print-config:\n{out}"
+
+
+def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_twice(daemon):
+    import sqlite3
+    import threading
+    from test_lending import Raw, seed
+    devices = [f"D-{i:04}" for i in range(1, 4)]  # few devices: the four clients contend for them
+    seed(daemon, devices=devices, users=[(f"U-{n}", f"User {n}") for n in range(4)])
+    acked = []  # (operation, device, rental id), from every round
+    for round_ in range(3):
+        stop = threading.Event()
+
+        def storm(n):
+            try:
+                c = Raw(daemon.socket_path)
+                i = n
+                while not stop.is_set():
+                    dev = devices[i % len(devices)]
+                    r = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId=f"U-{n}")
+                    if "error" not in r:
+                        acked.append(("lend", dev, r["parameters"]["rental"]["id"]))
+                        r = c.call("io.roombridge.Lending.Return", deviceId=dev)
+                        if "error" not in r:
+                            acked.append(("return", dev, r["parameters"]["rental"]["id"]))
+                    i += 1
+            except (EOFError, OSError, ValueError):
+                pass
+
+        threads = [threading.Thread(target=storm, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        before = len(acked)
+        eventually(lambda: len(acked) >= before + 40, what=f"progress in round {round_}")
+        daemon.proc.send_signal(signal.SIGKILL)
+        daemon.proc.wait()
+        stop.set()
+        for t in threads:
+            t.join(10)
+        daemon.notify.messages.clear()
+        daemon.stderr.close()
+        daemon.start()
+        assert "integrity check passed" in eventually(lambda: "integrity check passed" in daemon.log() and daemon.log(),
+                                                      what="the integrity check after the unclean shutdown")
+    c = Raw(daemon.socket_path)
+    history = {r["id"]: r for r in c.call("io.roombridge.Lending.History", limit=1000)["parameters"]["rentals"]}
+    c.close()
+    for op, dev, rid in acked:
+        assert rid in history and history[rid]["deviceId"] == dev, f"acknowledged {op} of {dev} (rental {rid}) is missing"
+        if op == "return":
+            assert history[rid].get("returnedAt"), f"acknowledged return of rental {rid} is missing"
+    assert daemon.terminate() == 0
+    con = sqlite3.connect(str(daemon.tmp / "roombridge.sqlite"))
+    doubled = con.execute("SELECT device_id FROM rentals NOT INDEXED WHERE returned_at IS NULL "
+                          "GROUP BY device_id HAVING COUNT(*) > 1").fetchall()
+    con.close()
+    assert doubled == []
