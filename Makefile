@@ -5,7 +5,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 BUILD_DIR  := .build/debug
 
-.PHONY: all build test unit-tests integration-tests scenario fuzz run deps clean release install uninstall bench
+.PHONY: all build test unit-tests integration-tests scenario fuzz run deps clean release install uninstall bench deb
 
 all: build
 
@@ -50,12 +50,22 @@ release:
 	$(SWIFT) build -c release --static-swift-stdlib --product pn532-sim
 	$(SWIFT) build -c release --static-swift-stdlib --product bluez-sim
 
+# make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the two binaries
+# (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
+deb:
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridged
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
+	packaging/build-deb.sh .build/release .
+
 BINDIR      = $(PREFIX)/bin
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR?= $(PREFIX)/lib/tmpfiles.d
 UDEVDIR    ?= $(PREFIX)/lib/udev/rules.d
-DBUSDIR    ?= $(PREFIX)/share/dbus-1/system.d
+# dbus-daemon reads policies only from /usr/share/dbus-1/system.d (packages) and /etc/dbus-1/system.d
+# (the administrator) — see <includedir> in /usr/share/dbus-1/system.conf — never from /usr/local.
+# systemd, sysusers, tmpfiles and udev do read /usr/local/lib/….
+DBUSDIR    ?= $(if $(filter /usr,$(PREFIX)),/usr/share/dbus-1/system.d,/etc/dbus-1/system.d)
 DOCDIR     ?= $(PREFIX)/share/doc/roombridge
 BASHCOMPDIR?= $(PREFIX)/share/bash-completion/completions
 RELEASE_BIN?= .build/release

@@ -68,8 +68,10 @@ public enum Daemon {
         raiseOpenFileLimit(logger)
 
         do {
-            return try await runServices(config: config, commandLine: commandLine, environment: environment,
-                                         levels: levels, logger: logger)
+            let configPath = FileManager.default.fileExists(atPath: commandLine.configPath)
+                ? URL(fileURLWithPath: commandLine.configPath).standardizedFileURL.path : nil
+            return try await runServices(config: config, commandLine: commandLine, configPath: configPath,
+                                         environment: environment, levels: levels, logger: logger)
         } catch let error as StartupError {
             logger.critical("\(error.message)")
             return error.exit.rawValue
@@ -79,7 +81,17 @@ public enum Daemon {
         }
     }
 
-    private static func runServices(config: DaemonConfig, commandLine: DaemonCommandLine, environment: [String: String],
+    /// What io.roombridge.State.GetConfiguration reports.
+    static func setup(_ config: DaemonConfig, configPath: String?) -> DaemonSetup {
+        let address = config.string("curtain.address")
+        return DaemonSetup(configPath: configPath, databasePath: config.string("database.path"),
+                           socketPath: config.string("socket.path"), nfcEnabled: config.bool("nfc.enabled"),
+                           nfcReaders: config.strings("nfc.readers"), curtainEnabled: config.bool("curtain.enabled"),
+                           curtainAddress: address.isEmpty ? nil : address)
+    }
+
+    private static func runServices(config: DaemonConfig, commandLine: DaemonCommandLine, configPath: String?,
+                                    environment: [String: String],
                                     levels: LogLevelBox, logger: Logger) async throws -> Int32 {
         // SIGHUP reloads the configuration (see ReloadService); trapped before anything is
         // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
@@ -119,7 +131,7 @@ public enum Daemon {
         }
 
         let interfaces: [any VarlinkInterface] = [
-            StateInterface(state: state, authorizer: authorizer, setLogLevel: { name in
+            StateInterface(state: state, authorizer: authorizer, setup: setup(config, configPath: configPath), setLogLevel: { name in
                 guard let level = Logger.Level(configName: name) else { return }
                 levels.level = level
                 Logger(label: "roombridged").notice("log level set to \(name)")
@@ -190,11 +202,11 @@ public enum Daemon {
         }
         if let curtain {
             let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
-            services.append(CurtainService(
-                controller: curtain, state: state,
-                configuration: CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
-                                                          deviceAddress: address.isEmpty ? nil : address),
-                logger: Logger(label: "roombridged.curtain")))
+            var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
+                                                           deviceAddress: address.isEmpty ? nil : address)
+            configuration.notifyMethod = CurtainNotifyMethod(rawValue: config.string("curtain.notify")) ?? .startNotify
+            services.append(CurtainService(controller: curtain, state: state, configuration: configuration,
+                                           logger: Logger(label: "roombridged.curtain")))
         }
         services.append(ReloadService(
             signals: hangups, commandLine: commandLine, current: config, logger: Logger(label: "roombridged.reload"),

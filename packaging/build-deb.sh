@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds roombridge_VERSION_ARCH.deb with dpkg-deb from already built binaries:
+#   packaging/build-deb.sh BIN_DIR [OUT_DIR]
+# `make deb` passes the release build; the package test passes the debug build (the same files;
+# its binaries are larger and find the Swift runtime through the toolchain's RUNPATH).
+# DEB_COMPRESSION=gzip builds faster than the default xz. Lays the tree out with `make install` (one list of files),
+# adds the Debian parts (maintainer scripts, conffiles, copyright, changelog, man pages) and
+# computes Depends: with dpkg-shlibdeps from the libraries the binaries link.
+set -euo pipefail
+
+bin=$(cd "$1" && pwd)
+out=$(mkdir -p "${2:-.}" && cd "${2:-.}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+deb="$top/packaging/deb"
+maintainer=${DEB_MAINTAINER:-"RoomBridge maintainers <maintainers@roombridge.invalid>"}
+
+for tool in dpkg-deb dpkg-shlibdeps dpkg-parsechangelog strip python3; do
+  command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (apt-get install dpkg-dev binutils python3)" >&2; exit 1; }
+done
+[ -x "$bin/roombridged" ] && [ -x "$bin/roombridgectl" ] || {
+  echo "build-deb: no roombridged/roombridgectl in $bin; build them first (make release)" >&2; exit 1; }
+
+version=$("$bin/roombridged" --version | awk '{print $2}')
+arch=$(dpkg --print-architecture)
+changelog_version=$(sed -n '1s/^roombridge (\([^)]*\)).*/\1/p' "$deb/changelog")
+if [ "$version" != "$changelog_version" ]; then
+  echo "build-deb: roombridged is version $version but packaging/deb/changelog starts with $changelog_version;" \
+       "add a changelog entry for $version" >&2
+  exit 1
+fi
+# Reproducible dates: the changelog entry's.
+date=$(dpkg-parsechangelog -l "$deb/changelog" -S Date)
+export SOURCE_DATE_EPOCH=$(date -d "$date" +%s)
+day=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root="$work/root"
+
+# Files, where Debian 12 keeps them: units and udev rules under /lib (merged /usr or not).
+make -s -C "$top" install DESTDIR="$root" PREFIX=/usr RELEASE_BIN="$bin" \
+  SYSTEMDDIR=/lib/systemd/system UDEVDIR=/lib/udev/rules.d >/dev/null
+rm -f "$root/usr/bin/pn532-sim" "$root/usr/bin/bluez-sim"   # simulators are not part of the package
+# A completion file is sourced, not run: no "#!" line.
+sed -i '1{/^#!/d}' "$root/usr/share/bash-completion/completions/roombridgectl"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/roombridged" "$root/usr/bin/roombridgectl"
+
+doc="$root/usr/share/doc/roombridge"
+install -m 0644 "$deb/copyright" "$doc/copyright"
+gzip -9n < "$deb/changelog" > "$doc/changelog.gz"
+find "$doc" -name '*.md' -size +4k -exec gzip -9n {} +
+
+man="$root/usr/share/man"
+install -d "$man/man1" "$man/man8"
+sed "s/^\.TH ROOMBRIDGED 8 [^ ]*/.TH ROOMBRIDGED 8 $day/" "$top/packaging/man/roombridged.8" | gzip -9n > "$man/man8/roombridged.8.gz"
+"$bin/roombridgectl" --experimental-dump-help \
+  | python3 "$top/packaging/manpage.py" roombridgectl 1 "$version" "$day" | gzip -9n > "$man/man1/roombridgectl.1.gz"
+
+# Control area.
+install -d -m 0755 "$root/DEBIAN"
+install -m 0755 "$deb/postinst" "$deb/prerm" "$deb/postrm" "$root/DEBIAN/"
+install -m 0644 "$deb/conffiles" "$root/DEBIAN/"
+mkdir -p "$work/src/debian"
+printf 'Source: roombridge\n\nPackage: roombridge\nArchitecture: any\n' > "$work/src/debian/control"
+depends=$(cd "$work/src" && dpkg-shlibdeps -O "$root/usr/bin/roombridged" "$root/usr/bin/roombridgectl" \
+            | sed -n 's/^shlibs:Depends=//p')
+size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \
+    -e "s/@MAINTAINER@/$maintainer/" -e "s/@DEPENDS@/$depends, systemd/" \
+    "$deb/control.in" > "$root/DEBIAN/control"
+(cd "$root" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/md5sums"
+
+# Every file root-owned, in the archive, whoever builds it.
+find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+package="$out/roombridge_${version}_${arch}.deb"
+dpkg-deb --root-owner-group -Z"${DEB_COMPRESSION:-xz}" --build "$root" "$package" >/dev/null
+echo "$package"
