@@ -172,6 +172,19 @@ def test_unprivileged_users_cannot_lock_out_root_or_the_group(daemon_factory):
             release(p)
 
 
+def test_root_gets_status_while_nobody_holds_every_slot_it_can(daemon_factory):
+    # Only a flag older daemons had too: there, nobody took all 12 slots and root was refused.
+    d = open_daemon(daemon_factory, "--socket-max-connections", "12")
+    p, n = hold(d, 30)
+    try:
+        assert n == 12 - 8, "the default reserve (8) is kept for root and the group"
+        status = subprocess.run([binary("roombridgectl"), "status", "--socket", d.socket_path],
+                                capture_output=True, text=True, timeout=30)
+        assert status.returncode == 0, status.stdout + status.stderr
+    finally:
+        release(p)
+
+
 def test_idle_connections_are_closed_but_watch_stays(daemon_factory):
     d = open_daemon(daemon_factory, "--socket-idle-timeout", "0.5")
     watch = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -214,7 +227,8 @@ print(attempts)
 
 
 def test_refused_connections_do_not_flood_the_log(daemon_factory):
-    d = open_daemon(daemon_factory, "--log-level", "info", "--socket-max-connections-per-user", "2")
+    # Only a flag older daemons had too, so that this test shows the flood they wrote.
+    d = open_daemon(daemon_factory, "--log-level", "info", "--socket-max-connections", "2")
     before = len(d.log().splitlines())
     loop = as_user(CONNECT_CLOSE_LOOP, d.socket_path, stdout=subprocess.PIPE)
     attempts = int(loop.communicate(timeout=60)[0])
@@ -440,3 +454,137 @@ def test_device_record_of_an_unknown_version_is_reported_as_unsupported(nfc_daem
     tap = w.wait_for(lambda e: e["kind"] == "tagArrived", what="tap")["tap"]
     assert "device" not in tap, "a v2 record must not be read as a v1 device"
     assert "version 2" in tap["readError"] and "damaged" not in tap["readError"], tap["readError"]
+
+
+# --- What already held: kept as regression tests ---------------------------------------------------
+
+MALFORMED = [
+    b"", b"{", b"}", b"[]", b"null", b"42", b'"text"', b"{oops}", b"\xff\xfe", b'{"method":"a.b.C"} trailing',
+    b'{"method":5}', b'{"method":null}', b'{"parameters":{}}', b'{"method":""}', b'{"method":"NoDots"}',
+    b'{"method":"io.roombridge.State.GetState","parameters":[]}',
+    b'{"method":"io.roombridge.State.GetState","parameters":"x"}',
+    b'{"method":"io.roombridge.State.GetState","more":"yes"}',
+    b'{"method":"io.roombridge.State.GetState","oneway":1}',
+    b'{"method":"io.roombridge.State.GetState","upgrade":true}',
+    b'{"method":"io.roombridge.State.SetLogLevel","parameters":{"level":5}}',
+    b'{"method":"io.roombridge.State.SetLogLevel","parameters":{}}',
+    b'{"method":"io.roombridge.Nope.Get"}', b'{"method":"io.roombridge.State.Nope"}',
+    b'{"method":"io.roombridge.State.GetState","method":"x.y.Z"}',
+    b'{"method":"io.roombridge.Inventory.ListUsers","parameters":{"limit":1.5}}',
+    b'{"method":"io.roombridge.Inventory.ListUsers","parameters":{"limit":1e400}}',
+    b'[' * 5000 + b']' * 5000,
+    b'{"method":"io.roombridge.Inventory.AddUser","parameters":{"id":"\\ud800","name":"x"}}',
+    b'{"method":"io.roombridge.Inventory.AddUser","parameters":{"id":"a\\u0000","name":"x"}}',
+    b'{"method":"io.roombridge.State.Watch"}',
+    b'\x00\x00',
+]
+
+
+@pytest.mark.parametrize("message", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_input_gets_an_error_and_the_connection_carries_on(daemon, message):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(daemon.socket_path)
+    s.settimeout(10)
+    s.sendall(message + b"\0" + json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
+    data = b""
+    expected = message.count(b"\0") + 2
+    while data.count(b"\0") < expected:
+        chunk = s.recv(65536)
+        assert chunk, f"connection closed after {data!r}"
+        data += chunk
+    replies = [json.loads(m) for m in data.split(b"\0")[:expected]]
+    assert all("error" in r for r in replies[:-1]), replies
+    assert replies[-1]["parameters"]["product"] == "roombridged"
+    s.close()
+
+
+def test_clients_that_abort_before_reading_do_not_kill_the_daemon(daemon):
+    # Large replies to clients that reset their connection at once: writes fail with EPIPE or
+    # ECONNRESET, which must end that connection only (SIGPIPE is not fatal).
+    for n in range(50):
+        raw_call(daemon.socket_path, {"method": "io.roombridge.Inventory.AddUser",
+                                      "parameters": {"id": f"U-{n:03}", "name": "x" * 1000}})
+    for _ in range(500):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(daemon.socket_path)
+        try:
+            s.sendall(json.dumps({"method": "io.roombridge.Inventory.ListUsers", "parameters": {"limit": 1000}}).encode() + b"\0")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # over the connection limit while earlier resets are still being noticed
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")  # close with RST
+        s.close()
+    def answered():
+        try:
+            return raw_call(daemon.socket_path, {"method": "org.varlink.service.GetInfo"})
+        except (BrokenPipeError, ConnectionResetError):
+            return None  # slots of the reset connections not yet released
+
+    [r] = eventually(answered, what="the daemon to answer again")
+    assert r["parameters"]["product"] == "roombridged"
+    assert daemon.proc.poll() is None
+
+
+def test_defaults_of_the_socket_limits(tmpdir_path):
+    (tmpdir_path / "empty.toml").write_text("")
+    out = subprocess.run([binary("roombridged"), "--config", str(tmpdir_path / "empty.toml"), "--print-config"],
+                         capture_output=True, text=True, timeout=30).stdout
+    for line in ["stall_timeout = 10.0", "idle_timeout = 60.0", "max_connections = 64",
+                 "max_connections_per_user = 16", "reserved_connections = 8", "max_message_size = 65536",
+                 "integrity_check_hours = 24.0"]:
+        assert line in out, f"{line!r} missing from --print-config:\n{out}"
+
+
+def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_twice(daemon):
+    import sqlite3
+    import threading
+    from test_lending import Raw, seed
+    devices = [f"D-{i:04}" for i in range(1, 4)]  # few devices: the four clients contend for them
+    seed(daemon, devices=devices, users=[(f"U-{n}", f"User {n}") for n in range(4)])
+    acked = []  # (operation, device, rental id), from every round
+    for round_ in range(3):
+        stop = threading.Event()
+
+        def storm(n):
+            try:
+                c = Raw(daemon.socket_path)
+                i = n
+                while not stop.is_set():
+                    dev = devices[i % len(devices)]
+                    r = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId=f"U-{n}")
+                    if "error" not in r:
+                        acked.append(("lend", dev, r["parameters"]["rental"]["id"]))
+                        r = c.call("io.roombridge.Lending.Return", deviceId=dev)
+                        if "error" not in r:
+                            acked.append(("return", dev, r["parameters"]["rental"]["id"]))
+                    i += 1
+            except (EOFError, OSError, ValueError):
+                pass
+
+        threads = [threading.Thread(target=storm, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        before = len(acked)
+        eventually(lambda: len(acked) >= before + 40, what=f"progress in round {round_}")
+        daemon.proc.send_signal(signal.SIGKILL)
+        daemon.proc.wait()
+        stop.set()
+        for t in threads:
+            t.join(10)
+        daemon.notify.messages.clear()
+        daemon.stderr.close()
+        daemon.start()
+        assert "integrity check passed" in eventually(lambda: "integrity check passed" in daemon.log() and daemon.log(),
+                                                      what="the integrity check after the unclean shutdown")
+    c = Raw(daemon.socket_path)
+    history = {r["id"]: r for r in c.call("io.roombridge.Lending.History", limit=1000)["parameters"]["rentals"]}
+    c.close()
+    for op, dev, rid in acked:
+        assert rid in history and history[rid]["deviceId"] == dev, f"acknowledged {op} of {dev} (rental {rid}) is missing"
+        if op == "return":
+            assert history[rid].get("returnedAt"), f"acknowledged return of rental {rid} is missing"
+    assert daemon.terminate() == 0
+    con = sqlite3.connect(str(daemon.tmp / "roombridge.sqlite"))
+    doubled = con.execute("SELECT device_id FROM rentals NOT INDEXED WHERE returned_at IS NULL "
+                          "GROUP BY device_id HAVING COUNT(*) > 1").fetchall()
+    con.close()
+    assert doubled == []
