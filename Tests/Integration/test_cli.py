@@ -160,7 +160,7 @@ def test_doctor_asks_the_running_daemon_for_config_database_and_readers(nfc_daem
 
 
 def test_doctor_reports_the_curtain_connected_through_the_daemon(daemon_factory, sim):  # noqa: F811
-    d = start_daemon(daemon_factory, sim)
+    d = start_daemon(daemon_factory, sim, "start-notify")
     wait_state(d, lambda c: c["connection"] == "connected")
     r = ctl("doctor", "--json", socket=d.socket_path)
     bluetooth = [f for f in findings(r) if f["area"] == "bluetooth"]
