@@ -230,7 +230,7 @@ def test_tag_write_for_an_unknown_device_fails_at_once(nfc_daemon):
 
 
 def test_watch_says_what_changed_when_the_schedule_changes(daemon_factory, sim):  # noqa: F811
-    d = start_daemon(daemon_factory, sim)
+    d = start_daemon(daemon_factory, sim, "start-notify")
     wait_state(d, lambda c: c["connection"] == "connected" and c.get("position") is not None)
     proc = subprocess.Popen([binary("roombridgectl"), "watch", "--state", "--socket", d.socket_path],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -537,7 +537,8 @@ def test_defaults_of_the_socket_limits(tmpdir_path):
 def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_twice(daemon):
     import sqlite3
     import threading
-    from test_lending import Raw, seed
+    from conftest import Connection
+    from test_lending import seed
     devices = [f"D-{i:04}" for i in range(1, 4)]  # few devices: the four clients contend for them
     seed(daemon, devices=devices, users=[(f"U-{n}", f"User {n}") for n in range(4)])
     acked = []  # (operation, device, rental id), from every round
@@ -546,7 +547,7 @@ def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_tw
 
         def storm(n):
             try:
-                c = Raw(daemon.socket_path)
+                c = Connection(daemon.socket_path)
                 i = n
                 while not stop.is_set():
                     dev = devices[i % len(devices)]
@@ -557,7 +558,7 @@ def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_tw
                         if "error" not in r:
                             acked.append(("return", dev, r["parameters"]["rental"]["id"]))
                     i += 1
-            except (EOFError, OSError, ValueError):
+            except (EOFError, OSError, ValueError, TimeoutError):
                 pass
 
         threads = [threading.Thread(target=storm, args=(n,)) for n in range(4)]
@@ -575,7 +576,7 @@ def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_tw
         daemon.start()
         assert "integrity check passed" in eventually(lambda: "integrity check passed" in daemon.log() and daemon.log(),
                                                       what="the integrity check after the unclean shutdown")
-    c = Raw(daemon.socket_path)
+    c = Connection(daemon.socket_path)
     history = {r["id"]: r for r in c.call("io.roombridge.Lending.History", limit=1000)["parameters"]["rentals"]}
     c.close()
     for op, dev, rid in acked:
