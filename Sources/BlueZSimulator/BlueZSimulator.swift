@@ -44,6 +44,8 @@ public actor BlueZSimulator {
         public var unreachableConnectFailure: Duration = .milliseconds(500)
         /// Whether bluetoothd already knows the device at start (a remembered device).
         public var deviceKnownAtStart = false
+        /// Which curtain firmware runs behind the GATT objects (SimulatedCurtain.swift).
+        public var device: SimulatedCurtainKind = .roombridge
         /// Simulated seconds per real second for the built-in ticker; 0 = no ticker (tests drive the clock).
         public var timeScale: Double = 1
 
@@ -85,7 +87,7 @@ public actor BlueZSimulator {
     private let busAddress: String
     private let logger: Logger
     private var connection: DBusConnection?
-    private var model: CurtainMotorModel
+    private var model: any SimulatedCurtain
 
     private var powered = true
     private var discoverySessions: Set<String> = []
@@ -118,7 +120,9 @@ public actor BlueZSimulator {
     }
     var servicePath: DBusObjectPath { DBusObjectPath(stringLiteral: devicePath.rawValue + "/service000a") }
     var commandPath: DBusObjectPath { DBusObjectPath(stringLiteral: servicePath.rawValue + "/char000b") }
-    var statusPath: DBusObjectPath { DBusObjectPath(stringLiteral: servicePath.rawValue + "/char000d") }
+    var statusPath: DBusObjectPath {
+        model.profile.sharesCharacteristic ? commandPath : DBusObjectPath(stringLiteral: servicePath.rawValue + "/char000d")
+    }
     var cccdPath: DBusObjectPath { DBusObjectPath(stringLiteral: statusPath.rawValue + "/desc000f") }
 
     // MARK: Life cycle
@@ -129,9 +133,11 @@ public actor BlueZSimulator {
         self.busAddress = busAddress
         self.configuration = configuration
         self.logger = logger
-        self.model = CurtainMotorModel(position: configuration.initialPosition, schedule: configuration.initialSchedule,
-                                       speed: configuration.speed, statusInterval: configuration.statusInterval,
-                                       now: configuration.startTimeOfDay)
+        self.model = configuration.device.make(
+            motor: CurtainMotorModel(position: configuration.initialPosition, schedule: configuration.initialSchedule,
+                                     speed: configuration.speed, statusInterval: configuration.statusInterval,
+                                     now: configuration.startTimeOfDay),
+            address: configuration.deviceAddress)
         self.deviceNonTemporary = configuration.deviceKnownAtStart
     }
 
@@ -268,26 +274,23 @@ public actor BlueZSimulator {
         if list.count > 512 { list.removeFirst(list.count - 512) }
     }
 
-    private func deliver(_ frames: [CurtainMotorModel.TimedFrame]) async {
-        for f in frames {
+    private func deliver(_ frames: [[UInt8]]) async {
+        for bytes in frames {
             guard connected, servicesResolved else { continue }
-            recordTiming(&timedNotifications, f.frame.bytes)
+            recordTiming(&timedNotifications, bytes)
             if let fd = acquiredNotifyFD {
                 // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
                 // actor: a reader that does not keep up loses notifications (as over the air); a closed peer ends
                 // the session.
-                let sent = f.frame.bytes.withUnsafeBytes {
+                let sent = bytes.withUnsafeBytes {
                     send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                 }
                 if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK { releaseAcquiredNotify() }
             } else if notifying, !notifySubscribers.isEmpty {
-                emitValue(f.frame.bytes, at: statusPath)
+                emitValue(bytes, at: statusPath)
             }
         }
-        if !frames.isEmpty, deviceExported {
-            try? connection?.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath,
-                                            value: serviceDataValue)
-        }
+        refreshAdvertisement()
     }
 
     /// Stores `Value` and always emits PropertiesChanged (BlueZ emits one per notification even when the
@@ -302,8 +305,30 @@ public actor BlueZSimulator {
     }
 
     private var serviceDataValue: DBusValue {
-        .dictionary(keySignature: "s", valueSignature: "v",
-                    [DBusDictEntry(.string(CurtainUUID.service), .variant(.bytes(model.advertisement.bytes)))])
+        .dictionary(keySignature: "s", valueSignature: "v", model.advertisement.serviceData.sorted { $0.key < $1.key }
+            .map { DBusDictEntry(.string($0.key), .variant(.bytes($0.value))) })
+    }
+
+    private var manufacturerDataValue: DBusValue {
+        .dictionary(keySignature: "q", valueSignature: "v", model.advertisement.manufacturerData
+            .sorted { $0.key < $1.key }.map { DBusDictEntry(.uint16($0.key), .variant(.bytes($0.value))) })
+    }
+
+    /// Updates ServiceData / ManufacturerData to what the device advertises now. Identical values emit no
+    /// PropertiesChanged (BlueZ compares before emitting, see docs/bluez-notes.md). Devices whose motion is only
+    /// advertised are heard only while a discovery session runs.
+    private func refreshAdvertisement() {
+        guard deviceExported else { return }
+        if model.profile.motionFromAdvertisements, discoverySessions.isEmpty { return }
+        let ad = model.advertisement
+        if !ad.serviceData.isEmpty {
+            try? connection?.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath,
+                                            value: serviceDataValue)
+        }
+        if !ad.manufacturerData.isEmpty {
+            try? connection?.updateProperty("ManufacturerData", interface: Self.deviceInterface, path: devicePath,
+                                            value: manufacturerDataValue)
+        }
     }
 
     // MARK: Adapter
@@ -433,7 +458,7 @@ public actor BlueZSimulator {
         // a filter containing the curtain service.
         let matches = discoverySessions.contains { session in
             guard let uuids = discoveryFilters[session], !uuids.isEmpty else { return true }
-            return uuids.contains(CurtainUUID.service)
+            return uuids.contains(model.profile.serviceUUID)
         }
         guard matches else { return }
         if !deviceExported {
@@ -443,8 +468,7 @@ public actor BlueZSimulator {
             rssiJitter.toggle()
             try? connection?.updateProperty("RSSI", interface: Self.deviceInterface, path: devicePath,
                                             value: .int16(configuration.rssi - (rssiJitter ? 1 : 0)))
-            try? connection?.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath,
-                                            value: serviceDataValue)
+            refreshAdvertisement()
         }
     }
 
@@ -465,6 +489,32 @@ public actor BlueZSimulator {
     private func exportDevice() throws {
         guard let c = connection, !deviceExported else { return }
         let cfg = configuration
+        var properties = [
+            DBusProperty("Address", value: .string(cfg.deviceAddress)),
+            DBusProperty("AddressType", value: .string("public")),
+            DBusProperty("Name", value: .string(cfg.deviceName)),
+            DBusProperty("Alias", value: .string(cfg.deviceName), access: .readwrite),
+            DBusProperty("Paired", value: .boolean(false)),
+            DBusProperty("Bonded", value: .boolean(false)),
+            DBusProperty("Trusted", value: .boolean(false), access: .readwrite),
+            DBusProperty("Blocked", value: .boolean(false), access: .readwrite),
+            DBusProperty("LegacyPairing", value: .boolean(false)),
+            DBusProperty("RSSI", value: .int16(cfg.rssi)),
+            DBusProperty("Connected", value: .boolean(connected)),
+            DBusProperty("UUIDs", value: .stringArray([model.profile.serviceUUID])),
+            DBusProperty("Adapter", value: .objectPath(adapterPath)),
+            DBusProperty("ServicesResolved", value: .boolean(servicesResolved)),
+            DBusProperty("AdvertisingFlags", value: .bytes([0x06])),
+            DBusProperty("WakeAllowed", value: .boolean(false), access: .readwrite),
+        ]
+        // BlueZ has these properties only when the device advertised such data (device.c
+        // `dev_property_manufacturer_data_exist`, `dev_property_service_data_exist`).
+        if !model.advertisement.serviceData.isEmpty {
+            properties.append(DBusProperty("ServiceData", value: serviceDataValue))
+        }
+        if !model.advertisement.manufacturerData.isEmpty {
+            properties.append(DBusProperty("ManufacturerData", value: manufacturerDataValue))
+        }
         try c.export(devicePath, interfaces: [DBusInterface(Self.deviceInterface, methods: [
             DBusMethod("Connect") { [weak self] call in try await self?.connect(call) ?? [] },
             DBusMethod("Disconnect") { [weak self] _ in await self?.disconnectRequested() ?? [] },
@@ -480,25 +530,7 @@ public actor BlueZSimulator {
             DBusMethod("CancelPairing") { _ in
                 throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
             },
-        ], properties: [
-            DBusProperty("Address", value: .string(cfg.deviceAddress)),
-            DBusProperty("AddressType", value: .string("public")),
-            DBusProperty("Name", value: .string(cfg.deviceName)),
-            DBusProperty("Alias", value: .string(cfg.deviceName), access: .readwrite),
-            DBusProperty("Paired", value: .boolean(false)),
-            DBusProperty("Bonded", value: .boolean(false)),
-            DBusProperty("Trusted", value: .boolean(false), access: .readwrite),
-            DBusProperty("Blocked", value: .boolean(false), access: .readwrite),
-            DBusProperty("LegacyPairing", value: .boolean(false)),
-            DBusProperty("RSSI", value: .int16(cfg.rssi)),
-            DBusProperty("Connected", value: .boolean(connected)),
-            DBusProperty("UUIDs", value: .stringArray([CurtainUUID.service])),
-            DBusProperty("Adapter", value: .objectPath(adapterPath)),
-            DBusProperty("ServiceData", value: serviceDataValue),
-            DBusProperty("ServicesResolved", value: .boolean(servicesResolved)),
-            DBusProperty("AdvertisingFlags", value: .bytes([0x06])),
-            DBusProperty("WakeAllowed", value: .boolean(false), access: .readwrite),
-        ])])
+        ], properties: properties)])
         deviceExported = true
     }
 
@@ -557,7 +589,7 @@ public actor BlueZSimulator {
         // BlueZ re-registers notify sessions that survived the disconnect when the client is ready again.
         if !notifySubscribers.isEmpty {
             setNotifying(true)
-            await deliver(model.subscribeFrames())
+            await deliver(model.subscribeNotifications())
         }
     }
 
@@ -573,6 +605,7 @@ public actor BlueZSimulator {
         guard connected else { return }
         connected = false
         servicesResolved = false
+        model.linkDropped()
         releaseAcquiredNotify()
         setDeviceProperty("ServicesResolved", .boolean(false))
         setDeviceProperty("Connected", .boolean(false))
@@ -608,15 +641,18 @@ public actor BlueZSimulator {
     private func exportGATT() throws {
         guard let c = connection, !gattExported else { return }
         try c.export(servicePath, interfaces: [DBusInterface(Self.serviceInterface, properties: [
-            DBusProperty("UUID", value: .string(CurtainUUID.service)),
+            DBusProperty("UUID", value: .string(model.profile.serviceUUID)),
             DBusProperty("Device", value: .objectPath(devicePath)),
             DBusProperty("Primary", value: .boolean(true)),
             DBusProperty("Includes", value: .array(elementSignature: "o", [])),
         ])])
-        try c.export(commandPath, interfaces: [characteristicInterface(
-            uuid: CurtainUUID.command, flags: ["write-without-response", "write"], notify: false)])
+        // One characteristic for both when the profile says so (AM43 0xFE51), else a write and a notify one.
+        if !model.profile.sharesCharacteristic {
+            try c.export(commandPath, interfaces: [characteristicInterface(
+                uuid: model.profile.writeCharacteristicUUID, flags: model.writeFlags, notify: false)])
+        }
         try c.export(statusPath, interfaces: [characteristicInterface(
-            uuid: CurtainUUID.status, flags: ["read", "notify"], notify: true)])
+            uuid: model.profile.notifyCharacteristicUUID, flags: model.notifyFlags, notify: true)])
         try c.export(cccdPath, interfaces: [DBusInterface(Self.descriptorInterface, methods: [
             DBusMethod("ReadValue", in: [DBusArgument("options", "a{sv}")], out: [DBusArgument("value", "ay")]) {
                 [weak self] _ in
@@ -638,7 +674,7 @@ public actor BlueZSimulator {
         guard gattExported, let c = connection else { return }
         c.unexport(cccdPath)
         c.unexport(statusPath)
-        c.unexport(commandPath)
+        if statusPath != commandPath { c.unexport(commandPath) }
         c.unexport(servicePath)
         gattExported = false
     }
@@ -682,19 +718,26 @@ public actor BlueZSimulator {
         return [.bytes(notifying ? [0x01, 0x00] : [0x00, 0x00])]
     }
 
+    /// Reads and writes work as soon as the link is up and the objects exist — with the GATT cache, before
+    /// ServicesResolved: gatt-client.c `btd_gatt_client_connected()` sets `client->gatt` on connection ("Services
+    /// have already been created before"), and `characteristic_read_value` / `characteristic_write_value` only check
+    /// that (`if (!gatt) return btd_error_failed(msg, "Not connected")`). bleak relies on it when it reuses its
+    /// service cache (`dangerous_use_bleak_cache`, as PySwitchbot's bleak-retry-connector does).
     private func readValue(_ path: DBusObjectPath) throws -> [DBusValue] {
-        guard connected, servicesResolved else { throw BlueZError.gattNotConnected }
+        guard connected, gattExported else { throw BlueZError.gattNotConnected }
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted")
         }
-        let bytes = CurtainFrame.status(model.status).bytes
+        guard let bytes = model.readValue else {
+            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted")
+        }
         // A read updates Value and so also emits PropertiesChanged (bleak client.py start_notify comment).
         emitValue(bytes, at: statusPath)
         return [.bytes(bytes)]
     }
 
     private func writeValue(_ path: DBusObjectPath, _ call: DBusMethodCall) async throws -> [DBusValue] {
-        guard connected, servicesResolved else { throw BlueZError.gattNotConnected }
+        guard connected, gattExported else { throw BlueZError.gattNotConnected }
         guard path == commandPath else {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Write not permitted")
         }
@@ -723,8 +766,8 @@ public actor BlueZSimulator {
             return []
         case .attError(let code):
             throw BlueZError.att(code)
-        case .errorFrame(let frame):
-            await deliver([frame])
+        case .refused(let frames):
+            await deliver(frames)
             return []
         }
     }
@@ -745,7 +788,7 @@ public actor BlueZSimulator {
         // CCCD written: Notifying=true, then the reply; the controller answers the subscription with STATUS + SCHEDULE,
         // which may reach the client before the reply (so clients match PropertiesChanged first).
         setNotifying(true)
-        await deliver(model.subscribeFrames())
+        await deliver(model.subscribeNotifications())
         return []
     }
 
@@ -783,7 +826,7 @@ public actor BlueZSimulator {
                                         value: .boolean(true))
         setNotifying(true)
         // The CCCD write makes the controller send STATUS then SCHEDULE; they wait in the socket.
-        await deliver(model.subscribeFrames())
+        await deliver(model.subscribeNotifications())
         return [.unixFD(clientEnd), .uint16(247)]
     }
 
