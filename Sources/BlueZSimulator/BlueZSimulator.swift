@@ -56,6 +56,8 @@ public actor BlueZSimulator {
     public enum Control: Sendable, Hashable {
         case press(CurtainMotorModel.SwitchPress)
         case dropLink
+        /// bluetoothd ends the notify session while the link stays up (an AcquireNotify socket is closed).
+        case endNotify
         case vanish
         case reappear
         case restartBluetoothd(downtime: Duration)
@@ -100,7 +102,6 @@ public actor BlueZSimulator {
     private var connectPending = false
     private var servicesResolved = false
     private var gattExported = false
-    private var gattCached = false
     private var notifySubscribers: Set<String> = []
     private var notifying = false
     private var linkGeneration = 0
@@ -109,8 +110,17 @@ public actor BlueZSimulator {
     private var ticker: Task<Void, Never>?
     private var restarting = false
     private var rssiJitter = false
+    /// The RSSI bluetoothd shows; nil while the device has not been seen in the current discovery (BlueZ's 0:
+    /// the property does not exist).
+    private var reportedRSSI: Int16?
+    /// Clients whose discovery filter has DuplicateData=true (adapter.c merges them: any one enables it).
+    private var duplicateDataClients: Set<String> = []
+    /// Set by Disconnect while a Connect is pending: that Connect fails with "br-connection-canceled".
+    private var connectCanceled = false
     /// The simulator's end of an AcquireNotify socket (one session per characteristic, like BlueZ).
     private var acquiredNotifyFD: Int32?
+    /// Notifications bluetoothd dropped because no AcquireNotify socket existed yet (gatt-client.c `notify_io_cb`).
+    public private(set) var droppedNotifications = 0
 
     // MARK: Paths
 
@@ -173,9 +183,11 @@ public actor BlueZSimulator {
         c.addObjectManager(at: .root)
         try c.export(DBusObjectPath(stringLiteral: "/org/bluez"), interfaces: [agentManagerInterface()])
         try c.export(adapterPath, interfaces: [adapterInterface()])
+        // Remembered devices come back from storage; their GATT objects only after the next connection
+        // resolves services (gatt-client.c `btd_gatt_client_service_added()` exports nothing until the client
+        // is ready), even though the cached database is loaded (device.c `load_gatt_db()`).
         if deviceNonTemporary {
             try exportDevice()
-            if gattCached { try exportGATT() }
         }
         try await c.requestName(Self.bluezName)
         logger.info("bluez-sim owns org.bluez", metadata: ["adapter": "\(adapterPath)"])
@@ -191,6 +203,8 @@ public actor BlueZSimulator {
             await deliver(model.press(button))
         case .dropLink:
             await linkLost()
+        case .endNotify:
+            endNotifySessions()
         case .vanish:
             deviceVisible = false
             await linkLost()
@@ -224,8 +238,9 @@ public actor BlueZSimulator {
 
     /// A one-line description of the simulated hardware.
     public var statusLine: String {
-        "powered=\(powered) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
-            + "notifying=\(notifying) status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
+        "powered=\(powered) discovering=\(!discoverySessions.isEmpty) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
+            + "notifying=\(notifying) acquired=\(acquiredNotifyFD != nil) dropped=\(droppedNotifications) "
+            + "status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
             + "writes=\(writes.count)"
     }
 
@@ -276,7 +291,9 @@ public actor BlueZSimulator {
 
     private func deliver(_ frames: [[UInt8]]) async {
         for bytes in frames {
-            guard connected, servicesResolved else { continue }
+            // Once the link is up, sessions registered on cached objects get notifications before ServicesResolved
+            // (gatt-client.c `btd_gatt_client_connected()` → `register_notify`); without objects there is nothing.
+            guard connected, gattExported else { continue }
             recordTiming(&timedNotifications, bytes)
             if let fd = acquiredNotifyFD {
                 // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
@@ -286,11 +303,15 @@ public actor BlueZSimulator {
                     send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                 }
                 if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK { releaseAcquiredNotify() }
-            } else if notifying, !notifySubscribers.isEmpty {
+            } else if !notifySubscribers.isEmpty {
                 emitValue(bytes, at: statusPath)
             }
         }
-        refreshAdvertisement()
+        // The advertisement changes with the state; bluetoothd only sees it while it scans (a discovery session).
+        // SwitchBot motion changes only the advertisement, so compare it rather than wait for a frame.
+        if !discoverySessions.isEmpty, deviceVisible, !frames.isEmpty || model.advertisement != lastAdvertisement {
+            advertiseServiceData()
+        }
     }
 
     /// Stores `Value` and always emits PropertiesChanged (BlueZ emits one per notification even when the
@@ -312,23 +333,6 @@ public actor BlueZSimulator {
     private var manufacturerDataValue: DBusValue {
         .dictionary(keySignature: "q", valueSignature: "v", model.advertisement.manufacturerData
             .sorted { $0.key < $1.key }.map { DBusDictEntry(.uint16($0.key), .variant(.bytes($0.value))) })
-    }
-
-    /// Updates ServiceData / ManufacturerData to what the device advertises now. Identical values emit no
-    /// PropertiesChanged (BlueZ compares before emitting, see docs/bluez-notes.md). Devices whose motion is only
-    /// advertised are heard only while a discovery session runs.
-    private func refreshAdvertisement() {
-        guard deviceExported else { return }
-        if model.profile.motionFromAdvertisements, discoverySessions.isEmpty { return }
-        let ad = model.advertisement
-        if !ad.serviceData.isEmpty {
-            try? connection?.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath,
-                                            value: serviceDataValue)
-        }
-        if !ad.manufacturerData.isEmpty {
-            try? connection?.updateProperty("ManufacturerData", interface: Self.deviceInterface, path: devicePath,
-                                            value: manufacturerDataValue)
-        }
     }
 
     // MARK: Adapter
@@ -388,8 +392,9 @@ public actor BlueZSimulator {
             // adapter.c adapter_stop(): connections removed, Discovering=false, then Powered=false.
             await linkLost()
             discoverySessions.removeAll()
-            try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
-                                            value: .boolean(false))
+            discoveryFilters.removeAll()
+            duplicateDataClients.removeAll()
+            discoveryEnded()
         }
         if !fromPropertySet {
             try? connection?.updateProperty("Powered", interface: Self.adapterInterface, path: adapterPath,
@@ -421,9 +426,9 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.Failed", message: "No discovery started")
         }
         discoveryFilters[sender] = nil
+        duplicateDataClients.remove(sender)
         if discoverySessions.isEmpty {
-            try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
-                                            value: .boolean(false))
+            discoveryEnded()
         }
         return []
     }
@@ -433,6 +438,7 @@ public actor BlueZSimulator {
         let dict: [String: DBusValue]
         do { dict = try call.arguments.first?.stringVariantDictionary() ?? [:] } catch { throw BlueZError.invalidArgs }
         var uuids: [String] = []
+        var duplicateData = false
         for (key, value) in dict {
             switch (key, value.unwrappingVariants) {
             case ("UUIDs", let v):
@@ -440,20 +446,30 @@ public actor BlueZSimulator {
                 uuids = list.map { $0.lowercased() }
             case ("Transport", .string(let t)):
                 guard ["auto", "le", "bredr"].contains(t) else { throw BlueZError.invalidArgs }
-            case ("RSSI", .int16), ("Pathloss", .uint16), ("DuplicateData", .boolean), ("Discoverable", .boolean),
-                 ("Pattern", .string):
+            case ("DuplicateData", .boolean(let on)):
+                duplicateData = on
+            case ("RSSI", .int16), ("Pathloss", .uint16), ("Discoverable", .boolean), ("Pattern", .string):
                 break
             default:
                 throw BlueZError.invalidArgs
             }
         }
         discoveryFilters[call.sender ?? ""] = dict.isEmpty ? nil : uuids
+        // adapter.c `parse_discovery_filter_dict()`: DuplicateData defaults to false (the API text says true).
+        if duplicateData { duplicateDataClients.insert(call.sender ?? "") } else { duplicateDataClients.remove(call.sender ?? "") }
         return []
     }
+
+    /// What the device advertised last (see ``advertiseServiceData()``).
+    private var lastAdvertisement = CurtainAdvertisementData()
+
+    /// Advertisements of the curtain bluetoothd received while discovering (reported or filtered out), for tests.
+    public private(set) var advertisementsSeen = 0
 
     /// Reports the curtain to discovery (creates its Device1, or refreshes RSSI/ServiceData).
     private func reportDevice() async throws {
         guard powered, deviceVisible, !discoverySessions.isEmpty, !connected else { return }
+        advertisementsSeen += 1
         // Filters of all clients are merged (adapter-api.txt): report if any session has no UUID filter or
         // a filter containing the curtain service.
         let matches = discoverySessions.contains { session in
@@ -461,14 +477,57 @@ public actor BlueZSimulator {
             return uuids.contains(model.profile.serviceUUID)
         }
         guard matches else { return }
+        // Each advertisement carries a fresh RSSI reading; it jitters by a dB.
+        rssiJitter.toggle()
+        let rssi = configuration.rssi - (rssiJitter ? 1 : 0)
         if !deviceExported {
-            try exportDevice()
+            reportedRSSI = rssi
+            try exportDevice() // InterfacesAdded with every property, RSSI included (adapter.c `device_found()`)
         } else {
-            // Each advertisement carries a fresh RSSI reading (it jitters by a dB), so BlueZ emits RSSI changes.
-            rssiJitter.toggle()
-            try? connection?.updateProperty("RSSI", interface: Self.deviceInterface, path: devicePath,
-                                            value: .int16(configuration.rssi - (rssiJitter ? 1 : 0)))
-            refreshAdvertisement()
+            // device.c `device_set_rssi_with_delta()`: a change is only reported from 0 (not seen) or by
+            // RSSI_THRESHOLD (8) dBm or more, so the jitter emits nothing.
+            if reportedRSSI.map({ abs(Int($0) - Int(rssi)) >= Self.rssiThreshold }) ?? true {
+                reportedRSSI = rssi
+                setDeviceProperty("RSSI", .int16(rssi))
+            }
+            advertiseServiceData()
+        }
+    }
+
+    /// device.c `RSSI_THRESHOLD`.
+    static let rssiThreshold = 8
+
+    /// An advertisement's service and manufacturer data: PropertiesChanged only when it differs from what bluetoothd
+    /// holds (shared/ad.c `bt_ad_add_service_data()` returns false for identical data), unless a client asked for
+    /// DuplicateData (device.c `device_set_service_data()` then clears the data first, so it always changes).
+    /// ManufacturerData follows the same rule (`device_set_manufacturer_data()`). A device without such data has no
+    /// such property.
+    private func advertiseServiceData() {
+        guard deviceExported, let c = connection else { return }
+        let ad = model.advertisement
+        lastAdvertisement = ad
+        for (name, present, value) in [("ServiceData", !ad.serviceData.isEmpty, serviceDataValue),
+                                       ("ManufacturerData", !ad.manufacturerData.isEmpty, manufacturerDataValue)]
+        where present {
+            if c.exportedProperty(name, interface: Self.deviceInterface, path: devicePath) == value {
+                guard !duplicateDataClients.isEmpty else { continue }
+                try? c.emitSignal(path: devicePath, interface: Self.propertiesInterface, member: "PropertiesChanged",
+                                  arguments: [.string(Self.deviceInterface), .stringVariantDictionary([name: value]),
+                                              .stringArray([])])
+            } else {
+                try? c.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: value)
+            }
+        }
+    }
+
+    /// The last discovery session ended (adapter.c `discovery_cleanup()`): devices found during it lose their RSSI
+    /// (`invalidate_rssi_and_tx_power()` → `device_set_rssi(dev, 0)`: RSSI invalidated), and Discovering=false.
+    private func discoveryEnded() {
+        try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
+                                        value: .boolean(false))
+        if reportedRSSI != nil {
+            reportedRSSI = nil
+            setDeviceProperty("RSSI", nil)
         }
     }
 
@@ -478,7 +537,6 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
         }
         await linkLost()
-        gattCached = false
         deviceNonTemporary = false
         unexportDevice()
         return []
@@ -499,11 +557,12 @@ public actor BlueZSimulator {
             DBusProperty("Trusted", value: .boolean(false), access: .readwrite),
             DBusProperty("Blocked", value: .boolean(false), access: .readwrite),
             DBusProperty("LegacyPairing", value: .boolean(false)),
-            DBusProperty("RSSI", value: .int16(cfg.rssi)),
-            DBusProperty("Connected", value: .boolean(connected)),
+            reportedRSSI.map { DBusProperty("RSSI", value: .int16($0)) } ?? DBusProperty("RSSI", signature: "n"),
+            // Connected and ServicesResolved: signals emitted by hand, one PropertiesChanged per bluetoothd batch.
+            DBusProperty("Connected", value: .boolean(connected), changeSignal: .none),
             DBusProperty("UUIDs", value: .stringArray([model.profile.serviceUUID])),
             DBusProperty("Adapter", value: .objectPath(adapterPath)),
-            DBusProperty("ServicesResolved", value: .boolean(servicesResolved)),
+            DBusProperty("ServicesResolved", value: .boolean(servicesResolved), changeSignal: .none),
             DBusProperty("AdvertisingFlags", value: .bytes([0x06])),
             DBusProperty("WakeAllowed", value: .boolean(false), access: .readwrite),
         ]
@@ -541,9 +600,24 @@ public actor BlueZSimulator {
         deviceExported = false
     }
 
-    private func setDeviceProperty(_ name: String, _ value: DBusValue) {
+    private func setDeviceProperty(_ name: String, _ value: DBusValue?) {
         guard deviceExported else { return }
         try? connection?.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: value)
+    }
+
+    /// Sets Device1 link properties and emits them in ONE PropertiesChanged, in this order: bluetoothd's gdbus
+    /// queues property changes and sends each object's pending ones together (gdbus/object.c
+    /// `g_dbus_emit_property_changed_full()` → `process_property_changes()`, in the order they were changed).
+    private func setLinkProperties(_ changes: [(String, Bool)]) {
+        guard deviceExported, let c = connection else { return }
+        for (name, value) in changes {
+            try? c.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: .boolean(value))
+        }
+        try? c.emitSignal(path: devicePath, interface: Self.propertiesInterface, member: "PropertiesChanged",
+                          arguments: [.string(Self.deviceInterface),
+                                      .dictionary(keySignature: "s", valueSignature: "v",
+                                                  changes.map { DBusDictEntry(.string($0.0), .variant(.boolean($0.1))) }),
+                                      .stringArray([])])
     }
 
     /// Device1.Connect with BlueZ's ordering: Connected=true, the reply, then (later) the GATT objects and
@@ -558,19 +632,25 @@ public actor BlueZSimulator {
             throw failConnects.error
         }
         connectPending = true
+        connectCanceled = false
         defer { connectPending = false }
+        // dev_connect(): the device becomes non-temporary (stored) as soon as Connect is called.
+        deviceNonTemporary = true
         let generation = linkGeneration
         guard powered, deviceVisible else {
             try? await Task.sleep(for: configuration.unreachableConnectFailure)
+            if connectCanceled { throw BlueZError.connectionCanceled }
             throw BlueZError.leAbortByLocal
         }
         try? await Task.sleep(for: configuration.connectDelay)
+        // A Disconnect while Connect is pending answers it with "br-connection-canceled"
+        // (device.c `device_request_disconnect()`).
+        if connectCanceled { throw BlueZError.connectionCanceled }
         guard powered, deviceVisible, generation == linkGeneration, connection != nil else {
             throw BlueZError.leAbortByLocal
         }
         connected = true
-        deviceNonTemporary = true
-        setDeviceProperty("Connected", .boolean(true))
+        setLinkProperties([("Connected", true)])
         let delay = configuration.resolveDelay
         let linkGen = linkGeneration
         Task { [weak self] in
@@ -583,17 +663,20 @@ public actor BlueZSimulator {
     private func resolveServices(linkGeneration gen: Int) async {
         guard connected, gen == linkGeneration else { return }
         try? exportGATT()
-        gattCached = configuration.gattCacheAlways
         servicesResolved = true
-        setDeviceProperty("ServicesResolved", .boolean(true))
-        // BlueZ re-registers notify sessions that survived the disconnect when the client is ready again.
+        setLinkProperties([("ServicesResolved", true)])
+        // BlueZ re-registers the StartNotify sessions that survived the disconnect (gatt-client.c
+        // `btd_gatt_client_connected()` → `register_notify`): the CCCD is written again and the controller answers.
         if !notifySubscribers.isEmpty {
-            setNotifying(true)
             await deliver(model.subscribeNotifications())
+            setNotifying(true)
         }
     }
 
+    /// Device1.Disconnect (device.c `dev_disconnect()` → `device_request_disconnect()`): a pending Connect is
+    /// answered with "br-connection-canceled"; not connected → an immediate empty reply.
     private func disconnectRequested() async -> [DBusValue] {
+        if connectPending { connectCanceled = true }
         await linkLost()
         return []
     }
@@ -607,8 +690,8 @@ public actor BlueZSimulator {
         servicesResolved = false
         model.linkDropped()
         releaseAcquiredNotify()
-        setDeviceProperty("ServicesResolved", .boolean(false))
-        setDeviceProperty("Connected", .boolean(false))
+        // device.c `device_remove_connection()`: ServicesResolved=false then Connected=false, sent together.
+        setLinkProperties([("ServicesResolved", false), ("Connected", false)])
         if !configuration.gattCacheAlways {
             notifySubscribers.removeAll()
             notifying = false
@@ -624,6 +707,8 @@ public actor BlueZSimulator {
         releaseAcquiredNotify()
         discoverySessions.removeAll()
         discoveryFilters.removeAll()
+        duplicateDataClients.removeAll()
+        reportedRSSI = nil
         notifySubscribers.removeAll()
         notifying = false
         if let c = connection {
@@ -715,7 +800,7 @@ public actor BlueZSimulator {
 
     private func readCCCD() throws -> [DBusValue] {
         guard connected else { throw BlueZError.gattNotConnected }
-        return [.bytes(notifying ? [0x01, 0x00] : [0x00, 0x00])]
+        return [.bytes(notifying || acquiredNotifyFD != nil ? [0x01, 0x00] : [0x00, 0x00])]
     }
 
     /// Reads and writes work as soon as the link is up and the objects exist — with the GATT cache, before
@@ -781,14 +866,19 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
         let sender = call.sender ?? ""
-        if notifySubscribers.contains(sender), notifying || !connected { return [] }
+        // gatt-client.c `characteristic_start_notify()`: one session per client; a second call succeeds.
+        if notifySubscribers.contains(sender) { return [] }
         notifySubscribers.insert(sender)
-        // Not connected: BlueZ 5.66 answers success and registers for the next connection.
+        // Not connected: BlueZ answers success and registers for the next connection.
         guard connected, servicesResolved else { return [] }
-        // CCCD written: Notifying=true, then the reply; the controller answers the subscription with STATUS + SCHEDULE,
-        // which may reach the client before the reply (so clients match PropertiesChanged first).
-        setNotifying(true)
-        await deliver(model.subscribeNotifications())
+        // The first session writes the CCCD (shared/gatt-client.c `register_notify`: later ones only count). The
+        // controller answers the CCCD write at once with STATUS + SCHEDULE, before its Write Response; bluetoothd
+        // passes notifications to handlers whose CCCD write is still pending (`notify_handler`), so the Value
+        // signals come first, then Notifying=true and the reply (`register_notify_cb`).
+        if !notifying {
+            await deliver(model.subscribeNotifications())
+            setNotifying(true)
+        }
         return []
     }
 
@@ -816,17 +906,22 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
         guard notifySubscribers.isEmpty else { throw BlueZError.inProgress }
+        // The CCCD write makes the controller send STATUS then SCHEDULE at once. bluetoothd creates the socket only
+        // when the CCCD write has completed (`register_notify_io_cb` → `characteristic_ready` → `create_sock`) and
+        // drops what is notified before (`notify_io_cb`: "Drop notification if the sock is not ready").
+        droppedNotifications += model.subscribeNotifications().count
+        // Exactly bluetoothd's pair (gatt-client.c `create_sock()`): O_NONBLOCK is part of the open file
+        // description, so the client's end arrives non-blocking.
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw DBusError(name: "org.bluez.Error.Failed", message: "Failed allocate notify session")
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_LOCAL, type, 0, &fds) == 0 else {
+            throw DBusError(name: "org.bluez.Error.Failed", message: String(cString: strerror(errno)))
         }
         acquiredNotifyFD = fds[0]
         let clientEnd = DBusUnixFD(taking: fds[1])
+        // NotifyAcquired=true; Notifying stays as it is: only StartNotify's `register_notify_cb` sets it.
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
                                         value: .boolean(true))
-        setNotifying(true)
-        // The CCCD write makes the controller send STATUS then SCHEDULE; they wait in the socket.
-        await deliver(model.subscribeNotifications())
         return [.unixFD(clientEnd), .uint16(247)]
     }
 
@@ -846,9 +941,21 @@ public actor BlueZSimulator {
         guard let fd = acquiredNotifyFD else { return }
         acquiredNotifyFD = nil
         close(fd)
+        // gatt-client.c `destroy_sock()`: NotifyAcquired=false (Notifying was never set for this session).
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
                                         value: .boolean(false))
-        if notifySubscribers.isEmpty { setNotifying(false) }
+    }
+
+    /// bluetoothd ends the notify session of the status characteristic while the link stays up: an AcquireNotify
+    /// socket is closed (`destroy_sock()`), StartNotify sessions are dropped (`update_notifying()`:
+    /// Notifying=false). For testing clients' recovery; the link and the GATT objects stay.
+    private func endNotifySessions() {
+        if acquiredNotifyFD != nil {
+            releaseAcquiredNotify()
+        } else if !notifySubscribers.isEmpty {
+            notifySubscribers.removeAll()
+            setNotifying(false)
+        }
     }
 
     private func setNotifying(_ on: Bool) {
@@ -867,6 +974,8 @@ enum BlueZError {
     static let invalidArgs = DBusError(name: "org.bluez.Error.InvalidArguments", message: "Invalid arguments in method call")
     static let gattNotConnected = DBusError(name: "org.bluez.Error.Failed", message: "Not connected")
     static let leAbortByLocal = DBusError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+    /// src/error.h `ERR_BREDR_CONN_CANCELED`.
+    static let connectionCanceled = DBusError(name: "org.bluez.Error.Failed", message: "br-connection-canceled")
 
     /// gatt-client.c `create_gatt_dbus_error()`.
     static func att(_ code: UInt8) -> DBusError {

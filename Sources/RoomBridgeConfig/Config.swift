@@ -149,6 +149,14 @@ public let configKeys: [ConfigKey] = [
     ConfigKey("curtain.address", .string(""),
               "Bluetooth address of the curtain controller; empty picks the first one advertising the curtain service."),
     ConfigKey("curtain.adapter", .string(""), "Bluetooth adapter (e.g. hci0); empty picks the first powered one."),
+    ConfigKey("curtain.notify", .string("start-notify"),
+              "How to subscribe to the curtain's notifications: start-notify (PropertiesChanged signals) or "
+              + "acquire-notify (a socket from BlueZ's AcquireNotify, where offered).") { v in
+        if case .string(let s) = v, !["start-notify", "acquire-notify"].contains(s) {
+            return "must be start-notify or acquire-notify"
+        }
+        return nil
+    },
     ConfigKey("lending.arm_seconds", .int(30), "How long a badge tap arms a lend session.",
               validate: positiveInt),
     ConfigKey("lending.loan_days", .int(0), "Default loan period in days; 0 means no due date.",

@@ -184,11 +184,11 @@ public enum Daemon {
         }
         if let curtain {
             let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
-            services.append(CurtainService(
-                controller: curtain, state: state,
-                configuration: CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
-                                                          deviceAddress: address.isEmpty ? nil : address),
-                logger: Logger(label: "roombridged.curtain")))
+            var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
+                                                           deviceAddress: address.isEmpty ? nil : address)
+            configuration.notifyMethod = CurtainNotifyMethod(rawValue: config.string("curtain.notify")) ?? .startNotify
+            services.append(CurtainService(controller: curtain, state: state, configuration: configuration,
+                                           logger: Logger(label: "roombridged.curtain")))
         }
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),

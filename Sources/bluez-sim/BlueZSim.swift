@@ -102,7 +102,7 @@ struct Ctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a control command to a running simulator.",
         discussion: """
-        Commands: press open|close|stop; drop-link; vanish; reappear; restart-bluetoothd [ms];
+        Commands: press open|close|stop; drop-link; end-notify; vanish; reappear; restart-bluetoothd [ms];
         power on|off; fail-writes N [NAME [TEXT]]; fail-connects N [NAME [TEXT]];
         schedule OPEN CLOSE (HH:MM, HH:MM/off or off); advance SECONDS; status.
         """)
