@@ -11,6 +11,13 @@ public enum CurtainDeviceError: Error, Sendable, Hashable, CustomStringConvertib
     /// The AM43 refused the PIN.
     case am43WrongPin
 
+    /// This refusal read with what the device said about its calibration: a SwitchBot "error" from a curtain that
+    /// advertises itself uncalibrated means it needs calibrating.
+    public func given(calibrated: Bool?) -> CurtainDeviceError {
+        if self == .switchBot(.error), calibrated == false { return .switchBotNeedsCalibration }
+        return self
+    }
+
     public var description: String {
         switch self {
         case .roomBridge(let op, let code):

@@ -78,6 +78,12 @@ import Testing
         #expect(events == [.refused(.switchBot(status))])
     }
 
+    @Test func errorFromAnUncalibratedCurtainMeansCalibrate() {
+        #expect(CurtainDeviceError.switchBot(.error).given(calibrated: false) == .switchBotNeedsCalibration)
+        #expect(CurtainDeviceError.switchBot(.error).given(calibrated: true) == .switchBot(.error))
+        #expect(CurtainDeviceError.switchBot(.busy).given(calibrated: false) == .switchBot(.busy))
+    }
+
     @Test func errorsSayWhatToDo() {
         #expect(CurtainDeviceError.switchBotNeedsCalibration.description
             == "SwitchBot says 'needs calibration': calibrate it in the SwitchBot app once")
