@@ -99,6 +99,8 @@ public actor CurtainClient {
     private var notifyFault: String?
     /// Notify faults on the current link; decides the recovery (``NotifyRecovery``). Reset when the link goes.
     private var notifyFaultsOnLink = 0
+    /// The method for the next subscription on this link, when a recovery chose one.
+    private var recoveryNotifyMethod: CurtainNotifyMethod?
     private var reconnectRequested = false
     /// Set by ``reconnect()``: the next search runs discovery and takes only a device reported during it.
     private var forceSearch = false
@@ -159,7 +161,8 @@ public actor CurtainClient {
                 await linkDown(detail: "the D-Bus connection was lost")
                 throw e.error
             } catch let fault as NotifyFault {
-                if await recover(from: fault) { continue }
+                await recover(from: fault)
+                continue
             } catch let stop as Restart {
                 logger.debug("restarting connection cycle: \(stop.reason)")
                 if stop.immediate || reconnectRequested {
@@ -469,11 +472,7 @@ public actor CurtainClient {
         linkSerial += 1
         notifyFault = nil
         notificationsSinceSubscribe = 0
-        let method: CurtainNotifyMethod
-        switch NotifyRecovery.after(faults: notifyFaultsOnLink, configured: configuration.notifyMethod) {
-        case .subscribeAgain(let m): method = m
-        case .reconnect: method = .startNotify // not reached: recover(from:) reconnects instead
-        }
+        let method = recoveryNotifyMethod ?? configuration.notifyMethod
         do {
             if method == .acquireNotify, try await acquireNotify(status) {
                 subscribedWith = .acquireNotify
@@ -530,9 +529,9 @@ public actor CurtainClient {
         }
     }
 
-    /// Logs the fault, shows it (last error, connection state) and prepares the recovery. Returns true to run the
-    /// connection cycle again at once (subscribe again on the same link), false to go through the usual backoff.
-    private func recover(from fault: NotifyFault) async -> Bool {
+    /// Logs the fault, shows it (last error, connection state) and prepares the recovery; the connection cycle then
+    /// runs again at once (subscribing on the same link, or connecting anew).
+    private func recover(from fault: NotifyFault) async {
         notifyFaultsOnLink += 1
         let recovery = NotifyRecovery.after(faults: notifyFaultsOnLink, configured: configuration.notifyMethod)
         let action: String
@@ -546,11 +545,10 @@ public actor CurtainClient {
                                  + action)))
         endSubscription()
         switch recovery {
-        case .subscribeAgain:
+        case .subscribeAgain(let method):
+            recoveryNotifyMethod = method
             setConnection(.connecting, detail: "notifications stopped; \(action)")
-            return true
         case .reconnect:
-            notifyFaultsOnLink = 0
             if let device = devicePath {
                 _ = try? await bus.call(destination: Self.bluez, path: device, interface: Self.deviceInterface,
                                         member: "Disconnect", timeout: configuration.callTimeout)
@@ -560,7 +558,6 @@ public actor CurtainClient {
                 }
             }
             await linkDown(detail: "notifications stopped; reconnecting")
-            return true
         }
     }
 
@@ -706,6 +703,7 @@ public actor CurtainClient {
         tracker.linkLost()
         pendingRequest = nil
         notifyFaultsOnLink = 0
+        recoveryNotifyMethod = nil
         commandPath = nil
         statusPath = nil
         if snapshot.connection != .disconnected {

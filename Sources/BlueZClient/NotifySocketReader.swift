@@ -59,8 +59,14 @@ final class NotifySocketReader: @unchecked Sendable {
             if n > 0 {
                 continuation.yield(.packet(Array(buffer[0..<n])))
             } else if n == 0 {
-                reason = "bluetoothd closed the notify socket"
-                break
+                // An empty notification is an empty SEQPACKET packet, also read as 0: only a hang-up ends the stream
+                // (bleak's `_register_notify_fd_reader` tells them apart the same way).
+                var hup = pollfd(fd: fd, events: 0, revents: 0)
+                if poll(&hup, 1, 0) > 0, hup.revents & Int16(POLLHUP) != 0 {
+                    reason = "bluetoothd closed the notify socket"
+                    break
+                }
+                continuation.yield(.packet([]))
             } else {
                 switch errno {
                 case EINTR, EAGAIN, EWOULDBLOCK: continue loop

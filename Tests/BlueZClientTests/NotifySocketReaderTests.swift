@@ -36,6 +36,19 @@ import Testing
         #expect(await items.next() == nil)
     }
 
+    /// A zero-length notification reads as 0 bytes like the end of the stream; only a hang-up ends it.
+    @Test func anEmptyNotificationIsAPacketNotTheEnd() async throws {
+        let (ours, peer) = try Self.pair(nonBlocking: true)
+        let reader = NotifySocketReader(fd: ours)
+        var items = reader.items.makeAsyncIterator()
+        Self.send(peer, [])
+        #expect(await items.next() == .packet([]))
+        Self.send(peer, [0x81, 0, 0, 0, 0])
+        #expect(await items.next() == .packet([0x81, 0, 0, 0, 0]))
+        close(peer)
+        #expect(await items.next() == .ended(reason: "bluetoothd closed the notify socket", stopped: false))
+    }
+
     @Test func stopEndsTheStreamAsStopped() async throws {
         let (ours, peer) = try Self.pair(nonBlocking: true)
         defer { close(peer) }
