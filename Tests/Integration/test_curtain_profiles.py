@@ -3,7 +3,7 @@ models: connect, state adopted, open/move/stop, manual refusal, link drop, bluet
 import pytest
 
 from conftest import Watcher
-from test_curtain import BlueZSim, curtain, curtain_event, ok, wait_state
+from test_curtain import BlueZSim, ctl, curtain, curtain_event, ok, wait_state
 
 PROFILES = ["switchbot", "am43"]
 # What each simulated device reports on connecting (bluez-sim defaults: SwitchBot basic info, AM43 A2 reply).
@@ -36,6 +36,16 @@ def test_connects_and_adopts_position_and_battery(pconnected, profile):
     assert c["scheduleSource"] == "daemon"
     assert c["position"] == 0 and c["motion"] == "idle"
     assert c["battery"] == BATTERY[profile]
+
+
+def test_cli_status_shows_profile_levels_and_schedule_keeper(pconnected, profile):
+    wait_state(pconnected, lambda c: c.get("battery") is not None)
+    ok(curtain(pconnected, "SetSchedule", open="07:00", close="21:30", openEnabled=True, closeEnabled=True))
+    wait_state(pconnected, lambda c: c.get("openSchedule") == {"time": "07:00", "enabled": True})
+    out = ctl(pconnected, "status")
+    assert out.returncode == 0, out.stderr
+    assert f"{profile}  battery {BATTERY[profile]}%" in out.stdout, out.stdout
+    assert "(kept by the daemon)" in out.stdout, out.stdout
 
 
 def test_open_move_stop(pconnected, psim):
