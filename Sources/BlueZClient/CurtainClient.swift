@@ -1,6 +1,9 @@
 import CurtainProtocol
 import DBus
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How the client subscribes to the curtain's status characteristic.
 public enum CurtainNotifyMethod: String, Sendable, Hashable, CaseIterable {
@@ -143,9 +146,11 @@ public actor CurtainClient {
         let ownerTask = Task { [weak self] in
             for await owner in owners { await self?.ownerChanged(owner) }
         }
+        let scheduleTask = profile.keepsSchedule ? nil : Task { [weak self] in await self?.runDaemonSchedule() }
         defer {
             signalTask.cancel()
             ownerTask.cancel()
+            scheduleTask?.cancel()
             eventSink.finish()
         }
         report(.profile(profile.id, keepsSchedule: profile.keepsSchedule))
@@ -218,6 +223,37 @@ public actor CurtainClient {
             report(.error(mapped))
             throw mapped
         }
+    }
+
+    /// For curtains that keep no schedule: fires the schedule set through ``setSchedule(_:)`` at its local times
+    /// (open or close, like the controller's own schedule; refused like any command while a manual motion runs or
+    /// while not connected). The wait is re-evaluated at least every 30 s, so a changed schedule or clock counts.
+    private func runDaemonSchedule() async {
+        while !Task.isCancelled {
+            var wait = 30.0
+            if let schedule = snapshot.schedule, let next = schedule.nextFiring(afterSecondsOfDay: Self.localSecondsOfDay()) {
+                if next.delay <= 0.5 {
+                    logger.info("daemon-kept schedule fires: \(next.command)")
+                    do throws(CurtainError) { try await send(next.command) } catch {
+                        logger.warning("the scheduled \(next.command) failed: \(error)")
+                    }
+                    wait = 1
+                } else {
+                    wait = min(next.delay - 0.25, 30)
+                }
+            }
+            do { try await Task.sleep(for: .seconds(wait)) } catch { return }
+        }
+    }
+
+    /// Seconds since local midnight (the time zone of the machine, as the schedule's HH:MM means).
+    static func localSecondsOfDay() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = time_t(ts.tv_sec)
+        var parts = tm()
+        localtime_r(&t, &parts)
+        return Double(parts.tm_hour * 3600 + parts.tm_min * 60 + parts.tm_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// Writes a request's frames with the profile's write type, remembering which reply is awaited.
