@@ -1,6 +1,9 @@
 import CurtainProtocol
 import DBus
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How the client subscribes to the curtain's status characteristic.
 public enum CurtainNotifyMethod: String, Sendable, Hashable, CaseIterable {
@@ -33,6 +36,10 @@ public struct CurtainClientConfiguration: Sendable {
     public var firstNotificationTimeout: Duration = .seconds(5)
     /// Backoff between connection attempts and after a link loss.
     public var backoff = Backoff(initial: .milliseconds(250), multiplier: 2, maximum: .seconds(30))
+    /// What kind of curtain it is (CurtainProfile.all): UUIDs, write type, wire format.
+    public var profile: CurtainProfile = .roombridge
+    /// The PIN for profiles that log in (AM43); nil: the profile's default.
+    public var pin: UInt16?
 
     public init(adapterName: String? = nil, deviceAddress: String? = nil) {
         self.adapterName = adapterName
@@ -104,6 +111,11 @@ public actor CurtainClient {
     private var freshDevices: Set<DBusObjectPath> = []
 
     private var changeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Status, battery, light and manual operation of profiles without a STATUS frame (SwitchBot, AM43).
+    private var tracker = CurtainStateTracker()
+    /// The request whose reply is awaited (SwitchBot replies do not say what they answer).
+    private var pendingRequest: CurtainRequest?
+    private var profile: CurtainProfile { configuration.profile }
 
     /// Creates a client on `bus` (the system bus in production; a private bus with bluez-sim in tests).
     public init(bus: DBusConnection, configuration: CurtainClientConfiguration = CurtainClientConfiguration(),
@@ -134,11 +146,14 @@ public actor CurtainClient {
         let ownerTask = Task { [weak self] in
             for await owner in owners { await self?.ownerChanged(owner) }
         }
+        let scheduleTask = profile.keepsSchedule ? nil : Task { [weak self] in await self?.runDaemonSchedule() }
         defer {
             signalTask.cancel()
             ownerTask.cancel()
+            scheduleTask?.cancel()
             eventSink.finish()
         }
+        report(.profile(profile.id, keepsSchedule: profile.keepsSchedule))
         var attempt = 0
         while !Task.isCancelled {
             do {
@@ -183,17 +198,69 @@ public actor CurtainClient {
     /// Sends a command: validated, refused while a wall-switch motion is in progress (manual priority), refused
     /// at once while not connected, then written with `type=request` so the controller's errors come back.
     public func send(_ command: CurtainCommand) async throws(CurtainError) {
-        let bytes = try CurtainCommandGate.prepare(command, status: snapshot.status)
+        // Validation and manual priority are the same for every profile; the bytes come from its codec.
+        _ = try CurtainCommandGate.prepare(command, status: snapshot.status)
+        let frames: [[UInt8]]
+        do throws(CurtainCommandError) {
+            frames = try profile.codec.frames(for: .command(command))
+        } catch {
+            throw .invalidCommand(error)
+        }
+        if case .setSchedule(let s) = command, !profile.keepsSchedule {
+            // The device keeps no schedule: the daemon keeps it (scheduleSource daemon).
+            report(.schedule(s))
+            return
+        }
         guard linkUp, let path = commandPath else {
             report(.error(.notConnected))
             throw .notConnected
         }
         do {
-            try await writeRequest(bytes, to: path)
+            tracker.commanded(command)
+            try await write(frames, for: .command(command), to: path)
         } catch {
             let mapped = Self.map(error)
             report(.error(mapped))
             throw mapped
+        }
+    }
+
+    /// For curtains that keep no schedule: fires the schedule set through ``setSchedule(_:)`` at its local times
+    /// (open or close, like the controller's own schedule; refused like any command while a manual motion runs or
+    /// while not connected). The wait is re-evaluated at least every 30 s, so a changed schedule or clock counts.
+    private func runDaemonSchedule() async {
+        while !Task.isCancelled {
+            var wait = 30.0
+            if let schedule = snapshot.schedule, let next = schedule.nextFiring(afterSecondsOfDay: Self.localSecondsOfDay()) {
+                if next.delay <= 0.5 {
+                    logger.info("daemon-kept schedule fires: \(next.command)")
+                    do throws(CurtainError) { try await send(next.command) } catch {
+                        logger.warning("the scheduled \(next.command) failed: \(error)")
+                    }
+                    wait = 1
+                } else {
+                    wait = min(next.delay - 0.25, 30)
+                }
+            }
+            do { try await Task.sleep(for: .seconds(wait)) } catch { return }
+        }
+    }
+
+    /// Seconds since local midnight (the time zone of the machine, as the schedule's HH:MM means).
+    static func localSecondsOfDay() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = time_t(ts.tv_sec)
+        var parts = tm()
+        localtime_r(&t, &parts)
+        return Double(parts.tm_hour * 3600 + parts.tm_min * 60 + parts.tm_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Writes a request's frames with the profile's write type, remembering which reply is awaited.
+    private func write(_ frames: [[UInt8]], for request: CurtainRequest, to path: DBusObjectPath) async throws {
+        for frame in frames {
+            pendingRequest = request
+            try await writeRequest(frame, to: path)
         }
     }
 
@@ -326,8 +393,8 @@ public actor CurtainClient {
             }
             let uuids = (try? dev["UUIDs"]?.stringArray()) ?? []
             let serviceData = (try? dev["ServiceData"]?.stringVariantDictionary()) ?? [:]
-            return uuids.contains { CurtainUUID.matches($0, CurtainUUID.service) }
-                || serviceData.keys.contains { CurtainUUID.matches($0, CurtainUUID.service) }
+            return uuids.contains { CurtainUUID.matches($0, self.profile.serviceUUID) }
+                || serviceData.keys.contains { CurtainUUID.matches($0, self.profile.serviceUUID) }
         }
         return candidates.keys.sorted().first
     }
@@ -345,7 +412,7 @@ public actor CurtainClient {
             _ = try await bus.call(destination: Self.bluez, path: adapter, interface: Self.adapterInterface,
                                    member: "SetDiscoveryFilter",
                                    arguments: [.stringVariantDictionary([
-                                       "UUIDs": .stringArray([CurtainUUID.service]),
+                                       "UUIDs": .stringArray([profile.serviceUUID]),
                                        "Transport": .string("le"),
                                    ])], timeout: configuration.callTimeout)
             _ = try await bus.call(destination: Self.bluez, path: adapter, interface: Self.adapterInterface,
@@ -426,10 +493,11 @@ public actor CurtainClient {
 
     /// Finds the characteristics by UUID, subscribes, then asks for STATUS + SCHEDULE (SYNC).
     private func subscribe(device: DBusObjectPath, generation: Int) async throws {
-        guard let command = characteristic(CurtainUUID.command, under: device),
-              let status = characteristic(CurtainUUID.status, under: device) else {
+        guard let command = characteristic(profile.writeCharacteristicUUID, under: device),
+              let status = characteristic(profile.notifyCharacteristicUUID, under: device) else {
             report(.error(.bluetooth(name: "curtain.NotACurtain",
-                                     message: "the device has no curtain service \(CurtainUUID.service)")))
+                                     message: "the device has no \(profile.displayName) service \(profile.serviceUUID): "
+                                        + "check curtain.profile and curtain.address")))
             _ = try? await bus.call(destination: Self.bluez, path: device, interface: Self.deviceInterface,
                                     member: "Disconnect", timeout: configuration.callTimeout)
             devicePath = nil
@@ -454,7 +522,12 @@ public actor CurtainClient {
             // StartNotify may be a no-op when BlueZ kept an earlier session, and bluetoothd drops what the device
             // notifies before an AcquireNotify socket exists (gatt-client.c `notify_io_cb`): SYNC makes the device
             // send STATUS then SCHEDULE in every case, and we adopt them (the device is the source of truth).
-            try await writeRequest(CurtainCommand.sync.encode(), to: command)
+            if case .pin(let defaultPIN) = profile.login {
+                try await write(try profile.codec.frames(for: .login(pin: configuration.pin ?? defaultPIN)),
+                                for: .login(pin: configuration.pin ?? defaultPIN), to: command)
+            }
+            try await write(try profile.codec.frames(for: .command(.sync)), for: .command(.sync), to: command)
+            if profile.motionFromAdvertisements { await watchAdvertisements(device: device) }
         } catch let e as DBusError {
             linkUp = false
             throw Restart(reason: "subscribe failed: \(e)")
@@ -579,8 +652,67 @@ public actor CurtainClient {
     private func adoptNotified(_ value: [UInt8], serial: Int) {
         guard serial == linkSerial else { return }
         notificationsSinceSubscribe += 1
-        for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+        adoptValue(value)
         changed()
+    }
+
+    /// A notified value, decoded with the profile's codec into events (STATUS and SCHEDULE as they are; the pieces
+    /// other devices report folded into a status by the tracker).
+    private func adoptValue(_ value: [UInt8]) {
+        guard profile.id != .roombridge else {
+            for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+            return
+        }
+        do throws(CurtainDecodeError) {
+            let events = try profile.codec.decode(notification: value, replyingTo: pendingRequest)
+            pendingRequest = nil
+            adoptDeviceEvents(events)
+        } catch {
+            report(.error(.bluetooth(name: "curtain.BadFrame", message: "ignored a malformed notification: \(error)")))
+        }
+    }
+
+    private func adoptDeviceEvents(_ events: [CurtainDeviceEvent]) {
+        let before = (tracker.battery, tracker.light)
+        if let status = tracker.apply(events) { report(.status(status)) }
+        for case .refused(let e) in events {
+            let refusal = e.given(calibrated: tracker.calibrated)
+            logger.warning("curtain refused a request: \(refusal)")
+            report(.error(.refusedByCurtain(refusal)))
+        }
+        if tracker.battery != before.0 || tracker.light != before.1 {
+            report(.levels(battery: tracker.battery, light: tracker.light))
+        }
+    }
+
+    /// Devices that advertise their motion (SwitchBot) are heard through discovery while connected; filter on their
+    /// service so that bluetoothd reports nothing else.
+    private func watchAdvertisements(device: DBusObjectPath) async {
+        guard let adapter = property(device, Self.deviceInterface, "Adapter"), case .objectPath(let a) = adapter else {
+            return
+        }
+        _ = try? await bus.call(destination: Self.bluez, path: a, interface: Self.adapterInterface,
+                                member: "SetDiscoveryFilter",
+                                arguments: [.stringVariantDictionary([
+                                    "UUIDs": .stringArray([profile.serviceUUID]), "Transport": .string("le"),
+                                ])], timeout: configuration.callTimeout)
+        _ = try? await bus.call(destination: Self.bluez, path: a, interface: Self.adapterInterface,
+                                member: "StartDiscovery", timeout: configuration.callTimeout)
+    }
+
+    private func adoptAdvertisement(of device: DBusObjectPath) {
+        let serviceData = ((try? property(device, Self.deviceInterface, "ServiceData")?.stringVariantDictionary()) ?? [:])
+            .compactMapValues { try? $0.unwrappingVariants.bytes() }
+        var manufacturerData: [UInt16: [UInt8]] = [:]
+        if case .dictionary(_, _, let entries)? = property(device, Self.deviceInterface, "ManufacturerData") {
+            for entry in entries {
+                if case .uint16(let id) = entry.key, let bytes = try? entry.value.unwrappingVariants.bytes() {
+                    manufacturerData[id] = bytes
+                }
+            }
+        }
+        adoptDeviceEvents(profile.codec.decode(
+            advertisement: CurtainAdvertisementData(serviceData: serviceData, manufacturerData: manufacturerData)))
     }
 
     /// The AcquireNotify socket of subscription `serial` ended. Unless we stopped it, that is a fault: bluetoothd
@@ -604,6 +736,8 @@ public actor CurtainClient {
 
     private func linkDown(detail: String?) async {
         endSubscription()
+        tracker.linkLost()
+        pendingRequest = nil
         notifyFaultsOnLink = 0
         recoveryNotifyMethod = nil
         commandPath = nil
@@ -629,7 +763,8 @@ public actor CurtainClient {
             do {
                 _ = try await bus.call(destination: Self.bluez, path: path, interface: Self.characteristicInterface,
                                        member: "WriteValue",
-                                       arguments: [.bytes(bytes), .stringVariantDictionary(["type": .string("request")])],
+                                       arguments: [.bytes(bytes),
+                                                   .stringVariantDictionary(["type": .string(profile.writeType.rawValue)])],
                                        timeout: configuration.callTimeout)
                 return
             } catch let e as DBusError where e.name == "org.bluez.Error.InProgress" && attempts < 20 {
@@ -691,10 +826,14 @@ public actor CurtainClient {
                 for (k, v) in changedProps { objects[path]?[iface]?[k] = v }
                 for k in invalidated { objects[path]?[iface]?[k] = nil }
             }
+            if iface == Self.deviceInterface, path == devicePath, linkUp, profile.motionFromAdvertisements,
+               changedProps["ServiceData"] != nil || changedProps["ManufacturerData"] != nil {
+                adoptAdvertisement(of: path)
+            }
             if iface == Self.characteristicInterface, path == statusPath {
                 if case .bytes(let value)? = changedProps["Value"] {
                     notificationsSinceSubscribe += 1
-                    for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+                    adoptValue(value)
                 }
                 // A StartNotify session that bluetoothd ended while the link is up (the signals of a link loss,
                 // ServicesResolved=false first, arrive before this one).

@@ -54,6 +54,10 @@ public enum CurtainEvent: Sendable, Hashable {
     case deviceError(opcode: UInt8, code: CurtainErrorCode)
     /// An error the user should see (last error).
     case error(CurtainError)
+    /// The profile the client drives, and whether the device keeps the schedule itself.
+    case profile(CurtainProfile.ID, keepsSchedule: Bool)
+    /// Battery and light levels, percent, where the device reports them.
+    case levels(battery: Int?, light: Int?)
 }
 
 /// The client's view of the curtain; updated only from frames the device sends and link events.
@@ -67,6 +71,9 @@ public struct CurtainSnapshot: Sendable, Hashable {
     /// Latest SCHEDULE adopted from the device.
     public var schedule: CurtainSchedule?
     public var lastError: CurtainError?
+    public var profile: CurtainProfile.ID?
+    public var battery: Int?
+    public var light: Int?
 
     public init() {}
 
@@ -86,6 +93,10 @@ public struct CurtainSnapshot: Sendable, Hashable {
         case .deviceError(let op, let code):
             lastError = .bluetooth(name: "curtain.ERROR", message: "the controller refused opcode \(op): \(code)")
         case .error(let e): lastError = e
+        case .profile(let id, _): profile = id
+        case .levels(let b, let l):
+            battery = b
+            light = l
         }
         return before != self
     }

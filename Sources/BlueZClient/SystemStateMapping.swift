@@ -40,6 +40,12 @@ extension RoomBridgeCore.CurtainState {
             lastError = "the curtain refused command 0x\(String(opcode, radix: 16)): \(code)"
         case .error(let error):
             lastError = error.description
+        case .profile(let id, let keepsSchedule):
+            profile = id.rawValue
+            scheduleSource = keepsSchedule ? "device" : "daemon"
+        case .levels(let b, let l):
+            battery = b
+            light = l
         }
     }
 }

@@ -48,6 +48,8 @@ public actor BlueZSimulator {
         public var disconnectDelay: Duration = .seconds(2)
         /// Whether bluetoothd already knows the device at start (a remembered device).
         public var deviceKnownAtStart = false
+        /// Which curtain firmware runs behind the GATT objects (SimulatedCurtain.swift).
+        public var device: SimulatedCurtainKind = .roombridge
         /// Simulated seconds per real second for the built-in ticker; 0 = no ticker (tests drive the clock).
         public var timeScale: Double = 1
 
@@ -91,7 +93,7 @@ public actor BlueZSimulator {
     private let busAddress: String
     private let logger: Logger
     private var connection: DBusConnection?
-    private var model: CurtainMotorModel
+    private var model: any SimulatedCurtain
 
     private var powered = true
     private var discoverySessions: Set<String> = []
@@ -136,7 +138,9 @@ public actor BlueZSimulator {
     }
     var servicePath: DBusObjectPath { DBusObjectPath(stringLiteral: devicePath.rawValue + "/service000a") }
     var commandPath: DBusObjectPath { DBusObjectPath(stringLiteral: servicePath.rawValue + "/char000b") }
-    var statusPath: DBusObjectPath { DBusObjectPath(stringLiteral: servicePath.rawValue + "/char000d") }
+    var statusPath: DBusObjectPath {
+        model.profile.sharesCharacteristic ? commandPath : DBusObjectPath(stringLiteral: servicePath.rawValue + "/char000d")
+    }
     var cccdPath: DBusObjectPath { DBusObjectPath(stringLiteral: statusPath.rawValue + "/desc000f") }
 
     // MARK: Life cycle
@@ -147,9 +151,11 @@ public actor BlueZSimulator {
         self.busAddress = busAddress
         self.configuration = configuration
         self.logger = logger
-        self.model = CurtainMotorModel(position: configuration.initialPosition, schedule: configuration.initialSchedule,
-                                       speed: configuration.speed, statusInterval: configuration.statusInterval,
-                                       now: configuration.startTimeOfDay)
+        self.model = configuration.device.make(
+            motor: CurtainMotorModel(position: configuration.initialPosition, schedule: configuration.initialSchedule,
+                                     speed: configuration.speed, statusInterval: configuration.statusInterval,
+                                     now: configuration.startTimeOfDay),
+            address: configuration.deviceAddress)
         self.deviceNonTemporary = configuration.deviceKnownAtStart
     }
 
@@ -292,25 +298,26 @@ public actor BlueZSimulator {
         if list.count > 512 { list.removeFirst(list.count - 512) }
     }
 
-    private func deliver(_ frames: [CurtainMotorModel.TimedFrame]) async {
-        for f in frames {
+    private func deliver(_ frames: [[UInt8]]) async {
+        for bytes in frames {
             // Notifications flow whenever the link is up (gatt-client.c `notify_cb()`), resolved or not.
             guard connected else { continue }
-            recordTiming(&timedNotifications, f.frame.bytes)
+            recordTiming(&timedNotifications, bytes)
             if let fd = acquiredNotifyFD {
                 // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
                 // actor: a reader that does not keep up loses notifications (as over the air); a closed peer ends
                 // the session.
-                let sent = f.frame.bytes.withUnsafeBytes {
+                let sent = bytes.withUnsafeBytes {
                     send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                 }
                 if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK { releaseAcquiredNotify() }
             } else if !notifySubscribers.isEmpty {
-                emitValue(f.frame.bytes, at: statusPath)
+                emitValue(bytes, at: statusPath)
             }
         }
         // The advertisement changes with the state; bluetoothd only sees it while it scans (a discovery session).
-        if !frames.isEmpty, !discoverySessions.isEmpty, deviceVisible {
+        // SwitchBot motion changes only the advertisement, so compare it rather than wait for a frame.
+        if !discoverySessions.isEmpty, deviceVisible, !frames.isEmpty || model.advertisement != lastAdvertisement {
             advertiseServiceData()
         }
     }
@@ -327,8 +334,13 @@ public actor BlueZSimulator {
     }
 
     private var serviceDataValue: DBusValue {
-        .dictionary(keySignature: "s", valueSignature: "v",
-                    [DBusDictEntry(.string(CurtainUUID.service), .variant(.bytes(model.advertisement.bytes)))])
+        .dictionary(keySignature: "s", valueSignature: "v", model.advertisement.serviceData.sorted { $0.key < $1.key }
+            .map { DBusDictEntry(.string($0.key), .variant(.bytes($0.value))) })
+    }
+
+    private var manufacturerDataValue: DBusValue {
+        .dictionary(keySignature: "q", valueSignature: "v", model.advertisement.manufacturerData
+            .sorted { $0.key < $1.key }.map { DBusDictEntry(.uint16($0.key), .variant(.bytes($0.value))) })
     }
 
     // MARK: Adapter
@@ -457,6 +469,9 @@ public actor BlueZSimulator {
         return []
     }
 
+    /// What the device advertised last (see ``advertiseServiceData()``).
+    private var lastAdvertisement = CurtainAdvertisementData()
+
     // MARK: Clients leaving the bus
 
     /// Per-client watches: bluetoothd ends a client's sessions when it leaves the bus (`g_dbus_add_disconnect_watch`).
@@ -503,7 +518,7 @@ public actor BlueZSimulator {
         // a filter containing the curtain service.
         let matches = discoverySessions.contains { session in
             guard let uuids = discoveryFilters[session], !uuids.isEmpty else { return true }
-            return uuids.contains(CurtainUUID.service)
+            return uuids.contains(model.profile.serviceUUID)
         }
         guard matches else { return }
         // Each advertisement carries a fresh RSSI reading; it jitters by a dB.
@@ -526,20 +541,26 @@ public actor BlueZSimulator {
     /// device.c `RSSI_THRESHOLD`.
     static let rssiThreshold = 8
 
-    /// An advertisement's service data: PropertiesChanged only when it differs from what bluetoothd holds
-    /// (shared/ad.c `bt_ad_add_service_data()` returns false for identical data), unless a client asked for
+    /// An advertisement's service and manufacturer data: PropertiesChanged only when it differs from what bluetoothd
+    /// holds (shared/ad.c `bt_ad_add_service_data()` returns false for identical data), unless a client asked for
     /// DuplicateData (device.c `device_set_service_data()` then clears the data first, so it always changes).
-    /// ManufacturerData follows the same rule (`device_set_manufacturer_data()`).
+    /// ManufacturerData follows the same rule (`device_set_manufacturer_data()`). A device without such data has no
+    /// such property.
     private func advertiseServiceData() {
         guard deviceExported, let c = connection else { return }
-        let value = serviceDataValue
-        if c.exportedProperty("ServiceData", interface: Self.deviceInterface, path: devicePath) == value {
-            guard !duplicateDataClients.isEmpty else { return }
-            try? c.emitSignal(path: devicePath, interface: Self.propertiesInterface, member: "PropertiesChanged",
-                              arguments: [.string(Self.deviceInterface), .stringVariantDictionary(["ServiceData": value]),
-                                          .stringArray([])])
-        } else {
-            try? c.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath, value: value)
+        let ad = model.advertisement
+        lastAdvertisement = ad
+        for (name, present, value) in [("ServiceData", !ad.serviceData.isEmpty, serviceDataValue),
+                                       ("ManufacturerData", !ad.manufacturerData.isEmpty, manufacturerDataValue)]
+        where present {
+            if c.exportedProperty(name, interface: Self.deviceInterface, path: devicePath) == value {
+                guard !duplicateDataClients.isEmpty else { continue }
+                try? c.emitSignal(path: devicePath, interface: Self.propertiesInterface, member: "PropertiesChanged",
+                                  arguments: [.string(Self.deviceInterface), .stringVariantDictionary([name: value]),
+                                              .stringArray([])])
+            } else {
+                try? c.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: value)
+            }
         }
     }
 
@@ -570,6 +591,33 @@ public actor BlueZSimulator {
     private func exportDevice() throws {
         guard let c = connection, !deviceExported else { return }
         let cfg = configuration
+        var properties = [
+            DBusProperty("Address", value: .string(cfg.deviceAddress)),
+            DBusProperty("AddressType", value: .string("public")),
+            DBusProperty("Name", value: .string(cfg.deviceName)),
+            DBusProperty("Alias", value: .string(cfg.deviceName), access: .readwrite),
+            DBusProperty("Paired", value: .boolean(false)),
+            DBusProperty("Bonded", value: .boolean(false)),
+            DBusProperty("Trusted", value: .boolean(false), access: .readwrite),
+            DBusProperty("Blocked", value: .boolean(false), access: .readwrite),
+            DBusProperty("LegacyPairing", value: .boolean(false)),
+            reportedRSSI.map { DBusProperty("RSSI", value: .int16($0)) } ?? DBusProperty("RSSI", signature: "n"),
+            // Connected and ServicesResolved: signals emitted by hand, one PropertiesChanged per bluetoothd batch.
+            DBusProperty("Connected", value: .boolean(connected), changeSignal: .none),
+            DBusProperty("UUIDs", value: .stringArray([model.profile.serviceUUID])),
+            DBusProperty("Adapter", value: .objectPath(adapterPath)),
+            DBusProperty("ServicesResolved", value: .boolean(servicesResolved), changeSignal: .none),
+            DBusProperty("AdvertisingFlags", value: .bytes([0x06])),
+            DBusProperty("WakeAllowed", value: .boolean(false), access: .readwrite),
+        ]
+        // BlueZ has these properties only when the device advertised such data (device.c
+        // `dev_property_manufacturer_data_exist`, `dev_property_service_data_exist`).
+        if !model.advertisement.serviceData.isEmpty {
+            properties.append(DBusProperty("ServiceData", value: serviceDataValue))
+        }
+        if !model.advertisement.manufacturerData.isEmpty {
+            properties.append(DBusProperty("ManufacturerData", value: manufacturerDataValue))
+        }
         try c.export(devicePath, interfaces: [DBusInterface(Self.deviceInterface, methods: [
             DBusMethod("Connect") { [weak self] call in try await self?.connect(call) ?? [] },
             DBusMethod("Disconnect") { [weak self] _ in await self?.disconnectRequested() ?? [] },
@@ -585,26 +633,7 @@ public actor BlueZSimulator {
             DBusMethod("CancelPairing") { _ in
                 throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
             },
-        ], properties: [
-            DBusProperty("Address", value: .string(cfg.deviceAddress)),
-            DBusProperty("AddressType", value: .string("public")),
-            DBusProperty("Name", value: .string(cfg.deviceName)),
-            DBusProperty("Alias", value: .string(cfg.deviceName), access: .readwrite),
-            DBusProperty("Paired", value: .boolean(false)),
-            DBusProperty("Bonded", value: .boolean(false)),
-            DBusProperty("Trusted", value: .boolean(false), access: .readwrite),
-            DBusProperty("Blocked", value: .boolean(false), access: .readwrite),
-            DBusProperty("LegacyPairing", value: .boolean(false)),
-            reportedRSSI.map { DBusProperty("RSSI", value: .int16($0)) } ?? DBusProperty("RSSI", signature: "n"),
-            // Connected and ServicesResolved: signals emitted by hand, one PropertiesChanged per bluetoothd batch.
-            DBusProperty("Connected", value: .boolean(connected), changeSignal: .none),
-            DBusProperty("UUIDs", value: .stringArray([CurtainUUID.service])),
-            DBusProperty("Adapter", value: .objectPath(adapterPath)),
-            DBusProperty("ServiceData", value: serviceDataValue),
-            DBusProperty("ServicesResolved", value: .boolean(servicesResolved), changeSignal: .none),
-            DBusProperty("AdvertisingFlags", value: .bytes([0x06])),
-            DBusProperty("WakeAllowed", value: .boolean(false), access: .readwrite),
-        ])])
+        ], properties: properties)])
         deviceExported = true
     }
 
@@ -670,7 +699,7 @@ public actor BlueZSimulator {
         // (device.c `gatt_client_init()` → gatt-client.c `btd_gatt_client_connected()` → `register_notify()`), from
         // the cached database, before services are resolved: the CCCD is written and the controller answers.
         if !notifySubscribers.isEmpty {
-            await deliver(model.subscribeFrames())
+            await deliver(model.subscribeNotifications())
             setNotifying(true)
         }
         let delay = configuration.resolveDelay
@@ -709,6 +738,7 @@ public actor BlueZSimulator {
         guard connected else { return }
         connected = false
         servicesResolved = false
+        model.linkDropped()
         releaseAcquiredNotify()
         // device.c `device_remove_connection()`: ServicesResolved=false then Connected=false, sent together.
         setLinkProperties([("ServicesResolved", false), ("Connected", false)])
@@ -747,15 +777,18 @@ public actor BlueZSimulator {
     private func exportGATT() throws {
         guard let c = connection, !gattExported else { return }
         try c.export(servicePath, interfaces: [DBusInterface(Self.serviceInterface, properties: [
-            DBusProperty("UUID", value: .string(CurtainUUID.service)),
+            DBusProperty("UUID", value: .string(model.profile.serviceUUID)),
             DBusProperty("Device", value: .objectPath(devicePath)),
             DBusProperty("Primary", value: .boolean(true)),
             DBusProperty("Includes", value: .array(elementSignature: "o", [])),
         ])])
-        try c.export(commandPath, interfaces: [characteristicInterface(
-            uuid: CurtainUUID.command, flags: ["write-without-response", "write"], notify: false)])
+        // One characteristic for both when the profile says so (AM43 0xFE51), else a write and a notify one.
+        if !model.profile.sharesCharacteristic {
+            try c.export(commandPath, interfaces: [characteristicInterface(
+                uuid: model.profile.writeCharacteristicUUID, flags: model.writeFlags, notify: false)])
+        }
         try c.export(statusPath, interfaces: [characteristicInterface(
-            uuid: CurtainUUID.status, flags: ["read", "notify"], notify: true)])
+            uuid: model.profile.notifyCharacteristicUUID, flags: model.notifyFlags, notify: true)])
         try c.export(cccdPath, interfaces: [DBusInterface(Self.descriptorInterface, methods: [
             DBusMethod("ReadValue", in: [DBusArgument("options", "a{sv}")], out: [DBusArgument("value", "ay")]) {
                 [weak self] _ in
@@ -777,7 +810,7 @@ public actor BlueZSimulator {
         guard gattExported, let c = connection else { return }
         c.unexport(cccdPath)
         c.unexport(statusPath)
-        c.unexport(commandPath)
+        if statusPath != commandPath { c.unexport(commandPath) }
         c.unexport(servicePath)
         gattExported = false
     }
@@ -821,19 +854,26 @@ public actor BlueZSimulator {
         return [.bytes(notifying || acquiredNotifyFD != nil ? [0x01, 0x00] : [0x00, 0x00])]
     }
 
+    /// Reads and writes work as soon as the link is up and the objects exist — with the GATT cache, before
+    /// ServicesResolved: gatt-client.c `btd_gatt_client_connected()` sets `client->gatt` on connection ("Services
+    /// have already been created before"), and `characteristic_read_value` / `characteristic_write_value` only check
+    /// that (`if (!gatt) return btd_error_failed(msg, "Not connected")`). bleak relies on it when it reuses its
+    /// service cache (`dangerous_use_bleak_cache`, as PySwitchbot's bleak-retry-connector does).
     private func readValue(_ path: DBusObjectPath) throws -> [DBusValue] {
-        guard connected, servicesResolved else { throw BlueZError.gattNotConnected }
+        guard connected, gattExported else { throw BlueZError.gattNotConnected }
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted")
         }
-        let bytes = CurtainFrame.status(model.status).bytes
+        guard let bytes = model.readValue else {
+            throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted")
+        }
         // A read updates Value and so also emits PropertiesChanged (bleak client.py start_notify comment).
         emitValue(bytes, at: statusPath)
         return [.bytes(bytes)]
     }
 
     private func writeValue(_ path: DBusObjectPath, _ call: DBusMethodCall) async throws -> [DBusValue] {
-        guard connected, servicesResolved else { throw BlueZError.gattNotConnected }
+        guard connected, gattExported else { throw BlueZError.gattNotConnected }
         guard path == commandPath else {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Write not permitted")
         }
@@ -862,8 +902,8 @@ public actor BlueZSimulator {
             return []
         case .attError(let code):
             throw BlueZError.att(code)
-        case .errorFrame(let frame):
-            await deliver([frame])
+        case .refused(let frames):
+            await deliver(frames)
             return []
         }
     }
@@ -893,7 +933,7 @@ public actor BlueZSimulator {
         // passes notifications to handlers whose CCCD write is still pending (`notify_handler`), so the Value
         // signals come first, then Notifying=true and the reply (`register_notify_cb`).
         if !notifying {
-            await deliver(model.subscribeFrames())
+            await deliver(model.subscribeNotifications())
             setNotifying(true)
         }
         return []
@@ -926,7 +966,7 @@ public actor BlueZSimulator {
         // The CCCD write makes the controller send STATUS then SCHEDULE at once. bluetoothd creates the socket only
         // when the CCCD write has completed (`register_notify_io_cb` → `characteristic_ready` → `create_sock`) and
         // drops what is notified before (`notify_io_cb`: "Drop notification if the sock is not ready").
-        droppedNotifications += model.subscribeFrames().count
+        droppedNotifications += model.subscribeNotifications().count
         // Exactly bluetoothd's pair (gatt-client.c `create_sock()`): O_NONBLOCK is part of the open file
         // description, so the client's end arrives non-blocking.
         var fds: [Int32] = [-1, -1]

@@ -10,6 +10,8 @@ public enum CurtainError: Error, Sendable, Hashable, CustomStringConvertible {
     case notConnected
     /// The controller answered a write with an ATT error.
     case rejectedByDevice(CurtainRejection)
+    /// The curtain refused a request in its own reply (SwitchBot status byte, AM43 NACK, `roombridge` ERROR frame).
+    case refusedByCurtain(CurtainDeviceError)
     /// BlueZ is busy with another operation on the device (`org.bluez.Error.InProgress`).
     case busy(String)
     /// No answer in time.
@@ -26,6 +28,7 @@ public enum CurtainError: Error, Sendable, Hashable, CustomStringConvertible {
             "manual operation in progress: the wall switch is moving the curtain; try again when it stops"
         case .notConnected: "the curtain is not connected: wait for the reconnection or request a reconnect"
         case .rejectedByDevice(let r): "the curtain refused the command: \(r)"
+        case .refusedByCurtain(let e): e.description
         case .busy(let m): "Bluetooth is busy (\(m)); try again in a moment"
         case .timeout(let what): "timed out: \(what)"
         case .bluetoothServiceUnavailable:

@@ -168,6 +168,19 @@ public let configKeys: [ConfigKey] = [
         }
         return nil
     },
+    ConfigKey("curtain.profile", .string("roombridge"),
+              "What kind of curtain: roombridge (our controller), switchbot (SwitchBot Curtain 1/2/3) or am43 "
+              + "(A-OK AM43 blinds motor).") { v in
+        if case .string(let s) = v, !["roombridge", "switchbot", "am43"].contains(s) {
+            return "must be roombridge, switchbot or am43"
+        }
+        return nil
+    },
+    ConfigKey("curtain.pin", .int(8888), "AM43: the PIN set in the Blind Engine app (default 8888).") { v in
+        if case .int(let n) = v, !(0...65535).contains(n) { return "must be 0 to 65535" }
+        return nil
+    },
+    ConfigKey("curtain.password", .string(""), "SwitchBot: the password set in the SwitchBot app, if any."),
     ConfigKey("lending.arm_seconds", .int(30), "How long a badge tap arms a lend session.",
               validate: positiveInt),
     ConfigKey("lending.loan_days", .int(0), "Default loan period in days; 0 means no due date.",

@@ -118,6 +118,14 @@ public struct CurtainState: Sendable, Codable, Equatable {
     public var scheduled: Bool
     /// The last failure (connection, write, adapter), in words a person can act on.
     public var lastError: String?
+    /// The curtain's profile (`roombridge`, `switchbot`, `am43`).
+    public var profile: String?
+    /// Who keeps the schedule: `device` (it stores and fires it) or `daemon` (for devices that keep none).
+    public var scheduleSource: String?
+    /// Battery percent, where the device reports it.
+    public var battery: Int?
+    /// Light level percent, where the device reports it.
+    public var light: Int?
 
     public init(connection: CurtainConnection = .disconnected, address: String? = nil, name: String? = nil,
                 lastRequest: CurtainRequest? = nil, motion: CurtainMotion = .idle, position: Int? = nil,

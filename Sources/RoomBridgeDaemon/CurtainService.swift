@@ -61,7 +61,7 @@ final class CurtainController: CurtainControlling {
         case .invalidCommand(let e): CurtainControlError(.invalidParameter, e.description, parameter: nil)
         case .manualOperationActive: CurtainControlError(.manualOperationActive, error.description)
         case .notConnected: CurtainControlError(.notConnected, error.description)
-        case .rejectedByDevice: CurtainControlError(.rejectedByDevice, error.description)
+        case .rejectedByDevice, .refusedByCurtain: CurtainControlError(.rejectedByDevice, error.description)
         case .busy, .timeout, .bluetoothServiceUnavailable, .bluetooth:
             CurtainControlError(.bluetoothFailed, error.description)
         }

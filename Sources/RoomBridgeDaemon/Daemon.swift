@@ -1,4 +1,5 @@
 import BlueZClient
+import CurtainProtocol
 import Foundation
 import Lending
 import LendingStore
@@ -205,6 +206,9 @@ public enum Daemon {
             var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
                                                            deviceAddress: address.isEmpty ? nil : address)
             configuration.notifyMethod = CurtainNotifyMethod(rawValue: config.string("curtain.notify")) ?? .startNotify
+            configuration.profile = (CurtainProfile.named(config.string("curtain.profile")) ?? .roombridge)
+                .with(password: config.string("curtain.password"))
+            configuration.pin = UInt16(clamping: config.int("curtain.pin"))
             services.append(CurtainService(controller: curtain, state: state, configuration: configuration,
                                            logger: Logger(label: "roombridged.curtain")))
         }

@@ -239,7 +239,10 @@ enum CurtainTypesIDL {
         )
 
         # The curtain. position and target are percent open (0 closed, 100 open).
-        # manual: the latest motion was started by the wall switch.
+        # manual: the latest motion was started by the wall switch (or, for curtains without such a flag, was a
+        # motion the daemon did not command: SwitchBot touch-and-go, the AM43's remote).
+        # profile: roombridge, switchbot or am43. scheduleSource: device when the curtain keeps its schedule,
+        # daemon when it keeps none. battery and light: percent, where the curtain reports them.
         type Curtain (
           connection: (disabled, searching, connecting, connected, disconnected),
           address: ?string,
@@ -252,7 +255,11 @@ enum CurtainTypesIDL {
           closeSchedule: ?ScheduleEntry,
           manual: bool,
           scheduled: bool,
-          lastError: ?string
+          lastError: ?string,
+          profile: ?string,
+          scheduleSource: ?(device, daemon),
+          battery: ?int,
+          light: ?int
         )
 
         """

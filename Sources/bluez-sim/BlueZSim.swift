@@ -11,7 +11,7 @@ import Glibc
 struct BlueZSim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bluez-sim",
-        abstract: "A BlueZ (bluetoothd) stand-in with one adapter and one BLE curtain, on a private D-Bus bus.",
+        abstract: "A BlueZ (bluetoothd) stand-in with one adapter and one BLE curtain (roombridge, SwitchBot or AM43), on a private D-Bus bus.",
         subcommands: [Run.self, Ctl.self],
         defaultSubcommand: Run.self)
 }
@@ -44,6 +44,14 @@ struct Run: AsyncParsableCommand {
     var noGattCache = false
     @Flag(help: "bluetoothd already knows the curtain at start.")
     var known = false
+    @Option(help: "Curtain firmware: roombridge, switchbot or am43.")
+    var profile: String = "roombridge"
+    @Option(help: "AM43: the PIN the motor accepts.")
+    var pin: UInt16 = 8888
+    @Option(help: "SwitchBot: the password set in its app (requests must carry it).")
+    var password: String?
+    @Flag(help: "SwitchBot: the curtain is not calibrated (moves are refused).")
+    var uncalibrated = false
 
     func run() async throws {
         let start: CurtainTime
@@ -59,6 +67,14 @@ struct Run: AsyncParsableCommand {
         config.gattCacheAlways = !noGattCache
         config.deviceKnownAtStart = known
         config.disconnectDelay = .milliseconds(disconnectDelay)
+        switch CurtainProfile.named(profile)?.id {
+        case .roombridge?: config.device = .roombridge
+        case .switchbot?:
+            config.device = .switchbot(.init(password: password, calibrated: !uncalibrated))
+            config.deviceName = "WoCurtain"
+        case .am43?: config.device = .am43(.init(pin: pin))
+        case nil: throw ValidationError("--profile must be roombridge, switchbot or am43")
+        }
 
         var daemon: DBusTestDaemon?
         let address: String

@@ -34,8 +34,16 @@ enum Render {
         var curtain = "Curtain:   " + s.curtain.summary
         if let name = s.curtain.name ?? s.curtain.address { curtain += "  [\(name)]" }
         lines.append(curtain)
+        if let profile = s.curtain.profile, profile != "roombridge" || s.curtain.battery != nil {
+            var line = "  \(profile)"
+            if let b = s.curtain.battery { line += "  battery \(b)%" }
+            if let l = s.curtain.light { line += "  light \(l)%" }
+            lines.append(line)
+        }
         if s.curtain.openSchedule != nil || s.curtain.closeSchedule != nil {
-            lines.append("  schedule  open \(entry(s.curtain.openSchedule))  close \(entry(s.curtain.closeSchedule))")
+            let source = s.curtain.scheduleSource == "daemon" ? " (kept by the daemon)" : ""
+            lines.append("  schedule  open \(entry(s.curtain.openSchedule))  close \(entry(s.curtain.closeSchedule))"
+                         + source)
         }
         if let e = s.curtain.lastError, s.curtain.connection == .connected {
             lines.append("  last error: \(e)")

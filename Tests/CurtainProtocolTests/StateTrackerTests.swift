@@ -1,0 +1,55 @@
+import Testing
+@testable import CurtainProtocol
+
+/// Manual operation and motion for curtains that report pieces (SwitchBot advertisements, AM43 position pushes).
+@Suite struct StateTrackerTests {
+    @Test func commandedMotionIsNotManual() {
+        var t = CurtainStateTracker()
+        _ = t.apply([.position(0), .moving(false)])
+        t.commanded(.open)
+        // An advertisement from before the motor started: still idle, the command stays ours.
+        #expect(t.apply([.position(0), .moving(false)]) == nil)
+        let s = t.apply([.position(10), .moving(true)])
+        #expect(s == CurtainStatus(motion: .opening, position: 10, target: 100, manual: false))
+        #expect(t.apply([.position(100), .moving(false)])?.motion == .idle)
+        #expect(t.commandedTarget == nil)
+    }
+
+    @Test func uncommandedMotionIsManualUntilItEnds() {
+        var t = CurtainStateTracker()
+        _ = t.apply([.position(50), .moving(false)])
+        let s = t.apply([.position(45), .moving(true)])
+        #expect(s?.isManualMotionActive == true && s?.motion == .closing && s?.target == 0)
+        #expect(t.apply([.position(30), .moving(false)])?.isManualMotionActive == false)
+    }
+
+    @Test func positionPushesInferMotionAndStop() {
+        var t = CurtainStateTracker()
+        _ = t.apply([.position(0)])
+        t.commanded(.moveTo(60))
+        #expect(t.apply([.accepted]) == nil)
+        #expect(t.apply([.position(5)]) == CurtainStatus(motion: .opening, position: 5, target: 60))
+        t.commanded(.stop)
+        #expect(t.apply([.position(8)]) == CurtainStatus(motion: .idle, position: 8, target: 8))
+        // The remote moves it: manual, ending at the end stop.
+        #expect(t.apply([.position(4)])?.isManualMotionActive == true)
+        #expect(t.apply([.position(0)])?.motion == .idle)
+    }
+
+    @Test func refusedCommandIsForgotten() {
+        var t = CurtainStateTracker()
+        _ = t.apply([.position(20), .moving(false)])
+        t.commanded(.open)
+        _ = t.apply([.refused(.switchBot(.error))])
+        #expect(t.commandedTarget == nil)
+        #expect(t.apply([.position(25), .moving(true)])?.manual == true)
+    }
+
+    @Test func levelsAndFullStatus() {
+        var t = CurtainStateTracker()
+        _ = t.apply([.battery(80), .light(30), .calibrated(true)])
+        #expect(t.battery == 80 && t.light == 30 && t.calibrated == true)
+        let s = CurtainStatus(motion: .closing, position: 40, target: 0, manual: true)
+        #expect(t.apply([.status(s)]) == s)
+    }
+}

@@ -1,0 +1,101 @@
+"""The daemon drives the commercial curtain profiles (curtain.profile = switchbot / am43) against bluez-sim's device
+models: connect, state adopted, open/move/stop, manual refusal, link drop, bluetoothd restart."""
+import pytest
+
+from conftest import Watcher
+from test_curtain import BlueZSim, ctl, curtain, curtain_event, ok, wait_state
+
+PROFILES = ["switchbot", "am43"]
+# What each simulated device reports on connecting (bluez-sim defaults: SwitchBot basic info, AM43 A2 reply).
+BATTERY = {"switchbot": 87, "am43": 76}
+
+
+@pytest.fixture(params=PROFILES)
+def profile(request):
+    return request.param
+
+
+@pytest.fixture
+def psim(tmpdir_path, profile):
+    s = BlueZSim(tmpdir_path, "--profile", profile)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def pconnected(daemon_factory, psim, profile):
+    d = daemon_factory("--curtain-enabled", "--curtain-profile", profile,
+                       env={"DBUS_SYSTEM_BUS_ADDRESS": psim.address})
+    wait_state(d, lambda c: c["connection"] == "connected" and c.get("position") is not None, timeout=20)
+    return d
+
+
+def test_connects_and_adopts_position_and_battery(pconnected, profile):
+    c = wait_state(pconnected, lambda c: c.get("battery") is not None)
+    assert c["profile"] == profile
+    assert c["scheduleSource"] == "daemon"
+    assert c["position"] == 0 and c["motion"] == "idle"
+    assert c["battery"] == BATTERY[profile]
+
+
+def test_cli_status_shows_profile_levels_and_schedule_keeper(pconnected, profile):
+    wait_state(pconnected, lambda c: c.get("battery") is not None)
+    ok(curtain(pconnected, "SetSchedule", open="07:00", close="21:30", openEnabled=True, closeEnabled=True))
+    wait_state(pconnected, lambda c: c.get("openSchedule") == {"time": "07:00", "enabled": True})
+    out = ctl(pconnected, "status")
+    assert out.returncode == 0, out.stderr
+    assert f"{profile}  battery {BATTERY[profile]}%" in out.stdout, out.stdout
+    assert "(kept by the daemon)" in out.stdout, out.stdout
+
+
+def test_open_move_stop(pconnected, psim):
+    ok(curtain(pconnected, "Open"))
+    wait_state(pconnected, lambda c: c["motion"] == "idle" and c["position"] == 100, timeout=15,
+               what="open to 100")
+    assert "idle at 100%" in psim.status()
+    ok(curtain(pconnected, "MoveTo", position=40))
+    wait_state(pconnected, lambda c: c["motion"] == "idle" and c["position"] == 40, timeout=15, what="move to 40")
+    ok(curtain(pconnected, "Close"))
+    wait_state(pconnected, lambda c: c["motion"] == "closing" and c["position"] <= 30, what="closing")
+    ok(curtain(pconnected, "Stop"))
+    psim.wait_status(r"status=idle")
+    c = wait_state(pconnected, lambda c: c["motion"] == "idle", what="stopped")
+    assert 0 < c["position"] <= 30
+
+
+def test_manual_motion_refuses_remote_motions(pconnected, psim):
+    w = Watcher(pconnected.socket_path)
+    psim.ctl("press", "open")  # SwitchBot touch-and-go / AM43 remote: a motion the daemon did not command
+    w.wait_for(curtain_event(lambda c: c["manual"] and c["motion"] == "opening"), timeout=10)
+    before = psim.writes()
+    for method, params in [("Open", {}), ("Close", {}), ("Stop", {}), ("MoveTo", {"position": 10})]:
+        r = curtain(pconnected, method, **params)
+        assert r.get("error") == "io.roombridge.Curtain.ManualOperationActive", (method, r)
+    assert psim.writes() == before, "a refused command reached the curtain"
+    w.wait_for(curtain_event(lambda c: c["motion"] == "idle"), timeout=15)
+    w.close()
+
+
+def test_uncalibrated_switchbot_says_to_calibrate(tmpdir_path, daemon_factory):
+    s = BlueZSim(tmpdir_path, "--profile", "switchbot", "--uncalibrated")
+    try:
+        d = daemon_factory("--curtain-enabled", "--curtain-profile", "switchbot",
+                           env={"DBUS_SYSTEM_BUS_ADDRESS": s.address})
+        wait_state(d, lambda c: c["connection"] == "connected", timeout=20)
+        ok(curtain(d, "Open"))  # written; the curtain answers 02
+        c = wait_state(d, lambda c: "needs calibration" in (c.get("lastError") or ""), what="calibration advice")
+        assert "calibrate it in the SwitchBot app once" in c["lastError"]
+        assert c["motion"] == "idle"
+    finally:
+        s.close()
+
+
+def test_link_drop_and_bluetoothd_restart_reconnect(pconnected, psim):
+    psim.ctl("drop-link")
+    wait_state(pconnected, lambda c: c["connection"] != "connected", what="link loss seen")
+    wait_state(pconnected, lambda c: c["connection"] == "connected", timeout=20, what="reconnected")
+    psim.ctl("restart-bluetoothd", "300")
+    wait_state(pconnected, lambda c: c["connection"] != "connected", what="restart seen")
+    wait_state(pconnected, lambda c: c["connection"] == "connected", timeout=30, what="reconnected after restart")
+    ok(curtain(pconnected, "MoveTo", position=20))
+    wait_state(pconnected, lambda c: c["motion"] == "idle" and c["position"] == 20, timeout=15)
