@@ -537,7 +537,8 @@ def test_defaults_of_the_socket_limits(tmpdir_path):
 def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_twice(daemon):
     import sqlite3
     import threading
-    from test_lending import Raw, seed
+    from conftest import Connection
+    from test_lending import seed
     devices = [f"D-{i:04}" for i in range(1, 4)]  # few devices: the four clients contend for them
     seed(daemon, devices=devices, users=[(f"U-{n}", f"User {n}") for n in range(4)])
     acked = []  # (operation, device, rental id), from every round
@@ -546,7 +547,7 @@ def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_tw
 
         def storm(n):
             try:
-                c = Raw(daemon.socket_path)
+                c = Connection(daemon.socket_path)
                 i = n
                 while not stop.is_set():
                     dev = devices[i % len(devices)]
@@ -575,7 +576,7 @@ def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_tw
         daemon.start()
         assert "integrity check passed" in eventually(lambda: "integrity check passed" in daemon.log() and daemon.log(),
                                                       what="the integrity check after the unclean shutdown")
-    c = Raw(daemon.socket_path)
+    c = Connection(daemon.socket_path)
     history = {r["id"]: r for r in c.call("io.roombridge.Lending.History", limit=1000)["parameters"]["rentals"]}
     c.close()
     for op, dev, rid in acked:
@@ -588,3 +589,35 @@ def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_tw
                           "GROUP BY device_id HAVING COUNT(*) > 1").fetchall()
     con.close()
     assert doubled == []
+
+
+def test_sighup_changes_the_reader_list_and_keeps_the_rest(daemon_factory, pn532, tmpdir_path):
+    from conftest import PN532Sim, Watcher
+    from test_nfc import device_message, spec
+    (tmpdir_path / "second").mkdir()
+    other = PN532Sim(tmpdir_path / "second")
+    try:
+        config = tmpdir_path / "roombridged.toml"
+        config.write_text(f'[log]\nlevel = "debug"\n[nfc]\nreaders = ["front=pn532_uart:{pn532.link}"]\n')
+        d = daemon_factory("--nfc-enabled", "--nfc-modulations", "iso14443a")
+        w = Watcher(d.socket_path)
+        if not any(r["name"] == "front" and r["state"] == "connected" for r in w.state["readers"]):
+            w.wait_for(lambda e: e["kind"] == "reader" and e["reader"]["name"] == "front"
+                       and e["reader"]["state"] == "connected", 15, "front connected")
+        config.write_text(f'[log]\nlevel = "debug"\n[nfc]\nreaders = ["back=pn532_uart:{other.link}"]\n')
+        d.proc.send_signal(signal.SIGHUP)
+        w.wait_for(lambda e: e["kind"] == "reader" and e["reader"]["name"] == "back"
+                   and e["reader"]["state"] == "connected", 15, "back connected")
+        line = eventually(lambda: next((l for l in d.log().splitlines() if "configuration reloaded" in l), None),
+                          what="the reload to be logged")
+        assert "applied:" in line and "nfc.readers" in line.split("needs a restart")[0], line
+        other.ctl("place", spec(ndef=device_message("D-0009")))
+        tap = w.wait_for(lambda e: e["kind"] == "tagArrived", what="a tap on the new reader")["tap"]
+        assert tap["reader"] == "back" and tap["device"]["deviceId"] == "D-0009"
+        [st] = raw_call(d.socket_path, {"method": "io.roombridge.State.GetState"})
+        front = next(r for r in st["parameters"]["state"]["readers"] if r["name"] == "front")
+        assert front["state"] == "disconnected" and "removed" in front["lastError"]
+        w.close()
+        assert d.terminate() == 0
+    finally:
+        other.close()
