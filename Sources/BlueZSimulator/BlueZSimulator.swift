@@ -1,5 +1,6 @@
 import CurtainProtocol
 import DBus
+import Dispatch
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -42,6 +43,9 @@ public actor BlueZSimulator {
         public var discoveryDelay: Duration = .milliseconds(30)
         /// Real time a Connect to an unreachable device takes before failing.
         public var unreachableConnectFailure: Duration = .milliseconds(500)
+        /// Real time between Device1.Disconnect and the link going down: bluetoothd's `DISCONNECT_TIMER` (device.c,
+        /// 2 s). Meanwhile the device is "disconnecting" and StartNotify answers NotConnected.
+        public var disconnectDelay: Duration = .seconds(2)
         /// Whether bluetoothd already knows the device at start (a remembered device).
         public var deviceKnownAtStart = false
         /// Simulated seconds per real second for the built-in ticker; 0 = no ticker (tests drive the clock).
@@ -115,8 +119,12 @@ public actor BlueZSimulator {
     private var duplicateDataClients: Set<String> = []
     /// Set by Disconnect while a Connect is pending: that Connect fails with "br-connection-canceled".
     private var connectCanceled = false
+    /// Disconnect calls waiting for the disconnect timer (device.c `device_is_disconnecting()` while > 0).
+    private var disconnecting = 0
     /// The simulator's end of an AcquireNotify socket (one session per characteristic, like BlueZ).
     private var acquiredNotifyFD: Int32?
+    /// Watches that socket for the client's hang-up, like bluetoothd's io disconnect handler.
+    private var acquiredNotifyWatch: (any DispatchSourceRead)?
     /// Notifications bluetoothd dropped because no AcquireNotify socket existed yet (gatt-client.c `notify_io_cb`).
     public private(set) var droppedNotifications = 0
 
@@ -164,6 +172,7 @@ public actor BlueZSimulator {
     public func stop() async {
         ticker?.cancel()
         ticker = nil
+        forgetClients()
         releaseAcquiredNotify()
         if let c = connection {
             connection = nil
@@ -285,7 +294,8 @@ public actor BlueZSimulator {
 
     private func deliver(_ frames: [CurtainMotorModel.TimedFrame]) async {
         for f in frames {
-            guard connected, servicesResolved else { continue }
+            // Notifications flow whenever the link is up (gatt-client.c `notify_cb()`), resolved or not.
+            guard connected else { continue }
             recordTiming(&timedNotifications, f.frame.bytes)
             if let fd = acquiredNotifyFD {
                 // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
@@ -395,6 +405,7 @@ public actor BlueZSimulator {
         let sender = call.sender ?? ""
         guard !discoverySessions.contains(sender) else { throw BlueZError.busy }
         discoverySessions.insert(sender)
+        watchForDeparture(of: sender)
         try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
                                         value: .boolean(true))
         let delay = configuration.discoveryDelay
@@ -444,6 +455,41 @@ public actor BlueZSimulator {
         // adapter.c `parse_discovery_filter_dict()`: DuplicateData defaults to false (the API text says true).
         if duplicateData { duplicateDataClients.insert(call.sender ?? "") } else { duplicateDataClients.remove(call.sender ?? "") }
         return []
+    }
+
+    // MARK: Clients leaving the bus
+
+    /// Per-client watches: bluetoothd ends a client's sessions when it leaves the bus (`g_dbus_add_disconnect_watch`).
+    private var departureWatches: [String: Task<Void, Never>] = [:]
+
+    private func watchForDeparture(of sender: String) {
+        guard !sender.isEmpty, departureWatches[sender] == nil, let c = connection else { return }
+        departureWatches[sender] = Task { [weak self] in
+            guard let owners = try? await c.nameOwnerChanges(of: sender) else { return }
+            for await owner in owners where owner == .unowned {
+                await self?.clientLeft(sender)
+                return
+            }
+        }
+    }
+
+    /// A client left the bus: its discovery session ends (adapter.c `discovery_disconnect()` → `discovery_stop()`)
+    /// and its StartNotify session too (gatt-client.c `notify_client_disconnect()` → `update_notifying()`).
+    private func clientLeft(_ sender: String) {
+        departureWatches[sender] = nil
+        discoveryFilters[sender] = nil
+        duplicateDataClients.remove(sender)
+        if discoverySessions.remove(sender) != nil, discoverySessions.isEmpty {
+            discoveryEnded()
+        }
+        if notifySubscribers.remove(sender) != nil, notifySubscribers.isEmpty {
+            setNotifying(false)
+        }
+    }
+
+    private func forgetClients() {
+        for watch in departureWatches.values { watch.cancel() }
+        departureWatches.removeAll()
     }
 
     /// Advertisements of the curtain bluetoothd received while discovering (reported or filtered out), for tests.
@@ -620,6 +666,13 @@ public actor BlueZSimulator {
         }
         connected = true
         setLinkProperties([("Connected", true)])
+        // StartNotify sessions that survived the disconnect are registered again as soon as ATT is up
+        // (device.c `gatt_client_init()` → gatt-client.c `btd_gatt_client_connected()` → `register_notify()`), from
+        // the cached database, before services are resolved: the CCCD is written and the controller answers.
+        if !notifySubscribers.isEmpty {
+            await deliver(model.subscribeFrames())
+            setNotifying(true)
+        }
         let delay = configuration.resolveDelay
         let linkGen = linkGeneration
         Task { [weak self] in
@@ -634,18 +687,17 @@ public actor BlueZSimulator {
         try? exportGATT()
         servicesResolved = true
         setLinkProperties([("ServicesResolved", true)])
-        // BlueZ re-registers the StartNotify sessions that survived the disconnect (gatt-client.c
-        // `btd_gatt_client_connected()` → `register_notify`): the CCCD is written again and the controller answers.
-        if !notifySubscribers.isEmpty {
-            await deliver(model.subscribeFrames())
-            setNotifying(true)
-        }
     }
 
     /// Device1.Disconnect (device.c `dev_disconnect()` → `device_request_disconnect()`): a pending Connect is
     /// answered with "br-connection-canceled"; not connected → an immediate empty reply.
     private func disconnectRequested() async -> [DBusValue] {
         if connectPending { connectCanceled = true }
+        guard connected else { return [] }
+        // `DISCONNECT_TIMER` before `disconnect_all()`; the link (and every call on it) keeps working meanwhile.
+        disconnecting += 1
+        try? await Task.sleep(for: configuration.disconnectDelay)
+        disconnecting -= 1
         await linkLost()
         return []
     }
@@ -670,6 +722,7 @@ public actor BlueZSimulator {
     private func restartBluetoothd(downtime: Duration) async throws {
         guard !restarting else { return }
         restarting = true
+        forgetClients()
         defer { restarting = false }
         await linkLost()
         releaseAcquiredNotify()
@@ -816,6 +869,7 @@ public actor BlueZSimulator {
     }
 
     private func startNotify(_ path: DBusObjectPath, _ call: DBusMethodCall) async throws -> [DBusValue] {
+        guard disconnecting == 0 else { throw BlueZError.notConnected } // "Device is disconnecting"
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
@@ -824,9 +878,14 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
         let sender = call.sender ?? ""
-        // gatt-client.c `characteristic_start_notify()`: one session per client; a second call succeeds.
-        if notifySubscribers.contains(sender) { return [] }
+        // gatt-client.c `characteristic_start_notify()`: one session per client; a second call succeeds when the
+        // session is registered with the device, and is "In Progress" while it waits for a link (`notify_id` 0).
+        if notifySubscribers.contains(sender) {
+            guard connected else { throw BlueZError.inProgress }
+            return []
+        }
         notifySubscribers.insert(sender)
+        watchForDeparture(of: sender)
         // Not connected: BlueZ answers success and registers for the next connection.
         guard connected, servicesResolved else { return [] }
         // The first session writes the CCCD (shared/gatt-client.c `register_notify`: later ones only count). The
@@ -876,6 +935,15 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.Failed", message: String(cString: strerror(errno)))
         }
         acquiredNotifyFD = fds[0]
+        let watch = DispatchSource.makeReadSource(fileDescriptor: fds[0], queue: .global())
+        watch.setEventHandler { [weak self] in
+            // The client never writes to a notify socket: readable means hung up. (Cancelling drops this handler
+            // and with it the reference to the source.)
+            watch.cancel()
+            Task { await self?.releaseAcquiredNotifyIfHungUp() }
+        }
+        watch.resume()
+        acquiredNotifyWatch = watch
         let clientEnd = DBusUnixFD(taking: fds[1])
         // NotifyAcquired=true; Notifying stays as it is: only StartNotify's `register_notify_cb` sets it.
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
@@ -884,9 +952,8 @@ public actor BlueZSimulator {
     }
 
     /// BlueZ ends an AcquireNotify session as soon as the client closes its end (gatt-client.c `sock_hup` →
-    /// `destroy_sock`, an io
-    /// disconnect handler), e.g. when the client process exits; the simulator notices it here, before refusing a
-    /// new session.
+    /// `destroy_sock`, an io disconnect handler), e.g. when the client process exits: NotifyAcquired=false. The
+    /// simulator's watch calls this on the hang-up; it is also checked before a new session is refused.
     private func releaseAcquiredNotifyIfHungUp() {
         guard let fd = acquiredNotifyFD else { return }
         var p = pollfd(fd: fd, events: 0, revents: 0)  // POLLHUP and POLLERR are always reported
@@ -898,6 +965,8 @@ public actor BlueZSimulator {
     private func releaseAcquiredNotify() {
         guard let fd = acquiredNotifyFD else { return }
         acquiredNotifyFD = nil
+        acquiredNotifyWatch?.cancel()
+        acquiredNotifyWatch = nil
         close(fd)
         // gatt-client.c `destroy_sock()`: NotifyAcquired=false (Notifying was never set for this session).
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
@@ -927,6 +996,7 @@ public actor BlueZSimulator {
 /// BlueZ error replies, with bluez `src/error.c` / `gatt-client.c` names and texts.
 enum BlueZError {
     static let notReady = DBusError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
+    static let notConnected = DBusError(name: "org.bluez.Error.NotConnected", message: "Not Connected")
     static let busy = DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress")
     static let inProgress = DBusError(name: "org.bluez.Error.InProgress", message: "In Progress")
     static let invalidArgs = DBusError(name: "org.bluez.Error.InvalidArguments", message: "Invalid arguments in method call")

@@ -48,6 +48,10 @@ public struct RunningDaemon: Sendable {
     }
 
     private static func socketFinding(_ path: String, _ error: any Error) -> Finding {
+        if let kind = nonSocketKind(path) {
+            return Finding("socket", "roombridged answers", .failed, "\(path) is not a socket (it is \(kind))",
+                           fix: "give roombridged's socket with --socket (socket.path in the configuration, default /run/roombridge/roombridge.sock)")
+        }
         switch error as? VarlinkClientError {
         case .permissionDenied:
             return Finding("socket", "roombridged answers", .failed, "\(path): permission denied",
@@ -121,4 +125,19 @@ public struct RunningDaemon: Sendable {
 /// Why the daemon did not answer, as the socket finding to report.
 struct SocketFailure: Error {
     let finding: Finding
+}
+
+/// What is at `path` when it exists and is not a socket ("a regular file", …), else nil: connecting
+/// to a file fails like a socket nobody listens on, which would be the wrong advice.
+public func nonSocketKind(_ path: String) -> String? {
+    var st = stat()
+    guard stat(path, &st) == 0 else { return nil }
+    switch st.st_mode & S_IFMT {
+    case S_IFSOCK: return nil
+    case S_IFREG: return "a regular file"
+    case S_IFDIR: return "a directory"
+    case S_IFCHR: return "a character device"
+    case S_IFIFO: return "a FIFO"
+    default: return "something else"
+    }
 }

@@ -107,7 +107,21 @@ enum Render {
         if c.target != old.target, let t = c.target, c.motion != .idle { changes.append("moving to \(t)% open") }
         if c.lastError != old.lastError, let e = c.lastError, c.connection == .connected { changes.append("last error: \(e)") }
         if let n = c.name ?? c.address, n != (old.name ?? old.address) { changes.append("device \(n)") }
+        if let r = c.lastRequest, r != old.lastRequest { changes.append("request: " + request(r)) }
         return changes.isEmpty ? c.summary : changes.joined(separator: "; ")
+    }
+
+    static func request(_ r: CurtainRequest) -> String {
+        switch r.kind {
+        case .search: "search for the curtain"
+        case .open: "open"
+        case .close: "close"
+        case .stop: "stop"
+        case .moveTo: "move to \(r.position.map { "\($0)%" } ?? "?")"
+        case .setSchedule: "set the schedule"
+        case .sync: "read the curtain's state"
+        case .reconnect: "reconnect"
+        }
     }
 
     private static func pad(_ s: String, _ n: Int) -> String {

@@ -122,13 +122,15 @@ extension RoomBridgeCtl {
             abstract: "Change roombridged's log level until it restarts (needs the authorised group).")
         @OptionGroup var options: GlobalOptions
 
+        enum Level: String, ExpressibleByArgument, CaseIterable { case trace, debug, info, notice, warning, error, critical }
+
         @Argument(help: "trace, debug, info, notice, warning, error or critical")
-        var level: String
+        var level: Level
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.State.SetLogLevel", ["level": .string(level)])
-                if !options.json { emit("log level set to \(level)") }
+                _ = try await call(client, "io.roombridge.State.SetLogLevel", ["level": .string(level.rawValue)])
+                if !options.json { emit("log level set to \(level.rawValue)") }
             }
         }
     }
@@ -201,20 +203,6 @@ func connect(_ path: String) async throws -> VarlinkClient {
         default:
             throw CtlError(exit: .protocolError, message: "cannot connect to \(path): \(error)")
         }
-    }
-}
-
-/// What is at `path` when it exists and is not a socket ("a regular file", …), else nil.
-func nonSocketKind(_ path: String) -> String? {
-    var st = stat()
-    guard stat(path, &st) == 0 else { return nil }
-    switch st.st_mode & S_IFMT {
-    case S_IFSOCK: return nil
-    case S_IFREG: return "a regular file"
-    case S_IFDIR: return "a directory"
-    case S_IFCHR: return "a character device"
-    case S_IFIFO: return "a FIFO"
-    default: return "something else"
     }
 }
 

@@ -247,6 +247,19 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    /// gatt-client.c `sock_hup()` → `destroy_sock()`: the session ends as soon as the client closes its end.
+    @Test func closingTheNotifySocketEndsTheSession() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            close(try await rig.acquireNotify())
+            try await eventually("NotifyAcquired=false") {
+                try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                              interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired") == .boolean(false)
+            }
+            #expect(await rig.sim.isConnected)
+        }
+    }
+
     /// `end-notify`: bluetoothd ends the session while the link stays up — the acquired socket is closed
     /// (`destroy_sock()`: NotifyAcquired=false), StartNotify sessions are dropped (Notifying=false).
     @Test func endNotifyEndsTheSessionButNotTheLink() async throws {
@@ -300,6 +313,77 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
             try await rig.sim.handle(.reappear)
             next = await signals.next()
             #expect(next?.changed.keys.sorted() == ["ServiceData"]) // no RSSI: under the 8 dBm threshold
+        }
+    }
+
+    /// With the GATT cache, a StartNotify session survives the disconnect and is registered again as soon as ATT is
+    /// up (gatt-client.c `btd_gatt_client_connected()`), so the controller's answer comes before ServicesResolved.
+    @Test func startNotifySessionsAreReArmedBeforeServicesResolved() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+            try await rig.sim.handle(.dropLink)
+            // The session waits for the next link: asking again meanwhile is "In Progress" (notify_id is 0).
+            await expectBlueZError("org.bluez.Error.InProgress", "In Progress") {
+                try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+            }
+            let log = SignalLog()
+            let signals = try await rig.bus.signals(matching: DBusMatchRule(sender: "org.bluez"))
+            let task = Task {
+                for await m in signals {
+                    guard m.member == "PropertiesChanged", let props = try? m.body[1].stringVariantDictionary() else { continue }
+                    if props["ServicesResolved"] == .boolean(true) { await log.add("resolved") }
+                    if case .bytes(let b)? = props["Value"] { await log.add(String(format: "%02x", b[0])) }
+                }
+            }
+            defer { task.cancel() }
+            try await rig.connectAndResolve()
+            try await eventually("ServicesResolved seen") { await log.entries.contains("resolved") }
+            #expect(await log.entries == ["81", "82", "resolved"]) // STATUS, SCHEDULE, then ServicesResolved
+        }
+    }
+
+    /// A client that leaves the bus loses its sessions: discovery (adapter.c `discovery_disconnect()`) and StartNotify
+    /// (gatt-client.c `notify_client_disconnect()` → `update_notifying()`: Notifying=false when it was the last).
+    @Test func sessionsEndWhenTheirClientLeavesTheBus() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            let other = try await DBusConnection.open(.address(rig.daemon.address))
+            _ = try await other.call(destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1",
+                                     member: "StartDiscovery")
+            _ = try await other.call(destination: "org.bluez", path: statusChar, interface: "org.bluez.GattCharacteristic1",
+                                     member: "StartNotify")
+            let before = await rig.sim.statusLine
+            #expect(before.contains("discovering=true") && before.contains("notifying=true"))
+            await other.close()
+            try await eventually("the sessions of the departed client ended") {
+                let line = await rig.sim.statusLine
+                return line.contains("discovering=false") && line.contains("notifying=false")
+            }
+            #expect(try await rig.bus.getProperty(destination: "org.bluez", path: statusChar,
+                                                  interface: "org.bluez.GattCharacteristic1", name: "Notifying") == .boolean(false))
+        }
+    }
+
+    /// device.c `device_request_disconnect()`: the link goes down only after `DISCONNECT_TIMER`; meanwhile the link
+    /// works but StartNotify answers NotConnected (`characteristic_start_notify()`: `device_is_disconnecting()`).
+    @Test func disconnectWaitsForTheDisconnectTimer() async throws {
+        try await SimRig.with({ $0.disconnectDelay = .milliseconds(500) }) { rig in
+            try await rig.connectAndResolve()
+            let disconnect = Task { try await rig.call(device, "org.bluez.Device1", "Disconnect") }
+            try await eventually("disconnecting") {
+                do {
+                    try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StartNotify")
+                    try await rig.call(statusChar, "org.bluez.GattCharacteristic1", "StopNotify")
+                    return false
+                } catch let e as DBusError {
+                    return e.name == "org.bluez.Error.NotConnected" && e.message == "Not Connected"
+                }
+            }
+            #expect(await rig.sim.isConnected)
+            try await rig.write([0x06]) // SYNC: the link still works
+            _ = try await disconnect.value
+            #expect(await !rig.sim.isConnected) // the reply comes with the link down
         }
     }
 

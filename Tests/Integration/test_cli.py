@@ -106,6 +106,11 @@ def test_a_bad_date_is_one_clear_usage_error(args):
     assert "/nonexistent" not in r.stderr, "a usage error must be reported before connecting"
 
 
+def test_an_unknown_log_level_is_a_usage_error():
+    r = ctl("log-level", "loud", socket="/nonexistent/roombridge.sock")
+    assert r.returncode == 64 and "loud" in r.stderr and "/nonexistent" not in r.stderr, r.stderr
+
+
 def test_due_day_means_the_end_of_that_day_in_the_local_zone(daemon):
     call(daemon, "io.roombridge.Inventory.AddUser", id="U-0001", name="Aiko Tanaka")
     call(daemon, "io.roombridge.Inventory.AddDevice", id="D-0001", fields={"groupId": "android-phone", "model": "Pixel 7"})
@@ -155,7 +160,7 @@ def test_doctor_asks_the_running_daemon_for_config_database_and_readers(nfc_daem
 
 
 def test_doctor_reports_the_curtain_connected_through_the_daemon(daemon_factory, sim):  # noqa: F811
-    d = start_daemon(daemon_factory, sim)
+    d = start_daemon(daemon_factory, sim, "start-notify")
     wait_state(d, lambda c: c["connection"] == "connected")
     r = ctl("doctor", "--json", socket=d.socket_path)
     bluetooth = [f for f in findings(r) if f["area"] == "bluetooth"]
@@ -179,6 +184,12 @@ def test_a_file_that_is_not_a_socket_is_named_as_such():
     r = ctl("status", socket="/etc/passwd")
     assert r.returncode == 64, r.stderr
     assert "/etc/passwd is not a socket" in r.stderr and "listening" not in r.stderr
+
+
+def test_doctor_names_a_file_that_is_not_a_socket(tmpdir_path):
+    r = ctl("doctor", "--json", "--config", str(tmpdir_path / "absent.toml"), socket="/etc/passwd", timeout=60)
+    socket_finding = next(f for f in findings(r) if f["area"] == "socket")
+    assert socket_finding["status"] == "failed" and "/etc/passwd is not a socket" in socket_finding["detail"]
 
 
 def test_the_not_running_hint_is_given_once(tmpdir_path):
@@ -219,7 +230,7 @@ def test_tag_write_for_an_unknown_device_fails_at_once(nfc_daemon):
 
 
 def test_watch_says_what_changed_when_the_schedule_changes(daemon_factory, sim):  # noqa: F811
-    d = start_daemon(daemon_factory, sim)
+    d = start_daemon(daemon_factory, sim, "start-notify")
     wait_state(d, lambda c: c["connection"] == "connected" and c.get("position") is not None)
     proc = subprocess.Popen([binary("roombridgectl"), "watch", "--state", "--socket", d.socket_path],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

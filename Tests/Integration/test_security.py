@@ -526,7 +526,7 @@ def test_kill_9_during_a_four_client_lend_storm_loses_nothing_and_never_lends_tw
                     if "error" not in r:
                         acked.append(("return", dev, r["parameters"]["rental"]["id"]))
                     i += 1
-            except (EOFError, OSError, ValueError):
+            except (EOFError, OSError, ValueError, TimeoutError):
                 pass
 
         threads = [threading.Thread(target=storm, args=(n,)) for n in range(4)]
