@@ -1,14 +1,24 @@
 import CLibNFC
 import Logging
+import Synchronization
 
 /// All NFC readers of the daemon: one `NFCReaderLoop` (thread) per reader, events merged
 /// into one stream.
 public final class NFCReaderService: Sendable {
+    private struct Running {
+        var loops: [NFCReaderLoop]
+        var started = false
+        var stopped = false
+    }
+
     /// Merged events of all readers (finished after `stop()`).
     public let events: AsyncStream<ReaderEvent>
-    /// The loops, one per configured reader.
-    public let loops: [NFCReaderLoop]
     private let continuation: AsyncStream<ReaderEvent>.Continuation
+    private let running: Mutex<Running>
+    private let logger: Logger
+
+    /// The loops, one per configured reader.
+    public var loops: [NFCReaderLoop] { running.withLock { $0.loops } }
 
     /// - Parameter readers: one configuration per reader; empty means one reader chosen by
     ///   libnfc (its configuration file, `LIBNFC_DEVICE`, or scan).
@@ -16,21 +26,53 @@ public final class NFCReaderService: Sendable {
         let (stream, cont) = AsyncStream<ReaderEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         events = stream
         continuation = cont
-        let configs = readers.isEmpty ? [ReaderConfiguration()] : readers
-        loops = configs.map { NFCReaderLoop(configuration: $0, logger: logger, sink: { cont.yield($0) }) }
+        self.logger = logger
+        running = Mutex(Running(loops: Self.configurations(readers).map {
+            NFCReaderLoop(configuration: $0, logger: logger, sink: { cont.yield($0) })
+        }))
+    }
+
+    private static func configurations(_ readers: [ReaderConfiguration]) -> [ReaderConfiguration] {
+        readers.isEmpty ? [ReaderConfiguration()] : readers
     }
 
     /// Starts every reader thread.
     public func start() {
-        for l in loops { l.start() }
+        for l in running.withLock({ $0.started = true; return $0.loops }) { l.start() }
     }
 
     /// Stops every reader (each within about 1 s) and finishes `events`.
     public func stop() async {
+        let loops = running.withLock { $0.stopped = true; return $0.loops }
         await withTaskGroup(of: Void.self) { g in
             for l in loops { g.addTask { await l.stop() } }
         }
         continuation.finish()
+    }
+
+    /// Changes the set of readers while running (a configuration reload): readers no longer in
+    /// `readers` are stopped and released, new ones are opened; readers in both keep running
+    /// untouched. Readers are told apart by ID (connstring). Returns the IDs stopped and started.
+    public func reconfigure(_ readers: [ReaderConfiguration]) async -> (started: [String], stopped: [String]) {
+        let wanted = Self.configurations(readers)
+        let (removed, added, start): ([NFCReaderLoop], [NFCReaderLoop], Bool) = running.withLock { r in
+            guard !r.stopped else { return ([], [], false) }
+            let ids = Set(wanted.map(\.readerID))
+            let removed = r.loops.filter { !ids.contains($0.configuration.readerID) }
+            let kept = r.loops.filter { ids.contains($0.configuration.readerID) }
+            let keptIDs = Set(kept.map(\.configuration.readerID))
+            let cont = continuation
+            let added = wanted.filter { !keptIDs.contains($0.readerID) }.map {
+                NFCReaderLoop(configuration: $0, logger: logger, sink: { cont.yield($0) })
+            }
+            r.loops = kept + added
+            return (removed, added, r.started)
+        }
+        await withTaskGroup(of: Void.self) { g in
+            for l in removed { g.addTask { await l.stop() } }
+        }
+        if start { for l in added { l.start() } }
+        return (added.map(\.configuration.readerID), removed.map(\.configuration.readerID))
     }
 
     /// The loop for a reader ID (its connstring or `default`); the only loop when nil.

@@ -254,7 +254,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Keys a running roombridged applies when it reloads its configuration (SIGHUP); a change
     /// to any other key takes effect at the next restart.
     public static func isReloadable(_ key: String) -> Bool {
-        key == "log.level" || key.hasPrefix("lending.")
+        key == "log.level" || key.hasPrefix("lending.") || key == "nfc.readers"
     }
 
     mutating func set(_ key: ConfigKey, _ value: ConfigValue, origin: String) throws(ConfigError) {

@@ -196,11 +196,12 @@ public enum Daemon {
                          logger: Logger(label: "roombridged.database")),
             VarlinkSocketService(server: server, state: state, logger: logger),
         ]
-        if let nfc {
-            services.append(NFCBridge(readers: nfc.readers, service: nfc.service, state: state,
-                                      handler: TapRouter(registrar: nfc.registrar, lending: LendingTapHandler(lending: lending)),
-                                      logger: logger))
+        let bridge = nfc.map { nfc in
+            NFCBridge(readers: nfc.readers, service: nfc.service, state: state,
+                      handler: TapRouter(registrar: nfc.registrar, lending: LendingTapHandler(lending: lending)),
+                      logger: logger)
         }
+        if let bridge { services.append(bridge) }
         if let curtain {
             let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
             var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
@@ -214,10 +215,13 @@ public enum Daemon {
         }
         services.append(ReloadService(
             signals: hangups, commandLine: commandLine, current: config, logger: Logger(label: "roombridged.reload"),
-            apply: { new in
+            // The reader list can change only while NFC runs (nfc.enabled itself needs a restart).
+            reloadable: { [nfcRuns = bridge != nil] key in DaemonConfig.isReloadable(key) && (key != "nfc.readers" || nfcRuns) },
+            apply: { [bridge] new, changed in
                 if let level = Logger.Level(configName: new.string("log.level")) { levels.level = level }
                 let settings = lendingSettings(new)
                 await lending.reconfigure(policy: settings.policy, location: settings.location)
+                if changed.contains("nfc.readers") { await bridge?.reconfigure(ReaderEntry.all(in: new)) }
             }))
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),

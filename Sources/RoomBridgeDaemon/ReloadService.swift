@@ -7,15 +7,28 @@ import UnixSignals
 ///
 /// The file is read again with the same command line (flags still win). A file with an error
 /// changes nothing: the daemon keeps running with its current settings and says why. Keys that
-/// can change safely at run time (`DaemonConfig.isReloadable`: the log level and the lending
-/// settings) are applied; every other changed key is named as taking effect at the next restart.
+/// can change safely at run time (`reloadable`, by default `DaemonConfig.isReloadable`: the log
+/// level, the lending settings and the reader list) are applied; every other changed key is named as taking effect at the next restart.
 /// Connections, Watch streams and the readers are not touched.
 struct ReloadService: Service {
     let signals: UnixSignalsSequence
     let commandLine: DaemonCommandLine
     let current: DaemonConfig
     let logger: Logger
-    let apply: @Sendable (DaemonConfig) async -> Void
+    let reloadable: @Sendable (String) -> Bool
+    /// Applies the reloadable settings of a configuration; gets the reloadable keys that changed.
+    let apply: @Sendable (DaemonConfig, Set<String>) async -> Void
+
+    init(signals: UnixSignalsSequence, commandLine: DaemonCommandLine, current: DaemonConfig, logger: Logger,
+         reloadable: @escaping @Sendable (String) -> Bool = DaemonConfig.isReloadable,
+         apply: @escaping @Sendable (DaemonConfig, Set<String>) async -> Void) {
+        self.signals = signals
+        self.commandLine = commandLine
+        self.current = current
+        self.logger = logger
+        self.reloadable = reloadable
+        self.apply = apply
+    }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -36,9 +49,9 @@ struct ReloadService: Service {
             return current
         }
         let changed = new.changedKeys(since: current)
-        let applied = changed.filter(DaemonConfig.isReloadable)
-        let restart = changed.filter { !DaemonConfig.isReloadable($0) }
-        await apply(new)
+        let applied = changed.filter(reloadable)
+        let restart = changed.filter { !reloadable($0) }
+        await apply(new, Set(applied))
         if changed.isEmpty {
             logger.notice("SIGHUP: configuration reloaded; nothing changed")
         } else {
