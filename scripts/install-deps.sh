@@ -8,8 +8,9 @@ set -euo pipefail
 APT_PACKAGES=(
   pkg-config libnfc-dev libnfc-bin libusb-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev sqlite3
   dbus bluez systemd util-linux python3 python3-pip libglib2.0-bin xxd python3-dbus python3-gi
+  chromium chromium-driver fonts-noto-cjk
 )
-PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3)
+PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3 selenium==4.51.0)
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
