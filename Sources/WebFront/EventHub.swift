@@ -27,7 +27,10 @@ public actor EventHub {
     private let logger: Logger
     private var ring: [(DaemonEvent, OutcomeFacts)] = []
     private var state: DaemonState?
-    private var online = false
+    /// Whether the Watch is open; `starting` until the first attempt has succeeded or failed,
+    /// so that a browser arriving at start-up waits for the state instead of seeing "offline".
+    private enum Link { case starting, online, offline }
+    private var linkState = Link.starting
     private var subscribers: [Int: AsyncStream<HubMessage>.Continuation] = [:]
     private var nextSubscriber = 0
 
@@ -53,16 +56,14 @@ public actor EventHub {
 
     /// What a subscriber that has seen everything up to `lastEventID` needs first.
     func catchUp(after lastEventID: Int?) -> [HubMessage] {
-        guard online, let state else { return [.offline] }
+        guard linkState != .starting else { return [] }
+        guard linkState == .online, let state else { return [.offline] }
         guard let last = lastEventID else { return [.snapshot(state)] }
         let latest = ring.last?.0.seq ?? state.seq
         if last == latest { return [] }
         guard last < latest, let first = ring.first?.0.seq, first <= last + 1 else { return [.snapshot(state)] }
         return ring.filter { $0.0.seq > last }.map { .event($0.0, $0.1) }
     }
-
-    /// The current state, if the daemon is reachable.
-    public func current() -> DaemonState? { online ? state : nil }
 
     private func publish(_ message: HubMessage) {
         for continuation in subscribers.values { continuation.yield(message) }
@@ -71,7 +72,7 @@ public actor EventHub {
     private func began(_ snapshot: DaemonState) {
         ring.removeAll()
         state = snapshot
-        online = true
+        linkState = .online
         publish(.snapshot(snapshot))
     }
 
@@ -88,8 +89,8 @@ public actor EventHub {
     }
 
     private func lost() {
-        guard online else { return }
-        online = false
+        guard linkState != .offline else { return }
+        linkState = .offline
         publish(.offline)
     }
 

@@ -52,18 +52,26 @@ enum HTML {
     }
 
     /// The page around `body`: the language, the navigation and the stylesheet.
-    static func page(_ l: Localizer, title: String, active: String, body: String) -> String {
+    static func page(_ l: Localizer, title: String, active: String, viewer: Viewer, body: String) -> String {
         let nav = ["devices", "rentals", "history", "users", "kiosk"].map { item in
             let current = item == active ? " aria-current=\"page\"" : ""
             return "<a href=\"/\(item)\"\(current)>\(escape(l.t("nav.\(item)")))</a>"
         }.joined(separator: " ")
+        let account: String
+        if let user = viewer.user {
+            account = "<form method=\"post\" action=\"/logout\" class=\"account\"><span id=\"signed-in\">"
+                + escape(l.t("admin.signedIn", ["user": user])) + "</span> " + viewer.csrfField
+                + "<button type=\"submit\" id=\"sign-out\">\(escape(l.t("admin.signOut")))</button></form>"
+        } else {
+            account = "<a class=\"account\" href=\"/login\" id=\"sign-in-link\">\(escape(l.t("admin.signIn")))</a>"
+        }
         return """
             <!doctype html>
             <html lang="\(l.language.rawValue)"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(escape(title)) — \(escape(l.t("app.name")))</title>
             <link rel="stylesheet" href="/static/site.css"></head>
-            <body><header><strong>\(escape(l.t("app.name")))</strong> <nav>\(nav)</nav></header>
+            <body><header><strong>\(escape(l.t("app.name")))</strong> <nav>\(nav)</nav> \(account)</header>
             <main><h1>\(escape(title))</h1>
             \(body)
             </main></body></html>

@@ -20,7 +20,7 @@ struct Pages: Sendable {
         var cursor: String?
     }
 
-    func devices(_ q: Query, _ l: Localizer) async throws -> String {
+    func devices(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
         let query = DeviceQuery(groupId: q["group"], status: q["status"], isLent: q.bool("lent"),
                                 isNfcRegistered: q.bool("nfc"), text: q["text"], limit: Self.pageSize, cursor: q["cursor"])
         async let groups = link.call("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self)
@@ -48,9 +48,10 @@ struct Pages: Sendable {
             ], attributes: d.rental?.overdue == true ? " class=\"overdue\"" : "")
         }
         let headers = ["device.id", "devices.group", "device.model", "device.serial", "devices.status", "devices.lent", "devices.nfc"].map { l.t($0) }
-        let body = form + (rows.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("devices.empty")))</p>" : HTML.table(headers, rows, id: "devices"))
+        let add = viewer.user == nil ? "" : "<p><a id=\"add-device\" href=\"/devices/new\">\(HTML.escape(l.t("device.add")))</a></p>"
+        let body = add + form + (rows.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("devices.empty")))</p>" : HTML.table(headers, rows, id: "devices"))
             + nextLink(list.nextCursor, q, path: "/devices", l)
-        return HTML.page(l, title: l.t("devices.title"), active: "devices", body: body)
+        return HTML.page(l, title: l.t("devices.title"), active: "devices", viewer: viewer, body: body)
     }
 
     struct HistoryQuery: Encodable, Sendable {
@@ -62,7 +63,7 @@ struct Pages: Sendable {
         var cursor: String?
     }
 
-    func device(_ id: String, _ l: Localizer) async throws -> String {
+    func device(_ id: String, _ l: Localizer, viewer: Viewer) async throws -> String {
         let detail = try await link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
         async let log = link.call("io.roombridge.Inventory.DeviceLog", DeviceLogQuery(id: id, limit: Self.pageSize), returning: LogList.self)
         let history = try await link.call("io.roombridge.Lending.History", HistoryQuery(deviceId: id, limit: Self.pageSize), returning: RentalList.self)
@@ -72,7 +73,8 @@ struct Pages: Sendable {
             ("devices.status", l.t("status.\(d.status)")), ("device.connector", d.connectorType),
             ("device.registered", l.dateTime(d.registeredAt)), ("device.note", d.note ?? l.t("common.none")),
         ]
-        var body = "<dl class=\"facts\">" + facts.map { "<dt>\(HTML.escape(l.t($0.0)))</dt><dd>\(HTML.escape($0.1))</dd>" }.joined() + "</dl>"
+        var body = viewer.user == nil ? "" : "<p><a id=\"edit-device\" href=\"/devices/\(HTML.urlComponent(d.id))/edit\">\(HTML.escape(l.t("device.edit")))</a></p>"
+        body += "<dl class=\"facts\">" + facts.map { "<dt>\(HTML.escape(l.t($0.0)))</dt><dd>\(HTML.escape($0.1))</dd>" }.joined() + "</dl>"
         body += "<h2>\(HTML.escape(l.t("device.activeRental")))</h2>"
         if let r = d.rental {
             var text = l.t("device.lentTo", ["user": "\(r.userName) (\(r.userId))", "since": l.dateTime(r.rentedAt)])
@@ -95,7 +97,7 @@ struct Pages: Sendable {
         body += detail.tags.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("device.noTags")))</p>" : HTML.table(
             ["tag.uid", "tag.boundAt"].map { l.t($0) },
             detail.tags.map { (cells: ["<code>\(HTML.escape($0.uid))</code>", HTML.escape(l.dateTime($0.boundAt))], attributes: "") }, id: "tags")
-        return HTML.page(l, title: l.t("device.title", ["id": d.id]), active: "devices", body: body)
+        return HTML.page(l, title: l.t("device.title", ["id": d.id]), active: "devices", viewer: viewer, body: body)
     }
 
     /// A change log field's name in the reader's language (unknown fields as logged).
@@ -120,7 +122,7 @@ struct Pages: Sendable {
 
     struct PageQuery: Encodable, Sendable { var limit: Int }
 
-    func rentals(_ l: Localizer) async throws -> String {
+    func rentals(_ l: Localizer, viewer: Viewer) async throws -> String {
         async let overdue = link.call("io.roombridge.Lending.ListOverdue", PageQuery(limit: Self.pageSize), returning: RentalList.self)
         let active = try await link.call("io.roombridge.Lending.ListActive", PageQuery(limit: 1000), returning: RentalList.self)
         var body = "<h2>\(HTML.escape(l.t("rentals.overdue")))</h2>"
@@ -128,7 +130,7 @@ struct Pages: Sendable {
         body += late.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.noOverdue")))</p>" : rentalTable(late, l, id: "overdue")
         body += "<h2>\(HTML.escape(l.t("rentals.active")))</h2>"
         body += active.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.empty")))</p>" : rentalTable(active.rentals, l, id: "active")
-        return HTML.page(l, title: l.t("rentals.title"), active: "rentals", body: body)
+        return HTML.page(l, title: l.t("rentals.title"), active: "rentals", viewer: viewer, body: body)
     }
 
     /// The history query from the page's form: days in the kiosk's time zone.
@@ -142,7 +144,7 @@ struct Pages: Sendable {
                             limit: Self.pageSize, cursor: q["cursor"])
     }
 
-    func history(_ q: Query, _ l: Localizer) async throws -> String {
+    func history(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
         let query = try historyQuery(q, l)
         let list = try await link.call("io.roombridge.Lending.History", query, returning: RentalList.self)
         let field = { (name: String, key: String, type: String) in
@@ -156,7 +158,7 @@ struct Pages: Sendable {
             + " <a id=\"csv\" href=\"/history.csv?\(HTML.escape(csvQuery))\">\(HTML.escape(l.t("history.csv")))</a></form>"
         body += list.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("history.empty")))</p>" : rentalTable(list.rentals, l, id: "history")
         body += nextLink(list.nextCursor, q, path: "/history", l)
-        return HTML.page(l, title: l.t("history.title"), active: "history", body: body)
+        return HTML.page(l, title: l.t("history.title"), active: "history", viewer: viewer, body: body)
     }
 
     struct ExportQuery: Encodable, Sendable {
@@ -189,7 +191,7 @@ struct Pages: Sendable {
 
     struct UserQuery: Encodable, Sendable { var nameContains: String?; var limit: Int; var cursor: String? }
 
-    func users(_ q: Query, _ l: Localizer) async throws -> String {
+    func users(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
         let list = try await link.call("io.roombridge.Inventory.ListUsers",
                                        UserQuery(nameContains: q["name"], limit: Self.pageSize, cursor: q["cursor"]), returning: UserList.self)
         var body = "<form method=\"get\" action=\"/users\" class=\"filters\"><label>\(HTML.escape(l.t("users.search"))) "
@@ -200,7 +202,7 @@ struct Pages: Sendable {
             list.users.map { (cells: [HTML.escape($0.id), HTML.escape($0.name), HTML.escape(l.dateTime($0.registeredAt))], attributes: "") },
             id: "users")
         body += nextLink(list.nextCursor, q, path: "/users", l)
-        return HTML.page(l, title: l.t("users.title"), active: "users", body: body)
+        return HTML.page(l, title: l.t("users.title"), active: "users", viewer: viewer, body: body)
     }
 
     // MARK: Shared parts
@@ -240,6 +242,11 @@ struct Query: Sendable {
             guard let key = parts.first else { return nil }
             return (decode(key), parts.count > 1 ? decode(parts[1]) : "")
         }
+    }
+
+    /// The value as sent, empty or not; nil only when the field is absent.
+    func raw(_ key: String) -> String? {
+        items.last(where: { $0.0 == key })?.1
     }
 
     subscript(key: String) -> String? {

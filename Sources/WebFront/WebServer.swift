@@ -12,14 +12,20 @@ public struct WebOptions: Sendable {
     public var socketPath: String
     public var timeZone: TimeZone
     public var idleSeconds: Int
+    /// Admin accounts; nil: nobody can sign in.
+    public var accounts: Accounts?
+    /// Mark cookies `Secure` (pages reached over HTTPS through a proxy).
+    public var secureCookies: Bool
 
     public init(host: String = "127.0.0.1", port: Int = 8080, socketPath: String = "/run/roombridge/roombridge.sock",
-                timeZone: TimeZone = .current, idleSeconds: Int = 6) {
+                timeZone: TimeZone = .current, idleSeconds: Int = 6, accounts: Accounts? = nil, secureCookies: Bool = false) {
         self.host = host
         self.port = port
         self.socketPath = socketPath
         self.timeZone = timeZone
         self.idleSeconds = idleSeconds
+        self.accounts = accounts
+        self.secureCookies = secureCookies
     }
 }
 
@@ -44,6 +50,8 @@ public enum WebServer {
     static func router(_ options: WebOptions, link: DaemonLink, hub: EventHub) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         let pages = Pages(link: link)
+        let admin = AdminRoutes(accounts: options.accounts, sessions: Sessions(), admin: AdminPages(link: link),
+                                secureCookies: options.secureCookies)
         @Sendable func localizer(_ request: Request) -> Localizer {
             let query = Query(request.uri.query)
             let language = query["lang"].flatMap(Language.init(rawValue:))
@@ -75,18 +83,23 @@ public enum WebServer {
             })
         }
 
+        admin.add(to: router, localizer: localizer)
         router.get("/devices") { request, _ in
-            await page(localizer(request), request) { try await pages.devices(Query(request.uri.query), $0) }
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.devices(Query(request.uri.query), $0, viewer: v) }
         }
         router.get("/devices/:id") { request, context in
             let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
-            return await page(localizer(request), request) { try await pages.device(id, $0) }
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.device(id, $0, viewer: v) }
         }
         router.get("/rentals") { request, _ in
-            await page(localizer(request), request) { try await pages.rentals($0) }
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.rentals($0, viewer: v) }
         }
         router.get("/history") { request, _ in
-            await page(localizer(request), request) { try await pages.history(Query(request.uri.query), $0) }
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.history(Query(request.uri.query), $0, viewer: v) }
         }
         router.get("/history.csv") { request, _ -> Response in
             let l = localizer(request)
@@ -101,14 +114,16 @@ public enum WebServer {
             }
         }
         router.get("/users") { request, _ in
-            await page(localizer(request), request) { try await pages.users(Query(request.uri.query), $0) }
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.users(Query(request.uri.query), $0, viewer: v) }
         }
         return router
     }
 
-    static func page(_ l: Localizer, _ request: Request, _ render: (Localizer) async throws -> String) async -> Response {
+    static func page(_ l: Localizer, _ request: Request, status: HTTPResponse.Status = .ok,
+                     _ render: (Localizer) async throws -> String) async -> Response {
         do {
-            return html(.ok, try await render(l))
+            return html(status, try await render(l))
         } catch {
             return errorPage(error, l, path: request.uri.path)
         }
@@ -135,7 +150,7 @@ public enum WebServer {
             status = .internalServerError
             text = "\(error)"
         }
-        return html(status, HTML.page(l, title: l.t("error.title"), active: "",
+        return html(status, HTML.page(l, title: l.t("error.title"), active: "", viewer: .anonymous,
                                       body: "<p class=\"error\" id=\"error\">\(HTML.escape(text))</p>"))
     }
 

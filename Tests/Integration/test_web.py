@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -411,3 +412,154 @@ def test_web_unit_verifies_and_is_hardened(tmpdir_path):
     m = re.search(r"Overall exposure level for roombridge-web.service: ([0-9.]+)", out.stdout)
     assert m, out.stdout + out.stderr
     assert float(m.group(1)) <= EXPOSURE_TARGET, f"exposure {m.group(1)} > {EXPOSURE_TARGET}\n{out.stdout}"
+
+
+# --- Admin ------------------------------------------------------------------------------------------
+
+PASSWORD = "correct horse battery staple"
+
+
+def accounts_file(tmp):
+    """An accounts file with the admin `root-admin`, written by roombridge-web hash-password."""
+    out = subprocess.run([binary("roombridge-web"), "hash-password", "root-admin"], input=PASSWORD + "\n",
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.strip()
+    assert re.fullmatch(r"root-admin:scrypt:14:8:1:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+", line), line
+    assert PASSWORD not in line
+    path = tmp / "web-accounts"
+    path.write_text("# admins of roombridge-web\n" + line + "\n")
+    return path
+
+
+class Client:
+    """urllib with cookies and without following redirects."""
+
+    def __init__(self, web):
+        import http.cookiejar
+        self.web = web
+        self.jar = http.cookiejar.CookieJar()
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect)
+
+    def request(self, method, path, form=None):
+        data = urllib.parse.urlencode(form).encode() if form is not None else None
+        req = urllib.request.Request(self.web.base + path, data=data, method=method)
+        try:
+            with self.opener.open(req, timeout=30) as r:
+                return r.status, r.headers, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
+
+    def token(self, page):
+        return re.search(r'name="csrf" value="([^"]*)"', page).group(1)
+
+    def sign_in(self, password=PASSWORD, name="root-admin"):
+        _, _, page = self.request("GET", "/login")
+        return self.request("POST", "/login", {"csrf": self.token(page), "name": name, "password": password, "next": "/devices"})
+
+
+def test_admin_signs_in_adds_and_edits_a_device_and_sees_the_change_log(daemon, web_factory, tmpdir_path):
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    status, headers, _ = c.request("GET", "/devices/new")
+    assert status == 303 and headers["Location"].startswith("/login")
+
+    status, headers, _ = c.sign_in()
+    assert status == 303 and headers["Location"] == "/devices", status
+    cookie = [h for h in headers.get_all("Set-Cookie") if h.startswith("rb_session=")][0]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+
+    _, _, page = c.request("GET", "/devices/new")
+    status, headers, _ = c.request("POST", "/devices/new", {
+        "csrf": c.token(page), "id": "D-0100", "groupId": "iphone", "model": "iPhone 15", "serialNumber": "F2LX", "osVersion": "17.1"})
+    assert status == 303 and headers["Location"] == "/devices/D-0100", status
+    shown = ctl_json(daemon, "devices", "show", "D-0100")[0]["device"]
+    assert shown["model"] == "iPhone 15" and shown["osVersion"] == "17.1"
+
+    _, _, page = c.request("GET", "/devices/D-0100/edit")
+    assert 'value="iPhone 15"' in page
+    status, _, _ = c.request("POST", "/devices/D-0100/edit", {
+        "csrf": c.token(page), "groupId": "iphone", "model": "iPhone 15", "serialNumber": "F2LX", "osVersion": "17.2",
+        "connectorType": "USB-C", "status": "broken", "note": "cracked"})
+    assert status == 303
+    detail = text_of(c.request("GET", "/devices/D-0100")[2])
+    assert re.search(r"changed\s+OS version\s+17\.1 → 17\.2", detail), detail
+    assert re.search(r"changed\s+Status\s+Normal → Broken", detail), detail
+    assert "Signed in as root-admin" in detail
+
+    # An error from the daemon is shown on the form, and nothing changes.
+    _, _, page = c.request("GET", "/devices/new")
+    status, _, page = c.request("POST", "/devices/new", {"csrf": c.token(page), "id": "D-0100", "groupId": "iphone", "model": "X"})
+    assert status == 400 and "already exists" in text_of(page)
+
+
+def test_changes_need_a_csrf_token_and_a_signed_in_admin(daemon, web_factory, tmpdir_path):
+    seed(daemon)
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    form = {"groupId": "iphone", "model": "Hacked", "status": "normal"}
+
+    # Logged out: refused, with or without a token.
+    anonymous = Client(web)
+    assert anonymous.request("POST", "/devices/D-0001/edit", {**form, "csrf": "x"})[0] == 401
+    assert anonymous.request("POST", "/devices/new", {**form, "id": "D-0666"})[0] == 401
+
+    c = Client(web)
+    assert c.sign_in()[0] == 303
+    # Signed in, but no token or a wrong one: refused.
+    status, _, page = c.request("POST", "/devices/D-0001/edit", form)
+    assert status == 403 and "reload the page" in text_of(page)
+    assert c.request("POST", "/devices/D-0001/edit", {**form, "csrf": "forged"})[0] == 403
+    # The sign-in form needs its own token too.
+    assert Client(web).request("POST", "/login", {"name": "root-admin", "password": PASSWORD})[0] == 403
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["model"] == "Pixel 7"
+    assert "D-0666" not in ctl(daemon, "devices", "list").stdout
+
+
+def test_failed_sign_ins_are_rate_limited(daemon, web_factory, tmpdir_path):
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    for _ in range(5):
+        status, _, page = c.sign_in(password="wrong")
+        assert status == 401 and "Wrong name or password." in text_of(page)
+    # Even the right password is refused now, until the window has passed.
+    status, _, page = c.sign_in()
+    assert status == 429 and "Too many failed sign-ins" in text_of(page)
+    # Another account name is not locked out by these failures.
+    assert c.sign_in(name="someone-else", password="x")[0] == 401
+
+
+def test_admin_in_a_browser_adds_and_edits_a_device(daemon, web_factory, browser_factory, tmpdir_path):
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    driver = browser_factory("en")
+    driver.get(web.base + "/devices/new")
+    assert "/login" in driver.current_url  # not signed in: sent to sign in first
+    driver.find_element("id", "name").send_keys("root-admin")
+    driver.find_element("id", "password").send_keys(PASSWORD)
+    driver.find_element("id", "sign-in").click()
+    eventually(lambda: driver.find_elements("id", "signed-in"), what="signed in")
+
+    driver.get(web.base + "/devices/new")
+    driver.find_element("id", "id").send_keys("D-0200")
+    driver.find_element("id", "model").send_keys("Galaxy S24")
+    driver.find_element("id", "osVersion").send_keys("14")
+    driver.find_element("id", "save").click()
+    eventually(lambda: driver.current_url.endswith("/devices/D-0200"), what="the new device's page")
+
+    driver.find_element("id", "edit-device").click()
+    os_field = driver.find_element("id", "osVersion")
+    os_field.clear()
+    os_field.send_keys("15")
+    driver.find_element("id", "save").click()
+    eventually(lambda: driver.current_url.endswith("/devices/D-0200"), what="back on the device's page")
+    log = driver.find_element("id", "log").text
+    assert re.search(r"changed OS version 14 → 15", log), log
+    driver.save_screenshot(str(artefact_dir() / "device-detail-en.png"))
+
+    ja = browser_factory("ja")
+    ja.get(web.base + "/devices/D-0200")
+    assert re.search(r"変更 OS バージョン 14 → 15", ja.find_element("id", "log").text)
+    ja.save_screenshot(str(artefact_dir() / "device-detail-ja.png"))

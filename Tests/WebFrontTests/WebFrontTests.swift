@@ -105,3 +105,41 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(HTML.urlComponent("D 1/é") == "D%201%2F%C3%A9")
     }
 }
+
+@Suite struct AccountTests {
+    @Test func aHashedLineVerifiesOnlyItsOwnPassword() async throws {
+        let line = try #require(await PasswordHash.line(name: "alice", password: "correct horse"))
+        let accounts = try Accounts(text: "# admins\n\n" + line + "\n")
+        #expect(await accounts.verify(name: "alice", password: "correct horse"))
+        #expect(await !accounts.verify(name: "alice", password: "correct horsE"))
+        #expect(await !accounts.verify(name: "bob", password: "correct horse"))
+        // A fresh salt each time: the same password never gives the same line.
+        #expect(await PasswordHash.line(name: "alice", password: "correct horse") != line)
+    }
+
+    @Test func aMalformedLineIsRefusedWithItsNumber() {
+        #expect(throws: Accounts.ParseError.badLine(2)) { try Accounts(text: "# ok\nalice:plain:secret\n") }
+        #expect(throws: Accounts.ParseError.badLine(1)) { try Accounts(text: "alice:scrypt:30:8:1:AAAA:AAAA\n") }
+    }
+
+    @Test func failedSignInsAreLimitedPerName() async {
+        let sessions = Sessions()
+        for _ in 0..<Sessions.maxFailures {
+            #expect(await sessions.mayTry("alice"))
+            await sessions.failed("alice")
+        }
+        #expect(await !sessions.mayTry("alice"))
+        #expect(await sessions.mayTry("bob"))
+    }
+
+    @Test func sessionsAreFoundByTheirTokenOnly() async {
+        let sessions = Sessions()
+        let (id, session) = await sessions.start(user: "alice")
+        #expect(await sessions.session(id)?.user == "alice")
+        #expect(await sessions.session(id)?.csrf == session.csrf)
+        #expect(session.csrf != id && id.count >= 43)
+        #expect(await sessions.session("guess") == nil)
+        await sessions.end(id)
+        #expect(await sessions.session(id) == nil)
+    }
+}
