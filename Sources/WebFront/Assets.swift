@@ -88,12 +88,16 @@ enum Assets {
           const events = new EventSource("/events");
           events.addEventListener("snapshot", function (e) {
             const s = JSON.parse(e.data);
+            document.body.dataset.live = "1";  // live: the daemon's state has arrived
             setCurtain(s.curtain);
             if (s.message) show(s.message, false); else if (box.dataset.kind === "offline") idle();
           });
           events.addEventListener("outcome", function (e) { show(JSON.parse(e.data), true); });
           events.addEventListener("curtain", function (e) { setCurtain(JSON.parse(e.data).text); });
-          events.addEventListener("offline", function (e) { show(JSON.parse(e.data), false); });
+          events.addEventListener("offline", function (e) {
+            document.body.dataset.live = "0";
+            show(JSON.parse(e.data), false);
+          });
           document.addEventListener("click", function () { if (audio) audio.resume(); });
         })();
         """

@@ -18,6 +18,7 @@ import urllib.request
 import pytest
 
 from conftest import binary, eventually
+from test_curtain import connected, sim  # noqa: F401 (fixtures)
 from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
 from test_nfc import device_message, spec
 
@@ -316,8 +317,8 @@ def kiosk_shows(driver, kind, timeout=10):
 
 def open_kiosk(driver, web):
     driver.get(web.base + "/kiosk")
-    # The page is live once the snapshot arrived (its curtain corner is decided then).
-    eventually(lambda: driver.execute_script("return document.readyState") == "complete", what="kiosk loaded")
+    # The page is live once the daemon's state arrived over /events (the curtain corner is decided then).
+    eventually(lambda: driver.find_element("tag name", "body").get_attribute("data-live") == "1", what="the kiosk to be live")
 
 
 def place(pn532, tag):
@@ -563,3 +564,22 @@ def test_admin_in_a_browser_adds_and_edits_a_device(daemon, web_factory, browser
     ja.get(web.base + "/devices/D-0200")
     assert re.search(r"変更 OS バージョン 14 → 15", ja.find_element("id", "log").text)
     ja.save_screenshot(str(artefact_dir() / "device-detail-ja.png"))
+
+
+def test_kiosk_shows_the_curtain_in_a_corner_when_one_is_configured(connected, web_factory, browser_factory):
+    from test_curtain import curtain, ok
+    web = web_factory(connected)
+    driver = browser_factory("en")
+    open_kiosk(driver, web)
+    corner = driver.find_element("id", "curtain")
+    eventually(lambda: corner.is_displayed() and corner.text.startswith("Curtain: "), what="the curtain corner")
+    ok(curtain(connected, "Open"))
+    eventually(lambda: corner.text == "Curtain: opening", what="the corner to say opening")
+    eventually(lambda: corner.text == "Curtain: open", timeout=20, what="the corner to say open")
+
+
+def test_kiosk_has_no_curtain_corner_without_a_curtain(daemon, web_factory, browser_factory):
+    web = web_factory(daemon)
+    driver = browser_factory("en")
+    open_kiosk(driver, web)
+    assert not driver.find_element("id", "curtain").is_displayed()
