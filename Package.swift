@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "pn532-sim", targets: ["pn532-sim"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "roombridge-bench", targets: ["roombridge-bench"]),
+        .executable(name: "roombridge-web", targets: ["roombridge-web"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // MARK: C libraries — one thin module each; nothing outside the adapters imports them.
@@ -98,6 +101,22 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
+        // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
+        .target(name: "WebFront", dependencies: [
+            "Varlink", "VarlinkNIO",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CryptoExtras", package: "swift-crypto"),
+        ], swiftSettings: swiftSettings),
+        .executableTarget(name: "roombridge-web", dependencies: [
+            "WebFront",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
+
         .executableTarget(name: "roombridge-bench", dependencies: [
             "CShims", "Varlink", "NDEF", "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -149,6 +168,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics"], swiftSettings: swiftSettings),
+        .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon"], swiftSettings: swiftSettings),
     ]
 )

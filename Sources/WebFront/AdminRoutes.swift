@@ -1,0 +1,150 @@
+import Foundation
+import Hummingbird
+import Logging
+import Varlink
+import VarlinkNIO
+
+/// Sign-in, sign-out and the device forms. Every POST carries the CSRF token of its session
+/// (or, for the sign-in form, of the `rb_login` cookie) and is refused without it.
+struct AdminRoutes: Sendable {
+    let accounts: Accounts?
+    let sessions: Sessions
+    let admin: AdminPages
+    let secureCookies: Bool
+    let logger = Logger(label: "roombridge-web.admin")
+
+    static let sessionCookie = "rb_session"
+    static let loginCookie = "rb_login"
+
+    func viewer(_ request: Request) async -> Viewer {
+        guard let s = await sessions.session(request.cookies[Self.sessionCookie]?.value) else { return .anonymous }
+        return Viewer(user: s.user, csrf: s.csrf)
+    }
+
+    func cookie(_ name: String, _ value: String, maxAge: Int? = nil) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: secureCookies, httpOnly: true, sameSite: .strict)
+    }
+
+    /// A submitted form (`application/x-www-form-urlencoded`, at most 64 KiB).
+    static func form(_ request: Request, _ context: BasicRequestContext) async throws -> Query {
+        let body = try await request.body.collect(upTo: 64 << 10)
+        return Query(String(buffer: body))
+    }
+
+    func add(to router: Router<BasicRequestContext>, localizer: @escaping @Sendable (Request) -> Localizer) {
+        router.get("/login") { request, _ -> Response in
+            let l = localizer(request)
+            let token = request.cookies[Self.loginCookie]?.value ?? Sessions.token()
+            var response = WebServer.html(.ok, admin.login(l, csrf: token, next: Query(request.uri.query)["next"],
+                                                                 error: accounts == nil ? l.t("admin.none") : nil))
+            response.setCookie(cookie(Self.loginCookie, token))
+            return response
+        }
+        router.post("/login") { request, context -> Response in
+            let l = localizer(request)
+            let form = try await Self.form(request, context)
+            guard let expected = request.cookies[Self.loginCookie]?.value, form["csrf"] == expected else {
+                return refused(.forbidden, l, l.t("admin.csrf"))
+            }
+            let name = form["name"] ?? ""
+            let next = form["next"].flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") ? $0 : nil } ?? "/devices"
+            guard await sessions.mayTry(name) else {
+                return WebServer.html(.tooManyRequests, admin.login(l, csrf: expected, next: next, error: l.t("admin.tooMany")))
+            }
+            guard let accounts, await accounts.verify(name: name, password: form.raw("password") ?? "") else {
+                await sessions.failed(name)
+                logger.notice("failed sign-in as \(name)")
+                return WebServer.html(.unauthorized, admin.login(l, csrf: expected, next: next, error: l.t("admin.failed")))
+            }
+            await sessions.succeeded(name)
+            logger.notice("admin \(name) signed in")
+            let (id, _) = await sessions.start(user: name)
+            var response = Response(status: .seeOther, headers: [.location: next])
+            response.setCookie(cookie(Self.sessionCookie, id))
+            return response
+        }
+        router.post("/logout") { request, context -> Response in
+            let l = localizer(request)
+            let v = await viewer(request)
+            let form = try await Self.form(request, context)
+            guard v.user != nil, form["csrf"] == v.csrf else { return refused(.forbidden, l, l.t("admin.csrf")) }
+            await sessions.end(request.cookies[Self.sessionCookie]?.value)
+            var response = Response(status: .seeOther, headers: [.location: "/devices"])
+            response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
+            return response
+        }
+
+        router.get("/devices/new") { request, _ -> Response in
+            let l = localizer(request)
+            let v = await viewer(request)
+            guard v.user != nil else { return signIn(request) }
+            return await WebServer.page(l, request) { try await admin.deviceForm($0, viewer: v, device: nil, form: nil, error: nil) }
+        }
+        router.post("/devices/new") { request, context -> Response in
+            let l = localizer(request)
+            let form = try await Self.form(request, context)
+            let v = await viewer(request)
+            if let refusal = check(v, form, l) { return refusal }
+            do {
+                let id = try await admin.add(form)
+                logger.notice("admin \(v.user ?? "?") added device \(id)")
+                return Response(status: .seeOther, headers: [.location: "/devices/\(HTML.urlComponent(id))"])
+            } catch let error as VarlinkError {
+                return await WebServer.page(l, request, status: .badRequest) {
+                    try await admin.deviceForm($0, viewer: v, device: nil, form: form, error: Self.message(error, l))
+                }
+            } catch {
+                return WebServer.errorPage(error, l, path: request.uri.path)
+            }
+        }
+        router.get("/devices/:id/edit") { request, context -> Response in
+            let l = localizer(request)
+            let v = await viewer(request)
+            guard v.user != nil else { return signIn(request) }
+            let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
+            return await WebServer.page(l, request) {
+                let device = try await admin.link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
+                return try await admin.deviceForm($0, viewer: v, device: device, form: nil, error: nil)
+            }
+        }
+        router.post("/devices/:id/edit") { request, context -> Response in
+            let l = localizer(request)
+            let form = try await Self.form(request, context)
+            let v = await viewer(request)
+            if let refusal = check(v, form, l) { return refusal }
+            let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
+            do {
+                try await admin.update(id, form)
+                logger.notice("admin \(v.user ?? "?") changed device \(id)")
+                return Response(status: .seeOther, headers: [.location: "/devices/\(HTML.urlComponent(id))"])
+            } catch let error as VarlinkError where !error.name.hasSuffix(".NoSuchDevice") {
+                return await WebServer.page(l, request, status: .badRequest) {
+                    let device = try await admin.link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
+                    return try await admin.deviceForm($0, viewer: v, device: device, form: form, error: Self.message(error, l))
+                }
+            } catch {
+                return WebServer.errorPage(error, l, path: request.uri.path)
+            }
+        }
+    }
+
+    /// Refuses a change by someone not signed in (401) or without the session's token (403).
+    func check(_ v: Viewer, _ form: Query, _ l: Localizer) -> Response? {
+        guard v.user != nil else { return refused(.unauthorized, l, l.t("admin.required")) }
+        guard let token = form["csrf"], token == v.csrf else { return refused(.forbidden, l, l.t("admin.csrf")) }
+        return nil
+    }
+
+    func refused(_ status: HTTPResponse.Status, _ l: Localizer, _ text: String) -> Response {
+        WebServer.html(status, HTML.page(l, title: l.t("error.title"), active: "", viewer: .anonymous,
+                                         body: "<p class=\"error\" id=\"error\">\(HTML.escape(text))</p>"))
+    }
+
+    func signIn(_ request: Request) -> Response {
+        Response(status: .seeOther, headers: [.location: "/login?next=\(HTML.urlComponent(request.uri.path))"])
+    }
+
+    static func message(_ error: VarlinkError, _ l: Localizer) -> String {
+        l.t("error.reply", ["message": error.parameters["message"]?.stringValue ?? error.name])
+    }
+}

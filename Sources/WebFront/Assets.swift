@@ -1,0 +1,104 @@
+/// The stylesheet and the kiosk's script, served from memory (no files to install, no npm).
+enum Assets {
+    static let css = """
+        :root { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fafafa; }
+        header { display: flex; gap: 1.5em; align-items: baseline; padding: .6em 1em; background: #243b53; color: #fff; }
+        header a { color: #d9e2ec; margin-right: 1em; text-decoration: none; }
+        header a[aria-current] { color: #fff; font-weight: bold; border-bottom: 2px solid #fff; }
+        main { padding: 1em 2em; }
+        table { border-collapse: collapse; margin: .5em 0 1.5em; }
+        th, td { border-bottom: 1px solid #ccc; padding: .3em .8em; text-align: left; }
+        tr.overdue, p.overdue { background: #ffe3e3; color: #8a1c1c; font-weight: bold; }
+        .filters { display: flex; flex-wrap: wrap; gap: 1em; align-items: center; margin-bottom: 1em; }
+        dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3em 1.5em; }
+        dt { font-weight: bold; }
+        .empty { color: #666; }
+        body.kiosk { margin: 0; height: 100vh; overflow: hidden; }
+        #outcome { height: 100vh; display: flex; flex-direction: column; justify-content: center; align-items: center;
+                   text-align: center; padding: 0 5vw; box-sizing: border-box; transition: background .3s; }
+        #headline { font-size: 6vw; font-weight: bold; line-height: 1.2; text-wrap: balance; }
+        :lang(ja) #headline { word-break: auto-phrase; }
+        #detail { font-size: 3vw; margin-top: 1em; }
+        .tone-idle { background: #f0f4f8; color: #334e68; }
+        .tone-success { background: #2f9e44; color: #fff; }
+        .tone-refusal { background: #c92a2a; color: #fff; }
+        .tone-info { background: #1971c2; color: #fff; }
+        #curtain { position: fixed; right: 1.5vw; bottom: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
+                   color: #fff; padding: .4em .8em; border-radius: .4em; }
+        """
+
+    static let kioskJS = """
+        "use strict";
+        // The kiosk: shows each lending outcome from /events, beeps, and returns to idle.
+        (function () {
+          const box = document.getElementById("outcome");
+          const headline = document.getElementById("headline");
+          const detail = document.getElementById("detail");
+          const curtain = document.getElementById("curtain");
+          const idleMillis = Number(box.dataset.idleSeconds) * 1000;
+          let timer = null, audio = null;
+
+          function beep(tone) {
+            try {
+              audio = audio || new AudioContext();
+              const notes = tone === "success" ? [[660, 0], [880, 0.12]] : [[220, 0], [180, 0.18]];
+              for (const [freq, at] of notes) {
+                const osc = audio.createOscillator(), gain = audio.createGain();
+                osc.type = tone === "success" ? "sine" : "square";
+                osc.frequency.value = freq;
+                gain.gain.setValueAtTime(0.2, audio.currentTime + at);
+                gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + at + 0.15);
+                osc.connect(gain).connect(audio.destination);
+                osc.start(audio.currentTime + at);
+                osc.stop(audio.currentTime + at + 0.16);
+              }
+            } catch (e) { /* no sound available: the colour still tells */ }
+          }
+
+          function idle() {
+            clearInterval(timer); timer = null;
+            box.className = "tone-idle"; box.dataset.kind = "idle";
+            headline.textContent = box.dataset.idleText; detail.textContent = "";
+          }
+
+          function show(m, sound) {
+            clearInterval(timer); timer = null;
+            box.className = "tone-" + m.tone; box.dataset.kind = m.kind;
+            detail.textContent = m.detail || "";
+            if (m.countdownUntil) {
+              const until = Date.parse(m.countdownUntil);
+              const tick = function () {
+                const left = Math.ceil((until - Date.now()) / 1000);
+                if (left <= 0) { idle(); return; }
+                headline.textContent = m.headline.replace("{seconds}", String(left));
+              };
+              tick();
+              if (box.dataset.kind !== "idle") timer = setInterval(tick, 250);
+            } else {
+              headline.textContent = m.headline;
+              if (m.kind !== "offline") timer = setTimeout(idle, idleMillis);
+            }
+            if (sound && (m.tone === "success" || m.tone === "refusal")) beep(m.tone);
+          }
+
+          function setCurtain(text) {
+            curtain.hidden = !text; curtain.textContent = text || "";
+          }
+
+          const events = new EventSource("/events");
+          events.addEventListener("snapshot", function (e) {
+            const s = JSON.parse(e.data);
+            document.body.dataset.live = "1";  // live: the daemon's state has arrived
+            setCurtain(s.curtain);
+            if (s.message) show(s.message, false); else if (box.dataset.kind === "offline") idle();
+          });
+          events.addEventListener("outcome", function (e) { show(JSON.parse(e.data), true); });
+          events.addEventListener("curtain", function (e) { setCurtain(JSON.parse(e.data).text); });
+          events.addEventListener("offline", function (e) {
+            document.body.dataset.live = "0";
+            show(JSON.parse(e.data), false);
+          });
+          document.addEventListener("click", function () { if (audio) audio.resume(); });
+        })();
+        """
+}

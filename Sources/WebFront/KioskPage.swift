@@ -1,0 +1,72 @@
+import Foundation
+
+/// The kiosk: one large, colour-coded message fed by Server-Sent Events from `/events`.
+enum KioskPage {
+    static func render(_ l: Localizer, idleSeconds: Int) -> String {
+        """
+        <!doctype html>
+        <html lang="\(l.language.rawValue)"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(HTML.escape(l.t("kiosk.title"))) — \(HTML.escape(l.t("app.name")))</title>
+        <link rel="stylesheet" href="/static/site.css"></head>
+        <body class="kiosk">
+        <div id="outcome" class="tone-idle" data-kind="idle" data-idle-seconds="\(idleSeconds)"
+             data-idle-text="\(HTML.escape(l.t("kiosk.idle")))" aria-live="assertive">
+          <div id="headline">\(HTML.escape(l.t("kiosk.idle")))</div>
+          <div id="detail"></div>
+        </div>
+        <div id="curtain" hidden></div>
+        <script src="/static/kiosk.js"></script>
+        </body></html>
+        """
+    }
+
+    /// The JSON a kiosk receives for a snapshot: the curtain corner and, while a badge
+    /// session is armed, its countdown.
+    struct Snapshot: Encodable {
+        var curtain: String?
+        var message: KioskMessage?
+    }
+
+    static func snapshot(_ state: DaemonState, _ l: Localizer) -> Snapshot {
+        var message: KioskMessage?
+        if let armed = state.lending.armed {
+            message = KioskMessage(tone: .info, headline: l.t("kiosk.armed", ["user": armed.userName]),
+                                   detail: nil, countdownUntil: armed.expiresAt, kind: "armed")
+        }
+        return Snapshot(curtain: KioskView.curtain(state.curtain, l), message: message)
+    }
+
+    struct CurtainText: Encodable { var text: String? }
+
+    /// One hub message as Server-Sent Events text for a browser speaking `l`'s language.
+    /// `id:` is the daemon event's `seq`, so a reconnecting browser's `Last-Event-ID` says
+    /// where to resume.
+    static func sse(_ message: HubMessage, _ l: Localizer) -> String {
+        switch message {
+        case .snapshot(let state):
+            return frame(id: state.seq, event: "snapshot", data: json(snapshot(state, l)))
+        case .offline:
+            return frame(id: nil, event: "offline", data: json(KioskView.offline(l)))
+        case .event(let event, let facts):
+            if let outcome = event.lending {
+                return frame(id: event.seq, event: "outcome", data: json(KioskView.message(for: outcome, facts: facts, l)))
+            }
+            if let curtain = event.curtain {
+                return frame(id: event.seq, event: "curtain", data: json(CurtainText(text: KioskView.curtain(curtain, l))))
+            }
+            // Other kinds only move the browser's Last-Event-ID along.
+            return "id: \(event.seq)\n\n"
+        }
+    }
+
+    private static func frame(id: Int?, event: String, data: String) -> String {
+        (id.map { "id: \($0)\n" } ?? "") + "event: \(event)\ndata: \(data)\n\n"
+    }
+
+    private static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+    }
+}

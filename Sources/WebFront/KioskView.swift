@@ -1,0 +1,94 @@
+/// What the kiosk shows for one lending outcome: the pure mapping from the daemon's
+/// `LendingOutcome` (plus the facts looked up for it) to a coloured, localised message.
+public struct KioskMessage: Codable, Sendable, Equatable {
+    /// success (green, rising beep), refusal (red, low beep), info (blue, no sound), idle.
+    public enum Tone: String, Codable, Sendable { case success, refusal, info, idle }
+    public var tone: Tone
+    public var headline: String
+    public var detail: String?
+    /// When set, the page counts down to this time (ISO 8601) in `{seconds}` and returns to
+    /// idle when it passes.
+    public var countdownUntil: String?
+    /// The outcome's kind, for the page and for tests ("lent", "unknownTag", …).
+    public var kind: String
+}
+
+/// Facts about an outcome that the outcome itself does not carry, read from the daemon when
+/// the event arrives: the device's model and due date for a lend, the session's end for a badge.
+public struct OutcomeFacts: Codable, Sendable, Equatable {
+    public var model: String?
+    public var dueAt: String?
+    public var sessionExpiresAt: String?
+
+    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil) {
+        self.model = model
+        self.dueAt = dueAt
+        self.sessionExpiresAt = sessionExpiresAt
+    }
+}
+
+public enum KioskView {
+    /// The message for an outcome.
+    public static func message(for outcome: LendingOutcome, facts: OutcomeFacts, _ l: Localizer) -> KioskMessage {
+        let device = outcome.deviceId ?? "?"
+        let user = outcome.userName ?? outcome.userId ?? "?"
+        func make(_ tone: KioskMessage.Tone, _ headline: String, _ detail: String? = nil, until: String? = nil) -> KioskMessage {
+            KioskMessage(tone: tone, headline: headline, detail: detail, countdownUntil: until, kind: outcome.kind)
+        }
+        switch outcome.kind {
+        case "lent":
+            let args = ["model": facts.model ?? device, "device": device, "user": user]
+            if let due = facts.dueAt {
+                return make(.success, l.t("kiosk.lentDue", args.merging(["due": l.day(due)]) { a, _ in a }))
+            }
+            return make(.success, l.t("kiosk.lent", args))
+        case "returned":
+            return make(.success, l.t("kiosk.returned"), l.t("kiosk.returnedDetail", ["device": device, "user": user]))
+        case "armed":
+            return make(.info, l.t("kiosk.armed", ["user": user]), until: facts.sessionExpiresAt)
+        case "disarmed":
+            return make(.info, l.t("kiosk.disarmed"))
+        case "badgeRequired":
+            return make(.refusal, l.t("kiosk.badgeRequired"), l.t("kiosk.badgeRequiredDetail", ["device": device]))
+        case "refused":
+            switch outcome.reason {
+            case "deviceBroken": return make(.refusal, l.t("kiosk.refused.deviceBroken", ["device": device]))
+            case "deviceDisposed": return make(.refusal, l.t("kiosk.refused.deviceDisposed", ["device": device]))
+            default: return make(.refusal, l.t("kiosk.refused", ["device": device]))
+            }
+        case "unknownTag":
+            return make(.refusal, l.t("kiosk.unknownTag"), outcome.uid)
+        case "unknownDevice":
+            return make(.refusal, l.t("kiosk.unknownDevice"), l.t("kiosk.unknownDeviceDetail", ["device": device]))
+        default:
+            return make(.refusal, l.t("kiosk.failed"))
+        }
+    }
+
+    /// The message while roombridged cannot be reached.
+    public static func offline(_ l: Localizer) -> KioskMessage {
+        KioskMessage(tone: .refusal, headline: l.t("kiosk.offline"), detail: nil, countdownUntil: nil, kind: "offline")
+    }
+
+    /// The curtain's state in words, or nil when no curtain is configured.
+    public static func curtain(_ c: Curtain, _ l: Localizer) -> String? {
+        let state: String
+        switch (c.connection, c.motion) {
+        case ("disabled", _): return nil
+        case ("connected", "opening"): state = l.t("curtain.opening")
+        case ("connected", "closing"): state = l.t("curtain.closing")
+        case ("connected", _):
+            switch c.position {
+            case 100?: state = l.t("curtain.open")
+            case 0?: state = l.t("curtain.closed")
+            case let p?: state = l.t("curtain.position", ["percent": l.number(p)])
+            case nil: state = l.t("common.none")
+            }
+        case ("searching", _): state = l.t("curtain.searching")
+        case ("connecting", _): state = l.t("curtain.connecting")
+        default: state = l.t("curtain.disconnected")
+        }
+        let text = l.t("kiosk.curtain", ["state": state])
+        return c.manual == true && c.motion != "idle" ? text + " — " + l.t("curtain.manual") : text
+    }
+}

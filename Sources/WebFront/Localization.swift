@@ -1,0 +1,108 @@
+import Foundation
+
+/// The languages of the web front end; each has one message catalogue (Messages/*.swift).
+public enum Language: String, Sendable, CaseIterable {
+    case en, ja
+
+    var catalogue: [String: String] {
+        switch self {
+        case .en: return MessagesEN.catalogue
+        case .ja: return MessagesJA.catalogue
+        }
+    }
+
+    var locale: Locale { Locale(identifier: self == .ja ? "ja_JP" : "en_GB") }
+
+    /// The best language for an `Accept-Language` header (RFC 9110 §12.5.4): the highest
+    /// q-value among the languages we have, first listed on a tie; English if none matches.
+    public static func preferred(acceptLanguage header: String?) -> Language {
+        guard let header else { return .en }
+        var best: (Language, Double)?
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = parts.first?.lowercased(), !tag.isEmpty else { continue }
+            var q = 1.0
+            for p in parts.dropFirst() where p.hasPrefix("q=") { q = Double(p.dropFirst(2)) ?? 0 }
+            let primary = tag.split(separator: "-").first.map(String.init) ?? tag
+            guard q > 0, let language = Language(rawValue: primary) else { continue }
+            if best == nil || q > best!.1 { best = (language, q) }
+        }
+        return best?.0 ?? .en
+    }
+}
+
+/// Texts, dates and numbers for one request: its language and the kiosk's time zone.
+public struct Localizer: Sendable {
+    public let language: Language
+    public let timeZone: TimeZone
+
+    public init(language: Language, timeZone: TimeZone) {
+        self.language = language
+        self.timeZone = timeZone
+    }
+
+    /// The catalogue text for `key` with `{name}` placeholders filled in. A key missing from
+    /// the catalogue is a programming error caught by the catalogue test; shown as the key.
+    public func t(_ key: String, _ arguments: [String: String] = [:]) -> String {
+        var text = language.catalogue[key] ?? key
+        for (name, value) in arguments { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
+        return text
+    }
+
+    /// Whether the catalogue has `key`.
+    public func has(_ key: String) -> Bool { language.catalogue[key] != nil }
+
+    /// A wire time (ISO 8601) as date and time in the kiosk's time zone, e.g. "1 Dec 2026, 14:05".
+    public func dateTime(_ wire: String?) -> String {
+        format(wire, template: "yMMMdHHmm")
+    }
+
+    /// A wire time as a day with its weekday, e.g. "Tue 1 Dec" / "12月1日(火)".
+    public func day(_ wire: String?) -> String {
+        format(wire, template: "EEEdMMM")
+    }
+
+    /// A wire time as YYYY-MM-DD in the kiosk's time zone (for date inputs).
+    public func isoDay(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = timeZone
+        f.dateFormat = "yyyy-MM-dd"
+        return f.string(from: date)
+    }
+
+    public func number(_ value: Int) -> String {
+        let f = NumberFormatter()
+        f.locale = language.locale
+        f.numberStyle = .decimal
+        return f.string(from: NSNumber(value: value)) ?? String(value)
+    }
+
+    private func format(_ wire: String?, template: String) -> String {
+        guard let wire, let date = WireTime.parse(wire) else { return wire ?? "" }
+        let f = DateFormatter()
+        f.locale = language.locale
+        f.timeZone = timeZone
+        f.setLocalizedDateFormatFromTemplate(template)
+        return f.string(from: date)
+    }
+}
+
+/// Times as roombridged sends and accepts them.
+public enum WireTime {
+    /// Parses an ISO 8601 time with or without fractional seconds.
+    public static func parse(_ text: String) -> Date? {
+        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+
+    /// Midnight of a `YYYY-MM-DD` day in `timeZone`, as an ISO 8601 UTC wire time; nil if not a day.
+    public static func startOfDay(_ day: String, in timeZone: TimeZone) -> String? {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = timeZone
+        f.dateFormat = "yyyy-MM-dd"
+        guard let date = f.date(from: day) else { return nil }
+        return date.formatted(Date.ISO8601FormatStyle())
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+
+/// The read-only pages. Each reads what it shows from roombridged through `DaemonLink`, asking
+/// for the range it shows (filters and dates go to the daemon; nothing is fetched whole and
+/// filtered here), and renders it in the request's language.
+struct Pages: Sendable {
+    let link: DaemonLink
+
+    static let pageSize = 100
+
+    // MARK: Devices
+
+    struct DeviceQuery: Encodable, Sendable {
+        var groupId: String?
+        var status: String?
+        var isLent: Bool?
+        var isNfcRegistered: Bool?
+        var text: String?
+        var limit: Int?
+        var cursor: String?
+    }
+
+    func devices(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
+        let query = DeviceQuery(groupId: q["group"], status: q["status"], isLent: q.bool("lent"),
+                                isNfcRegistered: q.bool("nfc"), text: q["text"], limit: Self.pageSize, cursor: q["cursor"])
+        async let groups = link.call("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self)
+        let list = try await link.call("io.roombridge.Inventory.ListDevices", query, returning: DeviceList.self)
+        let groupList = try await groups.groups
+        let groupNames = Dictionary(groupList.map { ($0.id, $0.name) }) { a, _ in a }
+        let yesNo = [("", l.t("common.all")), ("true", l.t("common.yes")), ("false", l.t("common.no"))]
+        let form = """
+            <form method="get" action="/devices" class="filters">
+            <input type="search" name="text" id="text" value="\(HTML.escape(q["text"] ?? ""))" placeholder="\(HTML.escape(l.t("devices.search")))">
+            <label>\(HTML.escape(l.t("devices.group"))) \(HTML.select("group", [("", l.t("common.all"))] + groupList.map { ($0.id, $0.name) }, selected: q["group"]))</label>
+            <label>\(HTML.escape(l.t("devices.status"))) \(HTML.select("status", [("", l.t("common.all"))] + ["normal", "broken", "disposed"].map { ($0, l.t("status.\($0)")) }, selected: q["status"]))</label>
+            <label>\(HTML.escape(l.t("devices.lent"))) \(HTML.select("lent", yesNo, selected: q["lent"]))</label>
+            <label>\(HTML.escape(l.t("devices.nfc"))) \(HTML.select("nfc", yesNo, selected: q["nfc"]))</label>
+            <button type="submit">\(HTML.escape(l.t("common.show")))</button>
+            </form>
+            """
+        let rows = list.devices.map { d -> (cells: [String], attributes: String) in
+            let lent = d.rental.map { l.t("device.lentTo", ["user": $0.userName, "since": l.dateTime($0.rentedAt)]) } ?? l.t("device.available")
+            return (cells: [
+                "<a href=\"/devices/\(HTML.urlComponent(d.id))\">\(HTML.escape(d.id))</a>",
+                HTML.escape(groupNames[d.groupId] ?? d.groupId), HTML.escape(d.model), HTML.escape(d.serialNumber),
+                HTML.escape(l.t("status.\(d.status)")), HTML.escape(lent),
+                HTML.escape(l.t(d.isNfcRegistered ? "common.yes" : "common.no")),
+            ], attributes: d.rental?.overdue == true ? " class=\"overdue\"" : "")
+        }
+        let headers = ["device.id", "devices.group", "device.model", "device.serial", "devices.status", "devices.lent", "devices.nfc"].map { l.t($0) }
+        let add = viewer.user == nil ? "" : "<p><a id=\"add-device\" href=\"/devices/new\">\(HTML.escape(l.t("device.add")))</a></p>"
+        let body = add + form + (rows.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("devices.empty")))</p>" : HTML.table(headers, rows, id: "devices"))
+            + nextLink(list.nextCursor, q, path: "/devices", l)
+        return HTML.page(l, title: l.t("devices.title"), active: "devices", viewer: viewer, body: body)
+    }
+
+    struct HistoryQuery: Encodable, Sendable {
+        var deviceId: String?
+        var userId: String?
+        var since: String?
+        var until: String?
+        var limit: Int?
+        var cursor: String?
+    }
+
+    func device(_ id: String, _ l: Localizer, viewer: Viewer) async throws -> String {
+        let detail = try await link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
+        async let log = link.call("io.roombridge.Inventory.DeviceLog", DeviceLogQuery(id: id, limit: Self.pageSize), returning: LogList.self)
+        let history = try await link.call("io.roombridge.Lending.History", HistoryQuery(deviceId: id, limit: Self.pageSize), returning: RentalList.self)
+        let d = detail.device
+        let facts: [(String, String)] = [
+            ("device.model", d.model), ("device.serial", d.serialNumber), ("device.os", d.osVersion),
+            ("devices.status", l.t("status.\(d.status)")), ("device.connector", d.connectorType),
+            ("device.registered", l.dateTime(d.registeredAt)), ("device.note", d.note ?? l.t("common.none")),
+        ]
+        var body = viewer.user == nil ? "" : "<p><a id=\"edit-device\" href=\"/devices/\(HTML.urlComponent(d.id))/edit\">\(HTML.escape(l.t("device.edit")))</a></p>"
+        body += "<dl class=\"facts\">" + facts.map { "<dt>\(HTML.escape(l.t($0.0)))</dt><dd>\(HTML.escape($0.1))</dd>" }.joined() + "</dl>"
+        body += "<h2>\(HTML.escape(l.t("device.activeRental")))</h2>"
+        if let r = d.rental {
+            var text = l.t("device.lentTo", ["user": "\(r.userName) (\(r.userId))", "since": l.dateTime(r.rentedAt)])
+            if let due = r.dueAt { text += " — " + l.t("device.due", ["due": l.dateTime(due)]) }
+            body += "<p id=\"active-rental\"\(r.overdue ? " class=\"overdue\"" : "")>\(HTML.escape(text))</p>"
+        } else {
+            body += "<p id=\"active-rental\">\(HTML.escape(l.t("device.available")))</p>"
+        }
+        body += "<h2>\(HTML.escape(l.t("device.history")))</h2>"
+        body += history.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("device.noHistory")))</p>" : rentalTable(history.rentals, l, id: "history")
+        body += "<h2>\(HTML.escape(l.t("device.log")))</h2>"
+        let entries = try await log.entries
+        body += entries.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("device.noLog")))</p>" : HTML.table(
+            ["log.when", "log.operation", "log.field", "log.change"].map { l.t($0) },
+            entries.map { e in (cells: [
+                HTML.escape(l.dateTime(e.at)), HTML.escape(l.t("op.\(e.operation)")), HTML.escape(Self.fieldName(e.field, l)),
+                HTML.escape("\(Self.fieldValue(e.field, e.oldValue, l)) → \(Self.fieldValue(e.field, e.newValue, l))"),
+            ], attributes: "") }, id: "log")
+        body += "<h2>\(HTML.escape(l.t("device.tags")))</h2>"
+        body += detail.tags.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("device.noTags")))</p>" : HTML.table(
+            ["tag.uid", "tag.boundAt"].map { l.t($0) },
+            detail.tags.map { (cells: ["<code>\(HTML.escape($0.uid))</code>", HTML.escape(l.dateTime($0.boundAt))], attributes: "") }, id: "tags")
+        return HTML.page(l, title: l.t("device.title", ["id": d.id]), active: "devices", viewer: viewer, body: body)
+    }
+
+    /// A change log field's name in the reader's language (unknown fields as logged).
+    static func fieldName(_ field: String, _ l: Localizer) -> String {
+        l.has("field.\(field)") ? l.t("field.\(field)") : field
+    }
+
+    /// A change log value in the reader's language: statuses, yes/no, times; others as logged.
+    static func fieldValue(_ field: String, _ value: String?, _ l: Localizer) -> String {
+        guard let value else { return l.t("common.none") }
+        switch field {
+        case "status" where l.has("status.\(value)"): return l.t("status.\(value)")
+        case "isNFCRegistered": return l.t(value == "true" ? "common.yes" : "common.no")
+        case "registeredAt": return l.dateTime(value)
+        default: return value
+        }
+    }
+
+    struct DeviceLogQuery: Encodable, Sendable { var id: String; var limit: Int }
+
+    // MARK: Rentals and history
+
+    struct PageQuery: Encodable, Sendable { var limit: Int }
+
+    func rentals(_ l: Localizer, viewer: Viewer) async throws -> String {
+        async let overdue = link.call("io.roombridge.Lending.ListOverdue", PageQuery(limit: Self.pageSize), returning: RentalList.self)
+        let active = try await link.call("io.roombridge.Lending.ListActive", PageQuery(limit: 1000), returning: RentalList.self)
+        var body = "<h2>\(HTML.escape(l.t("rentals.overdue")))</h2>"
+        let late = try await overdue.rentals
+        body += late.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.noOverdue")))</p>" : rentalTable(late, l, id: "overdue")
+        body += "<h2>\(HTML.escape(l.t("rentals.active")))</h2>"
+        body += active.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.empty")))</p>" : rentalTable(active.rentals, l, id: "active")
+        return HTML.page(l, title: l.t("rentals.title"), active: "rentals", viewer: viewer, body: body)
+    }
+
+    /// The history query from the page's form: days in the kiosk's time zone.
+    func historyQuery(_ q: Query, _ l: Localizer) throws(PageError) -> HistoryQuery {
+        func day(_ key: String) throws(PageError) -> String? {
+            guard let value = q[key] else { return nil }
+            guard let wire = WireTime.startOfDay(value, in: l.timeZone) else { throw .badDate(value) }
+            return wire
+        }
+        return HistoryQuery(deviceId: q["device"], userId: q["user"], since: try day("since"), until: try day("until"),
+                            limit: Self.pageSize, cursor: q["cursor"])
+    }
+
+    func history(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
+        let query = try historyQuery(q, l)
+        let list = try await link.call("io.roombridge.Lending.History", query, returning: RentalList.self)
+        let field = { (name: String, key: String, type: String) in
+            "<label>\(HTML.escape(l.t(key))) <input type=\"\(type)\" name=\"\(name)\" id=\"\(name)\" value=\"\(HTML.escape(q[name] ?? ""))\"></label>"
+        }
+        let csvQuery = ["device", "user", "since", "until"].compactMap { k in q[k].map { "\(k)=\(HTML.urlComponent($0))" } }.joined(separator: "&")
+        var body = "<form method=\"get\" action=\"/history\" class=\"filters\">"
+            + field("device", "history.device", "text") + field("user", "history.user", "text")
+            + field("since", "history.since", "date") + field("until", "history.until", "date")
+            + "<button type=\"submit\">\(HTML.escape(l.t("common.show")))</button>"
+            + " <a id=\"csv\" href=\"/history.csv?\(HTML.escape(csvQuery))\">\(HTML.escape(l.t("history.csv")))</a></form>"
+        body += list.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("history.empty")))</p>" : rentalTable(list.rentals, l, id: "history")
+        body += nextLink(list.nextCursor, q, path: "/history", l)
+        return HTML.page(l, title: l.t("history.title"), active: "history", viewer: viewer, body: body)
+    }
+
+    struct ExportQuery: Encodable, Sendable {
+        var deviceId: String?
+        var userId: String?
+        var since: String?
+        var until: String?
+        var format = "csv"
+        var timeZone: String
+        var limit = 1000
+        var cursor: String?
+    }
+    struct ExportPage: Decodable, Sendable { var text: String; var nextCursor: String? }
+
+    /// The history as CSV, exactly as `roombridgectl history --format csv` writes it (page by
+    /// page from ExportHistory, concatenated), with dates in the kiosk's time zone.
+    func historyCSV(_ q: Query, _ l: Localizer) async throws -> String {
+        let h = try historyQuery(q, l)
+        var query = ExportQuery(deviceId: h.deviceId, userId: h.userId, since: h.since, until: h.until, timeZone: l.timeZone.identifier)
+        var text = ""
+        while true {
+            let page = try await link.call("io.roombridge.Lending.ExportHistory", query, returning: ExportPage.self)
+            text += page.text
+            guard let next = page.nextCursor else { return text }
+            query.cursor = next
+        }
+    }
+
+    // MARK: Users
+
+    struct UserQuery: Encodable, Sendable { var nameContains: String?; var limit: Int; var cursor: String? }
+
+    func users(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
+        let list = try await link.call("io.roombridge.Inventory.ListUsers",
+                                       UserQuery(nameContains: q["name"], limit: Self.pageSize, cursor: q["cursor"]), returning: UserList.self)
+        var body = "<form method=\"get\" action=\"/users\" class=\"filters\"><label>\(HTML.escape(l.t("users.search"))) "
+            + "<input type=\"search\" name=\"name\" id=\"name\" value=\"\(HTML.escape(q["name"] ?? ""))\"></label>"
+            + "<button type=\"submit\">\(HTML.escape(l.t("common.show")))</button></form>"
+        body += list.users.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("users.empty")))</p>" : HTML.table(
+            ["device.id", "users.name", "device.registered"].map { l.t($0) },
+            list.users.map { (cells: [HTML.escape($0.id), HTML.escape($0.name), HTML.escape(l.dateTime($0.registeredAt))], attributes: "") },
+            id: "users")
+        body += nextLink(list.nextCursor, q, path: "/users", l)
+        return HTML.page(l, title: l.t("users.title"), active: "users", viewer: viewer, body: body)
+    }
+
+    // MARK: Shared parts
+
+    private func rentalTable(_ rentals: [Rental], _ l: Localizer, id: String) -> String {
+        HTML.table(["device.id", "device.model", "rentals.user", "rentals.since", "rentals.due", "rentals.returned"].map { l.t($0) },
+                   rentals.map { r in
+                       var due = r.dueAt.map { l.dateTime($0) } ?? l.t("rentals.open")
+                       if r.overdue { due += " (" + l.t("rentals.overdueMark") + ")" }
+                       return (cells: [
+                           "<a href=\"/devices/\(HTML.urlComponent(r.deviceId))\">\(HTML.escape(r.deviceId))</a>",
+                           HTML.escape(r.model), HTML.escape("\(r.userName) (\(r.userId))"), HTML.escape(l.dateTime(r.rentedAt)),
+                           HTML.escape(due), HTML.escape(r.returnedAt.map { l.dateTime($0) } ?? l.t("common.none")),
+                       ], attributes: r.overdue ? " class=\"overdue\"" : "")
+                   }, id: id)
+    }
+
+    private func nextLink(_ cursor: String?, _ q: Query, path: String, _ l: Localizer) -> String {
+        guard let cursor else { return "" }
+        var items = q.items.filter { $0.0 != "cursor" }
+        items.append(("cursor", cursor))
+        let query = items.map { "\($0.0)=\(HTML.urlComponent($0.1))" }.joined(separator: "&")
+        return "<p><a rel=\"next\" href=\"\(path)?\(HTML.escape(query))\">\(HTML.escape(l.t("common.next")))</a></p>"
+    }
+}
+
+/// A request's query string, `+` and percent escapes decoded; empty values count as absent.
+struct Query: Sendable {
+    let items: [(String, String)]
+
+    init(_ raw: String?) {
+        items = (raw ?? "").split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
+            }
+            guard let key = parts.first else { return nil }
+            return (decode(key), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    /// The value as sent, empty or not; nil only when the field is absent.
+    func raw(_ key: String) -> String? {
+        items.last(where: { $0.0 == key })?.1
+    }
+
+    subscript(key: String) -> String? {
+        guard let value = items.last(where: { $0.0 == key })?.1.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return value
+    }
+
+    func bool(_ key: String) -> Bool? {
+        switch self[key] { case "true": return true; case "false": return false; default: return nil }
+    }
+}
+
+/// A request the pages cannot answer, said in the request's language.
+enum PageError: Error, Sendable {
+    case badDate(String)
+}

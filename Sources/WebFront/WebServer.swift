@@ -1,0 +1,182 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Varlink
+import VarlinkNIO
+
+/// roombridge-web's settings (flags of the executable; docs/web.md).
+public struct WebOptions: Sendable {
+    public var host: String
+    public var port: Int
+    public var socketPath: String
+    public var timeZone: TimeZone
+    public var idleSeconds: Int
+    /// Admin accounts; nil: nobody can sign in.
+    public var accounts: Accounts?
+    /// Mark cookies `Secure` (pages reached over HTTPS through a proxy).
+    public var secureCookies: Bool
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, socketPath: String = "/run/roombridge/roombridge.sock",
+                timeZone: TimeZone = .current, idleSeconds: Int = 6, accounts: Accounts? = nil, secureCookies: Bool = false) {
+        self.host = host
+        self.port = port
+        self.socketPath = socketPath
+        self.timeZone = timeZone
+        self.idleSeconds = idleSeconds
+        self.accounts = accounts
+        self.secureCookies = secureCookies
+    }
+}
+
+/// The web front end: an HTTP server whose every page is read from roombridged over Varlink.
+public enum WebServer {
+    /// The services to run in one ServiceGroup: the HTTP server and the Watch fan-out. The
+    /// fan-out is listed last so it stops first on SIGTERM, ending the browsers' event
+    /// streams, which lets the HTTP server finish its requests and stop.
+    public static func services(_ options: WebOptions, logger: Logger) -> [any Service] {
+        let link = DaemonLink(socketPath: options.socketPath)
+        let hub = EventHub(link: link)
+        let app = Application(
+            router: router(options, link: link, hub: hub),
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "roombridge-web"),
+            onServerRunning: { channel in
+                logger.info("roombridge-web listening on http://\(options.host):\(channel.localAddress?.port ?? options.port)/kiosk")
+            },
+            logger: logger)
+        return [app, WatchService(hub: hub)]
+    }
+
+    static func router(_ options: WebOptions, link: DaemonLink, hub: EventHub) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        let pages = Pages(link: link)
+        let admin = AdminRoutes(accounts: options.accounts, sessions: Sessions(), admin: AdminPages(link: link),
+                                secureCookies: options.secureCookies)
+        @Sendable func localizer(_ request: Request) -> Localizer {
+            let query = Query(request.uri.query)
+            let language = query["lang"].flatMap(Language.init(rawValue:))
+                ?? Language.preferred(acceptLanguage: request.headers[.acceptLanguage])
+            return Localizer(language: language, timeZone: options.timeZone)
+        }
+
+        router.get("/") { _, _ in Response(status: .seeOther, headers: [.location: "/kiosk"]) }
+        router.get("/static/site.css") { _, _ in asset(Assets.css, type: "text/css; charset=utf-8") }
+        router.get("/static/kiosk.js") { _, _ in asset(Assets.kioskJS, type: "text/javascript; charset=utf-8") }
+
+        router.get("/kiosk") { request, _ in
+            html(.ok, KioskPage.render(localizer(request), idleSeconds: options.idleSeconds))
+        }
+        router.get("/events") { request, _ -> Response in
+            let l = localizer(request)
+            let last = request.headers.first { $0.name.canonicalName == "last-event-id" }
+                .flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }
+            let stream = await hub.subscribe(lastEventID: last)
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream; charset=utf-8"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+                for await message in stream {
+                    try await writer.write(ByteBuffer(string: KioskPage.sse(message, l)))
+                }
+                try await writer.finish(nil)
+            })
+        }
+
+        admin.add(to: router, localizer: localizer)
+        router.get("/devices") { request, _ in
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.devices(Query(request.uri.query), $0, viewer: v) }
+        }
+        router.get("/devices/:id") { request, context in
+            let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.device(id, $0, viewer: v) }
+        }
+        router.get("/rentals") { request, _ in
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.rentals($0, viewer: v) }
+        }
+        router.get("/history") { request, _ in
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.history(Query(request.uri.query), $0, viewer: v) }
+        }
+        router.get("/history.csv") { request, _ -> Response in
+            let l = localizer(request)
+            do {
+                let text = try await pages.historyCSV(Query(request.uri.query), l)
+                var headers = HTTPFields()
+                headers[.contentType] = "text/csv; charset=utf-8"
+                headers[.contentDisposition] = "attachment; filename=\"roombridge-history.csv\""
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+            } catch {
+                return errorPage(error, l, path: request.uri.path)
+            }
+        }
+        router.get("/users") { request, _ in
+            let v = await admin.viewer(request)
+            return await page(localizer(request), request) { try await pages.users(Query(request.uri.query), $0, viewer: v) }
+        }
+        return router
+    }
+
+    static func page(_ l: Localizer, _ request: Request, status: HTTPResponse.Status = .ok,
+                     _ render: (Localizer) async throws -> String) async -> Response {
+        do {
+            return html(status, try await render(l))
+        } catch {
+            return errorPage(error, l, path: request.uri.path)
+        }
+    }
+
+    /// The error as a page that says what to do, with the status that fits it.
+    static func errorPage(_ error: any Error, _ l: Localizer, path: String) -> Response {
+        let status: HTTPResponse.Status
+        let text: String
+        switch error {
+        case let e as VarlinkClientError:
+            status = .serviceUnavailable
+            text = l.t("error.daemon", ["reason": e.description])
+        case let e as VarlinkError where e.name.hasSuffix(".NoSuchDevice") || e.name.hasSuffix(".NoSuchUser"):
+            status = .notFound
+            text = l.t("error.notFound", ["path": path])
+        case let e as VarlinkError:
+            status = .badRequest
+            text = l.t("error.reply", ["message": e.parameters["message"]?.stringValue ?? e.name])
+        case PageError.badDate(let value):
+            status = .badRequest
+            text = l.t("error.badDate", ["value": value])
+        default:
+            status = .internalServerError
+            text = "\(error)"
+        }
+        return html(status, HTML.page(l, title: l.t("error.title"), active: "", viewer: .anonymous,
+                                      body: "<p class=\"error\" id=\"error\">\(HTML.escape(text))</p>"))
+    }
+
+    static func html(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.contentSecurityPolicy] = "default-src 'self'; frame-ancestors 'none'"
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "max-age=300"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// Runs the hub's Watch until graceful shutdown, then ends every browser's event stream.
+struct WatchService: Service {
+    let hub: EventHub
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await hub.run() }
+        await hub.finishAll()
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+// What roombridge-web reads from roombridged's Varlink replies: the fields of the IDL types in
+// io.roombridge.State, .Inventory and .Lending that the pages show (unknown fields are ignored,
+// so the daemon may add fields without breaking this client). Times stay ISO 8601 strings on
+// the wire and are parsed where they are shown.
+
+/// `io.roombridge.Inventory` / `io.roombridge.Lending` type `Rental`.
+public struct Rental: Decodable, Sendable, Equatable {
+    public var id: Int
+    public var deviceId: String
+    public var model: String
+    public var userId: String
+    public var userName: String
+    public var rentedAt: String
+    public var dueAt: String?
+    public var returnedAt: String?
+    public var overdue: Bool
+}
+
+/// `io.roombridge.Inventory` type `Device`.
+public struct Device: Decodable, Sendable, Equatable {
+    public var id: String
+    public var groupId: String
+    public var model: String
+    public var serialNumber: String
+    public var osVersion: String
+    public var status: String
+    public var connectorType: String
+    public var registeredAt: String
+    public var note: String?
+    public var isNfcRegistered: Bool
+    public var rental: Rental?
+}
+
+/// `io.roombridge.Inventory` type `Group`.
+public struct DeviceGroup: Decodable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+}
+
+/// `io.roombridge.Inventory` type `LogEntry`: one changed field of a device.
+public struct LogEntry: Decodable, Sendable, Equatable {
+    public var id: Int
+    public var operation: String
+    public var field: String
+    public var oldValue: String?
+    public var newValue: String?
+    public var at: String
+}
+
+/// `io.roombridge.Inventory` type `User`.
+public struct User: Decodable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var registeredAt: String
+}
+
+/// `io.roombridge.Inventory` type `TagBinding`.
+public struct TagBinding: Decodable, Sendable, Equatable {
+    public var uid: String
+    public var boundAt: String
+}
+
+/// `io.roombridge.State` type `LendingOutcome`: what a tap or a lending request did.
+public struct LendingOutcome: Codable, Sendable, Equatable {
+    public var kind: String
+    public var deviceId: String?
+    public var userId: String?
+    public var userName: String?
+    public var uid: String?
+    public var reason: String?
+    public var message: String
+    public var at: String
+}
+
+/// `io.roombridge.State` type `LendingArm`.
+public struct LendingArm: Codable, Sendable, Equatable {
+    public var userId: String
+    public var userName: String
+    public var expiresAt: String
+}
+
+/// `io.roombridge.State` type `Curtain` (the fields the kiosk shows).
+public struct Curtain: Codable, Sendable, Equatable {
+    public var connection: String
+    public var motion: String
+    public var position: Int?
+    public var target: Int?
+    public var manual: Bool?
+}
+
+/// `io.roombridge.State` type `Lending`.
+public struct LendingState: Codable, Sendable, Equatable {
+    public var armed: LendingArm?
+    public var lastOutcome: LendingOutcome?
+}
+
+/// `io.roombridge.State` type `State` (the parts the web front end uses).
+public struct DaemonState: Codable, Sendable, Equatable {
+    public var seq: Int
+    public var curtain: Curtain
+    public var lending: LendingState
+}
+
+/// `io.roombridge.State` type `Event` (the kinds the web front end uses; others carry no payload here).
+public struct DaemonEvent: Codable, Sendable, Equatable {
+    public var seq: Int
+    public var at: String
+    public var kind: String
+    public var curtain: Curtain?
+    public var lending: LendingOutcome?
+}
+
+/// One `Watch` reply: the state first, then one event each.
+struct WatchReply: Decodable, Sendable {
+    var state: DaemonState?
+    var event: DaemonEvent?
+}
+
+/// Paged list replies.
+struct DeviceList: Decodable, Sendable { var devices: [Device]; var nextCursor: String? }
+struct RentalList: Decodable, Sendable { var rentals: [Rental]; var nextCursor: String? }
+struct UserList: Decodable, Sendable { var users: [User]; var nextCursor: String? }
+struct LogList: Decodable, Sendable { var entries: [LogEntry]; var nextCursor: String? }
+struct GroupList: Decodable, Sendable { var groups: [DeviceGroup] }
+struct DeviceDetail: Decodable, Sendable { var device: Device; var tags: [TagBinding] }
+struct ExportedText: Decodable, Sendable { var text: String; var count: Int }

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import WebFront
+
+private let tokyo = TimeZone(identifier: "Asia/Tokyo")!
+
+private func outcome(_ kind: String, device: String? = "D-0042", user: String? = "Alice", reason: String? = nil) -> LendingOutcome {
+    LendingOutcome(kind: kind, deviceId: device, userId: "U-1", userName: user, uid: "04112233445566", reason: reason,
+                   message: "daemon text", at: "2026-11-24T05:00:00Z")
+}
+
+@Suite struct CatalogueTests {
+    @Test func everyLanguageHasEveryKey() {
+        let english = Set(MessagesEN.catalogue.keys)
+        for language in Language.allCases {
+            let keys = Set(language.catalogue.keys)
+            #expect(keys == english, "\(language): missing \(english.subtracting(keys).sorted()), extra \(keys.subtracting(english).sorted())")
+        }
+    }
+
+    @Test func japaneseKeepsEveryPlaceholder() {
+        let placeholder = /\{[a-z]+\}/
+        for (key, english) in MessagesEN.catalogue {
+            let ja = MessagesJA.catalogue[key] ?? ""
+            #expect(Set(english.matches(of: placeholder).map { String($0.output) }) == Set(ja.matches(of: placeholder).map { String($0.output) }),
+                    "placeholders of \(key)")
+        }
+    }
+
+    @Test func acceptLanguagePicksTheBestLanguageWeHave() {
+        #expect(Language.preferred(acceptLanguage: nil) == .en)
+        #expect(Language.preferred(acceptLanguage: "ja-JP,ja;q=0.9,en;q=0.8") == .ja)
+        #expect(Language.preferred(acceptLanguage: "fr-FR, en;q=0.5, ja;q=0.7") == .ja)
+        #expect(Language.preferred(acceptLanguage: "en-US,en;q=0.9,ja;q=0.1") == .en)
+        #expect(Language.preferred(acceptLanguage: "de, ja;q=0") == .en)
+    }
+}
+
+@Suite struct KioskViewTests {
+    let en = Localizer(language: .en, timeZone: tokyo)
+    let ja = Localizer(language: .ja, timeZone: tokyo)
+
+    @Test func lentShowsModelUserAndDueDayInTheKiosksTimeZone() {
+        // 2026-12-01T16:00Z is already Wednesday 2 December in Tokyo.
+        let facts = OutcomeFacts(model: "Pixel 7", dueAt: "2026-12-01T16:00:00Z")
+        let m = KioskView.message(for: outcome("lent"), facts: facts, en)
+        #expect(m.tone == .success)
+        #expect(m.headline == "Lent Pixel 7 (D-0042) to Alice — due Wed 2 Dec")
+        let j = KioskView.message(for: outcome("lent"), facts: facts, ja)
+        #expect(j.headline.contains("Pixel 7（D-0042）を Alice さんに貸し出しました"))
+        #expect(j.headline.contains("12月2日"))
+    }
+
+    @Test func refusalsAreRedAndSayWhy() {
+        #expect(KioskView.message(for: outcome("unknownTag", device: nil), facts: .init(), en).headline == "Unknown tag — ask an admin")
+        #expect(KioskView.message(for: outcome("unknownDevice"), facts: .init(), en).headline == "Not registered")
+        let broken = KioskView.message(for: outcome("refused", reason: "deviceBroken"), facts: .init(), ja)
+        #expect(broken.tone == .refusal && broken.headline == "D-0042 は故障中のため貸し出せません")
+        #expect(KioskView.message(for: outcome("failed"), facts: .init(), en).tone == .refusal)
+    }
+
+    @Test func armedCountsDownToTheSessionsEnd() {
+        let m = KioskView.message(for: outcome("armed"), facts: OutcomeFacts(sessionExpiresAt: "2026-11-24T05:00:25Z"), en)
+        #expect(m.headline == "Badge accepted: Alice, now tap a device ({seconds} s)")
+        #expect(m.countdownUntil == "2026-11-24T05:00:25Z")
+    }
+
+    @Test func curtainCornerOnlyWhenOneIsConfigured() {
+        #expect(KioskView.curtain(Curtain(connection: "disabled", motion: "idle"), en) == nil)
+        #expect(KioskView.curtain(Curtain(connection: "connected", motion: "idle", position: 100), en) == "Curtain: open")
+        #expect(KioskView.curtain(Curtain(connection: "connected", motion: "idle", position: 40), ja) == "カーテン: 40% 開")
+        let manual = KioskView.curtain(Curtain(connection: "connected", motion: "closing", manual: true), en)
+        #expect(manual == "Curtain: closing — someone is at the wall switch")
+    }
+}
+
+@Suite struct SSEFrameTests {
+    @Test func sseFramesCarryTheEventSeqAsTheirID() {
+        let event = DaemonEvent(seq: 7, at: "2026-11-24T05:00:00Z", kind: "lending", lending: outcome("returned"))
+        let text = KioskPage.sse(.event(event, OutcomeFacts()), Localizer(language: .en, timeZone: tokyo))
+        #expect(text.hasPrefix("id: 7\nevent: outcome\ndata: {"))
+        #expect(text.contains("\"headline\":\"Returned — thank you\""))
+        #expect(text.hasSuffix("\n\n"))
+        let other = DaemonEvent(seq: 8, at: "2026-11-24T05:00:00Z", kind: "tagRemoved")
+        #expect(KioskPage.sse(.event(other, OutcomeFacts()), Localizer(language: .en, timeZone: tokyo)) == "id: 8\n\n")
+    }
+}
+
+@Suite struct QueryTests {
+    @Test func formValuesAreDecodedAndEmptyMeansAbsent() {
+        let q = Query("text=Pixel+7&group=&status=broken&x=%E3%81%82")
+        #expect(q["text"] == "Pixel 7")
+        #expect(q["group"] == nil)
+        #expect(q["x"] == "あ")
+        #expect(q.bool("status") == nil)
+    }
+
+    @Test func historyDaysAreMidnightInTheKiosksTimeZone() {
+        #expect(WireTime.startOfDay("2026-11-24", in: tokyo) == "2026-11-23T15:00:00Z")
+        #expect(WireTime.startOfDay("24.11.2026", in: tokyo) == nil)
+    }
+
+    @Test func htmlIsEscaped() {
+        #expect(HTML.escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
+        #expect(HTML.urlComponent("D 1/é") == "D%201%2F%C3%A9")
+    }
+}
+
+@Suite struct AccountTests {
+    @Test func aHashedLineVerifiesOnlyItsOwnPassword() async throws {
+        let line = try #require(await PasswordHash.line(name: "alice", password: "correct horse"))
+        let accounts = try Accounts(text: "# admins\n\n" + line + "\n")
+        #expect(await accounts.verify(name: "alice", password: "correct horse"))
+        #expect(await !accounts.verify(name: "alice", password: "correct horsE"))
+        #expect(await !accounts.verify(name: "bob", password: "correct horse"))
+        // A fresh salt each time: the same password never gives the same line.
+        #expect(await PasswordHash.line(name: "alice", password: "correct horse") != line)
+    }
+
+    @Test func aMalformedLineIsRefusedWithItsNumber() {
+        #expect(throws: Accounts.ParseError.badLine(2)) { try Accounts(text: "# ok\nalice:plain:secret\n") }
+        #expect(throws: Accounts.ParseError.badLine(1)) { try Accounts(text: "alice:scrypt:30:8:1:AAAA:AAAA\n") }
+    }
+
+    @Test func failedSignInsAreLimitedPerName() async {
+        let sessions = Sessions()
+        for _ in 0..<Sessions.maxFailures {
+            #expect(await sessions.mayTry("alice"))
+            await sessions.failed("alice")
+        }
+        #expect(await !sessions.mayTry("alice"))
+        #expect(await sessions.mayTry("bob"))
+    }
+
+    @Test func sessionsAreFoundByTheirTokenOnly() async {
+        let sessions = Sessions()
+        let (id, session) = await sessions.start(user: "alice")
+        #expect(await sessions.session(id)?.user == "alice")
+        #expect(await sessions.session(id)?.csrf == session.csrf)
+        #expect(session.csrf != id && id.count >= 43)
+        #expect(await sessions.session("guess") == nil)
+        await sessions.end(id)
+        #expect(await sessions.session(id) == nil)
+    }
+}
