@@ -62,7 +62,10 @@ SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR?= $(PREFIX)/lib/tmpfiles.d
 UDEVDIR    ?= $(PREFIX)/lib/udev/rules.d
-DBUSDIR    ?= $(PREFIX)/share/dbus-1/system.d
+# dbus-daemon reads policies only from /usr/share/dbus-1/system.d (packages) and /etc/dbus-1/system.d
+# (the administrator) — see <includedir> in /usr/share/dbus-1/system.conf — never from /usr/local.
+# systemd, sysusers, tmpfiles and udev do read /usr/local/lib/….
+DBUSDIR    ?= $(if $(filter /usr,$(PREFIX)),/usr/share/dbus-1/system.d,/etc/dbus-1/system.d)
 DOCDIR     ?= $(PREFIX)/share/doc/roombridge
 BASHCOMPDIR?= $(PREFIX)/share/bash-completion/completions
 RELEASE_BIN?= .build/release

@@ -44,6 +44,7 @@ let package = Package(
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "Varlink", swiftSettings: swiftSettings),
         .target(name: "Lending", swiftSettings: swiftSettings),
+        .target(name: "Presence", swiftSettings: swiftSettings),
 
         // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
         .target(name: "VarlinkNIO", dependencies: [
@@ -85,6 +86,7 @@ let package = Package(
             "NFCReader", "BlueZClient", "Lending", "LendingStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridged", dependencies: [
             "RoomBridgeDaemon",
@@ -131,6 +133,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "PresenceTests", dependencies: ["TestSupport", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "Varlink", "VarlinkNIO"], swiftSettings: swiftSettings),
         .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),

@@ -21,12 +21,15 @@ for arg in "$@"; do
   esac
 done
 
-RUN_DIR=$(mktemp -d /tmp/roombridge-run.XXXXXX)
+RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/roombridge-run.XXXXXX")
 SOCK="$RUN_DIR/roombridge.sock"
 pids=()
 cleanup() {
   trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Every process was started directly with & (no wrapper shell), so $! is its own pid; stop them by
+  # pid, newest first (the daemon before the simulators, the bus last). Background processes of a
+  # non-interactive shell ignore SIGINT, so without this they would outlive Ctrl-C.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$RUN_DIR"
   [ "$SCENARIO" = 1 ] || echo "roombridge: stopped; $RUN_DIR removed"
@@ -63,12 +66,30 @@ if [ -z "${ROOMBRIDGE_FORCE_SIMULATORS:-}" ] && [ "$SCENARIO" = 0 ] \
    && timeout 5 dbus-send --system --print-reply --dest=org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects >/dev/null 2>&1; then
   log "Curtain: using bluetoothd on the system bus"
 else
+  # A private bus: dbus-daemon itself is started here (not through bluez-sim, whose watchdog shell
+  # would die on Ctrl-C and leave the bus running), so cleanup stops it by its pid.
   BLUEZ_CTL="$RUN_DIR/bluez.ctl"
-  "$BIN/bluez-sim" run --control "$BLUEZ_CTL" --speed 40 --time 07:00 > "$RUN_DIR/bluez.out" 2> "$RUN_DIR/bluez-sim.log" &
+  cat > "$RUN_DIR/bus.conf" <<EOB
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$RUN_DIR/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/></policy>
+</busconfig>
+EOB
+  dbus-daemon --config-file="$RUN_DIR/bus.conf" --nofork --nopidfile --print-address=1 \
+    > "$RUN_DIR/bus.address" 2> "$RUN_DIR/dbus-daemon.log" < /dev/null &
+  pids+=($!)
+  for _ in $(seq 1 100); do [ -s "$RUN_DIR/bus.address" ] && break; sleep 0.05; done
+  export DBUS_SYSTEM_BUS_ADDRESS=$(head -1 "$RUN_DIR/bus.address")
+  [ -n "$DBUS_SYSTEM_BUS_ADDRESS" ] || { echo "dbus-daemon did not start; see $RUN_DIR/dbus-daemon.log" >&2; exit 1; }
+  "$BIN/bluez-sim" run --bus-address "$DBUS_SYSTEM_BUS_ADDRESS" --control "$BLUEZ_CTL" --speed 40 --time 07:00 \
+    > "$RUN_DIR/bluez.out" 2> "$RUN_DIR/bluez-sim.log" &
   pids+=($!)
   for _ in $(seq 1 100); do grep -q DBUS_SYSTEM_BUS_ADDRESS "$RUN_DIR/bluez.out" 2>/dev/null && break; sleep 0.05; done
-  export DBUS_SYSTEM_BUS_ADDRESS=$(sed -n 's/^DBUS_SYSTEM_BUS_ADDRESS=//p' "$RUN_DIR/bluez.out" | head -1)
-  [ -n "$DBUS_SYSTEM_BUS_ADDRESS" ] || { echo "bluez-sim did not start; see $RUN_DIR/bluez-sim.log" >&2; exit 1; }
+  grep -q DBUS_SYSTEM_BUS_ADDRESS "$RUN_DIR/bluez.out" || { echo "bluez-sim did not start; see $RUN_DIR/bluez-sim.log" >&2; exit 1; }
   log "Curtain: BlueZ simulator on a private bus ($DBUS_SYSTEM_BUS_ADDRESS)"
 fi
 

@@ -5,11 +5,12 @@ Varlink socket. Exits 0 only if every step behaved. Standard library only."""
 import argparse
 import json
 import queue
-import socket
 import subprocess
 import sys
 import threading
 import time
+
+from varlinkclient import Connection, call
 
 
 class Varlink:
@@ -17,36 +18,21 @@ class Varlink:
         self.path = path
 
     def call(self, method, parameters=None):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(self.path)
-        s.sendall(json.dumps({"method": method, "parameters": parameters or {}}).encode() + b"\0")
-        data = b""
-        while not data.endswith(b"\0"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        return json.loads(data.rstrip(b"\0"))
+        return call(self.path, method, parameters)
 
     def watch(self, events):
         """Puts every Watch event on the queue, from a thread."""
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(self.path)
-        s.sendall(json.dumps({"method": "io.roombridge.State.Watch", "more": True}).encode() + b"\0")
+        conn = Connection(self.path)
+        conn.send({"method": "io.roombridge.State.Watch", "more": True})
 
         def pump():
-            buf = b""
             while True:
-                chunk = s.recv(65536)
-                if not chunk:
+                try:
+                    reply = conn.receive(timeout=24 * 3600)
+                except (EOFError, OSError):
                     return
-                buf += chunk
-                while b"\0" in buf:
-                    msg, buf = buf.split(b"\0", 1)
-                    reply = json.loads(msg)
-                    if "event" in reply.get("parameters", {}):
-                        events.put(reply["parameters"]["event"])
+                if "event" in reply.get("parameters", {}):
+                    events.put(reply["parameters"]["event"])
 
         threading.Thread(target=pump, daemon=True).start()
 

@@ -2,6 +2,17 @@ import CurtainProtocol
 import DBus
 import Logging
 
+/// How the client subscribes to the curtain's status characteristic.
+public enum CurtainNotifyMethod: String, Sendable, Hashable, CaseIterable {
+    /// `StartNotify`: every notification is a PropertiesChanged on `Value`. bluetoothd delivers
+    /// notifications that arrive while the CCCD write is pending (shared/gatt-client.c `notify_handler`).
+    case startNotify = "start-notify"
+    /// `AcquireNotify` (when the characteristic has `NotifyAcquired`): a SOCK_SEQPACKET socket, one packet per
+    /// notification. bluetoothd drops notifications that arrive before the socket exists (gatt-client.c
+    /// `notify_io_cb`); refused calls fall back to StartNotify.
+    case acquireNotify = "acquire-notify"
+}
+
 /// Settings of the BlueZ curtain client.
 public struct CurtainClientConfiguration: Sendable {
     /// Adapter name (`hci0`); nil: the first adapter BlueZ exports.
@@ -14,9 +25,12 @@ public struct CurtainClientConfiguration: Sendable {
     public var resolveTimeout: Duration = .seconds(30)
     /// Limit for StartNotify / WriteValue / ReadValue calls.
     public var callTimeout: Duration = .seconds(10)
-    /// Use AcquireNotify (a socket, no Value signals) when BlueZ offers it (`NotifyAcquired` exists), like bleak;
-    /// StartNotify otherwise or when AcquireNotify is refused.
-    public var preferAcquireNotify = true
+    /// How to subscribe to the status characteristic. StartNotify (the default, as in bleak ≥ 3.0.2) or
+    /// AcquireNotify where BlueZ offers it; see ``CurtainNotifyMethod``.
+    public var notifyMethod: CurtainNotifyMethod = .startNotify
+    /// How long after subscribing (and SYNC) the first notification may take before the subscription counts as
+    /// deaf and is made again.
+    public var firstNotificationTimeout: Duration = .seconds(5)
     /// Backoff between connection attempts and after a link loss.
     public var backoff = Backoff(initial: .milliseconds(250), multiplier: 2, maximum: .seconds(30))
 
@@ -73,6 +87,16 @@ public actor CurtainClient {
     /// Counts links, so packets from an old AcquireNotify socket are ignored.
     private var linkSerial = 0
     private var notifyReader: NotifySocketReader?
+    /// How the current subscription was made (nil while there is none).
+    private var subscribedWith: CurtainNotifyMethod?
+    /// Notifications received since the current subscription was made.
+    private var notificationsSinceSubscribe = 0
+    /// Why the notification stream of the current subscription ended while the link was up (nil: it has not).
+    private var notifyFault: String?
+    /// Notify faults on the current link; decides the recovery (``NotifyRecovery``). Reset when the link goes.
+    private var notifyFaultsOnLink = 0
+    /// The method for the next subscription on this link, when a recovery chose one.
+    private var recoveryNotifyMethod: CurtainNotifyMethod?
     private var reconnectRequested = false
     /// Set by ``reconnect()``: the next search runs discovery and takes only a device reported during it.
     private var forceSearch = false
@@ -126,6 +150,9 @@ public actor CurtainClient {
             } catch let e as BusLost {
                 await linkDown(detail: "the D-Bus connection was lost")
                 throw e.error
+            } catch let fault as NotifyFault {
+                await recover(from: fault)
+                continue
             } catch let stop as Restart {
                 logger.debug("restarting connection cycle: \(stop.reason)")
                 if stop.immediate || reconnectRequested {
@@ -205,6 +232,12 @@ public actor CurtainClient {
 
     struct BusLost: Error {
         var error = DBusError.disconnected("the bus connection of the curtain client closed")
+    }
+
+    /// The notification stream ended, or stayed silent after subscribing, while the link was up.
+    struct NotifyFault: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
     }
 
     struct Restart: Error, CustomStringConvertible {
@@ -405,21 +438,98 @@ public actor CurtainClient {
         commandPath = command
         statusPath = status
         linkSerial += 1
+        notifyFault = nil
+        notificationsSinceSubscribe = 0
+        let method = recoveryNotifyMethod ?? configuration.notifyMethod
         do {
-            if !(try await acquireNotify(status)) {
+            if method == .acquireNotify, try await acquireNotify(status) {
+                subscribedWith = .acquireNotify
+            } else {
+                subscribedWith = .startNotify
                 _ = try await bus.call(destination: Self.bluez, path: status, interface: Self.characteristicInterface,
                                        member: "StartNotify", timeout: configuration.callTimeout)
             }
             try checkGeneration(generation)
             linkUp = true
-            // StartNotify may be a no-op when BlueZ kept an earlier session; SYNC makes the device send
-            // STATUS then SCHEDULE in every case, and we adopt them (the device is the source of truth).
+            // StartNotify may be a no-op when BlueZ kept an earlier session, and bluetoothd drops what the device
+            // notifies before an AcquireNotify socket exists (gatt-client.c `notify_io_cb`): SYNC makes the device
+            // send STATUS then SCHEDULE in every case, and we adopt them (the device is the source of truth).
             try await writeRequest(CurtainCommand.sync.encode(), to: command)
         } catch let e as DBusError {
             linkUp = false
             throw Restart(reason: "subscribe failed: \(e)")
         }
+        // Only a subscription that is heard counts as connected: never "connected" and deaf.
+        do {
+            try await until(timeout: configuration.firstNotificationTimeout) { () -> Bool? in
+                try self.checkGeneration(generation)
+                try self.checkLinkUp(device)
+                if let fault = self.notifyFault { throw NotifyFault(reason: fault) }
+                return self.notificationsSinceSubscribe > 0 ? true : nil
+            }
+        } catch CurtainError.timeout {
+            throw NotifyFault(reason: "no notification arrived within \(configuration.firstNotificationTimeout) "
+                              + "of subscribing (\(method.rawValue)) and asking for STATUS")
+        }
         setConnection(.connected, detail: nil)
+    }
+
+    /// What to do after the notification stream of a link ended while the link stayed up.
+    enum NotifyRecovery: Equatable {
+        /// Subscribe again on the same link, with this method.
+        case subscribeAgain(CurtainNotifyMethod)
+        /// Disconnect and connect again.
+        case reconnect
+
+        /// First fault: the configured method again (bluetoothd may simply have ended the session); second: StartNotify
+        /// (what bleak falls back to when AcquireNotify misbehaves); then a new link.
+        static func after(faults: Int, configured: CurtainNotifyMethod) -> NotifyRecovery {
+            switch faults {
+            case 0, 1: .subscribeAgain(configured)
+            case 2 where configured == .acquireNotify: .subscribeAgain(.startNotify)
+            default: .reconnect
+            }
+        }
+    }
+
+    /// Logs the fault, shows it (last error, connection state) and prepares the recovery; the connection cycle then
+    /// runs again at once (subscribing on the same link, or connecting anew).
+    private func recover(from fault: NotifyFault) async {
+        notifyFaultsOnLink += 1
+        let recovery = NotifyRecovery.after(faults: notifyFaultsOnLink, configured: configuration.notifyMethod)
+        let action: String
+        switch recovery {
+        case .subscribeAgain(let m): action = "subscribing again (\(m.rawValue))"
+        case .reconnect: action = "reconnecting"
+        }
+        logger.warning("curtain notifications stopped while connected: \(fault.reason); \(action)")
+        report(.error(.bluetooth(name: "curtain.NotificationsStopped",
+                                 message: "notifications from the curtain stopped while connected (\(fault.reason)); "
+                                 + action)))
+        endSubscription()
+        switch recovery {
+        case .subscribeAgain(let method):
+            recoveryNotifyMethod = method
+            setConnection(.connecting, detail: "notifications stopped; \(action)")
+        case .reconnect:
+            if let device = devicePath {
+                _ = try? await bus.call(destination: Self.bluez, path: device, interface: Self.deviceInterface,
+                                        member: "Disconnect", timeout: configuration.callTimeout)
+                // Wait for BlueZ to report the link down, so that the next cycle connects anew.
+                _ = try? await until(timeout: configuration.callTimeout) { () -> Bool? in
+                    self.property(device, Self.deviceInterface, "Connected") == .boolean(true) ? nil : true
+                }
+            }
+            await linkDown(detail: "notifications stopped; reconnecting")
+        }
+    }
+
+    private func checkLinkUp(_ device: DBusObjectPath) throws {
+        guard objects[device]?[Self.deviceInterface] != nil else { throw Restart(reason: "device removed") }
+        if property(device, Self.deviceInterface, "ServicesResolved") != .boolean(true)
+            || property(device, Self.deviceInterface, "Connected") != .boolean(true) {
+            throw Restart(reason: "link lost")
+        }
     }
 
     private func waitUntilLinkLost() async throws {
@@ -428,18 +538,15 @@ public actor CurtainClient {
         try await until(timeout: nil) { () -> Bool? in
             try self.checkGeneration(generation)
             if self.reconnectRequested { throw Restart(reason: "reconnect requested", immediate: true) }
-            guard self.objects[device]?[Self.deviceInterface] != nil else { throw Restart(reason: "device removed") }
-            if self.property(device, Self.deviceInterface, "ServicesResolved") != .boolean(true)
-                || self.property(device, Self.deviceInterface, "Connected") != .boolean(true) {
-                throw Restart(reason: "link lost")
-            }
+            try self.checkLinkUp(device)
+            if let fault = self.notifyFault { throw NotifyFault(reason: fault) }
             return nil
         }
     }
 
     /// AcquireNotify when offered; returns false to fall back to StartNotify.
     private func acquireNotify(_ status: DBusObjectPath) async throws -> Bool {
-        guard configuration.preferAcquireNotify, bus.canPassUnixFDs,
+        guard bus.canPassUnixFDs,
               property(status, Self.characteristicInterface, "NotifyAcquired") != nil else { return false }
         let reply: [DBusValue]
         do {
@@ -459,21 +566,46 @@ public actor CurtainClient {
         notifyReader = reader
         let serial = linkSerial
         Task { [weak self] in
-            for await packet in reader.packets { await self?.adoptNotified(packet, serial: serial) }
+            for await item in reader.items {
+                switch item {
+                case .packet(let packet): await self?.adoptNotified(packet, serial: serial)
+                case .ended(let reason, let stopped): await self?.notifyStreamEnded(reason, stopped: stopped, serial: serial)
+                }
+            }
         }
         return true
     }
 
     private func adoptNotified(_ value: [UInt8], serial: Int) {
         guard serial == linkSerial else { return }
+        notificationsSinceSubscribe += 1
         for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+        changed()
+    }
+
+    /// The AcquireNotify socket of subscription `serial` ended. Unless we stopped it, that is a fault: bluetoothd
+    /// ended the session (gatt-client.c `sock_hup`/`destroy_sock`) or the socket failed, and no notification
+    /// would ever arrive again.
+    private func notifyStreamEnded(_ reason: String, stopped: Bool, serial: Int) {
+        guard serial == linkSerial, !stopped, notifyFault == nil else { return }
+        notifyFault = reason
+        changed()
+    }
+
+    /// Ends the current subscription on our side (closes an AcquireNotify socket; later packets are ignored).
+    private func endSubscription() {
+        notifyReader?.stop()
+        notifyReader = nil
+        subscribedWith = nil
+        notifyFault = nil
+        linkSerial += 1
+        linkUp = false
     }
 
     private func linkDown(detail: String?) async {
-        notifyReader?.stop()
-        notifyReader = nil
-        linkSerial += 1
-        linkUp = false
+        endSubscription()
+        notifyFaultsOnLink = 0
+        recoveryNotifyMethod = nil
         commandPath = nil
         statusPath = nil
         if snapshot.connection != .disconnected {
@@ -559,8 +691,17 @@ public actor CurtainClient {
                 for (k, v) in changedProps { objects[path]?[iface]?[k] = v }
                 for k in invalidated { objects[path]?[iface]?[k] = nil }
             }
-            if iface == Self.characteristicInterface, path == statusPath, case .bytes(let value)? = changedProps["Value"] {
-                for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+            if iface == Self.characteristicInterface, path == statusPath {
+                if case .bytes(let value)? = changedProps["Value"] {
+                    notificationsSinceSubscribe += 1
+                    for event in CurtainSnapshot.events(fromStatusValue: value) { report(event) }
+                }
+                // A StartNotify session that bluetoothd ended while the link is up (the signals of a link loss,
+                // ServicesResolved=false first, arrive before this one).
+                if changedProps["Notifying"] == .boolean(false), subscribedWith == .startNotify, notifyFault == nil,
+                   let device = devicePath, (try? checkLinkUp(device)) != nil {
+                    notifyFault = "bluetoothd reports Notifying=false"
+                }
             }
         case (Self.objectManagerInterface, "InterfacesAdded"):
             guard message.body.count == 2, case .objectPath(let p) = message.body[0],

@@ -1,5 +1,6 @@
 import CurtainProtocol
 import DBus
+import Dispatch
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -42,6 +43,9 @@ public actor BlueZSimulator {
         public var discoveryDelay: Duration = .milliseconds(30)
         /// Real time a Connect to an unreachable device takes before failing.
         public var unreachableConnectFailure: Duration = .milliseconds(500)
+        /// Real time between Device1.Disconnect and the link going down: bluetoothd's `DISCONNECT_TIMER` (device.c,
+        /// 2 s). Meanwhile the device is "disconnecting" and StartNotify answers NotConnected.
+        public var disconnectDelay: Duration = .seconds(2)
         /// Whether bluetoothd already knows the device at start (a remembered device).
         public var deviceKnownAtStart = false
         /// Simulated seconds per real second for the built-in ticker; 0 = no ticker (tests drive the clock).
@@ -54,6 +58,8 @@ public actor BlueZSimulator {
     public enum Control: Sendable, Hashable {
         case press(CurtainMotorModel.SwitchPress)
         case dropLink
+        /// bluetoothd ends the notify session while the link stays up (an AcquireNotify socket is closed).
+        case endNotify
         case vanish
         case reappear
         case restartBluetoothd(downtime: Duration)
@@ -98,7 +104,6 @@ public actor BlueZSimulator {
     private var connectPending = false
     private var servicesResolved = false
     private var gattExported = false
-    private var gattCached = false
     private var notifySubscribers: Set<String> = []
     private var notifying = false
     private var linkGeneration = 0
@@ -107,8 +112,21 @@ public actor BlueZSimulator {
     private var ticker: Task<Void, Never>?
     private var restarting = false
     private var rssiJitter = false
+    /// The RSSI bluetoothd shows; nil while the device has not been seen in the current discovery (BlueZ's 0:
+    /// the property does not exist).
+    private var reportedRSSI: Int16?
+    /// Clients whose discovery filter has DuplicateData=true (adapter.c merges them: any one enables it).
+    private var duplicateDataClients: Set<String> = []
+    /// Set by Disconnect while a Connect is pending: that Connect fails with "br-connection-canceled".
+    private var connectCanceled = false
+    /// Disconnect calls waiting for the disconnect timer (device.c `device_is_disconnecting()` while > 0).
+    private var disconnecting = 0
     /// The simulator's end of an AcquireNotify socket (one session per characteristic, like BlueZ).
     private var acquiredNotifyFD: Int32?
+    /// Watches that socket for the client's hang-up, like bluetoothd's io disconnect handler.
+    private var acquiredNotifyWatch: (any DispatchSourceRead)?
+    /// Notifications bluetoothd dropped because no AcquireNotify socket existed yet (gatt-client.c `notify_io_cb`).
+    public private(set) var droppedNotifications = 0
 
     // MARK: Paths
 
@@ -154,6 +172,7 @@ public actor BlueZSimulator {
     public func stop() async {
         ticker?.cancel()
         ticker = nil
+        forgetClients()
         releaseAcquiredNotify()
         if let c = connection {
             connection = nil
@@ -167,9 +186,11 @@ public actor BlueZSimulator {
         c.addObjectManager(at: .root)
         try c.export(DBusObjectPath(stringLiteral: "/org/bluez"), interfaces: [agentManagerInterface()])
         try c.export(adapterPath, interfaces: [adapterInterface()])
+        // Remembered devices come back from storage; their GATT objects only after the next connection
+        // resolves services (gatt-client.c `btd_gatt_client_service_added()` exports nothing until the client
+        // is ready), even though the cached database is loaded (device.c `load_gatt_db()`).
         if deviceNonTemporary {
             try exportDevice()
-            if gattCached { try exportGATT() }
         }
         try await c.requestName(Self.bluezName)
         logger.info("bluez-sim owns org.bluez", metadata: ["adapter": "\(adapterPath)"])
@@ -185,6 +206,8 @@ public actor BlueZSimulator {
             await deliver(model.press(button))
         case .dropLink:
             await linkLost()
+        case .endNotify:
+            endNotifySessions()
         case .vanish:
             deviceVisible = false
             await linkLost()
@@ -218,8 +241,9 @@ public actor BlueZSimulator {
 
     /// A one-line description of the simulated hardware.
     public var statusLine: String {
-        "powered=\(powered) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
-            + "notifying=\(notifying) status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
+        "powered=\(powered) discovering=\(!discoverySessions.isEmpty) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
+            + "notifying=\(notifying) acquired=\(acquiredNotifyFD != nil) dropped=\(droppedNotifications) "
+            + "status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
             + "writes=\(writes.count)"
     }
 
@@ -270,7 +294,8 @@ public actor BlueZSimulator {
 
     private func deliver(_ frames: [CurtainMotorModel.TimedFrame]) async {
         for f in frames {
-            guard connected, servicesResolved else { continue }
+            // Notifications flow whenever the link is up (gatt-client.c `notify_cb()`), resolved or not.
+            guard connected else { continue }
             recordTiming(&timedNotifications, f.frame.bytes)
             if let fd = acquiredNotifyFD {
                 // AcquireNotify: one SOCK_SEQPACKET packet per notification, no Value signal. Never block the
@@ -280,13 +305,13 @@ public actor BlueZSimulator {
                     send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                 }
                 if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK { releaseAcquiredNotify() }
-            } else if notifying, !notifySubscribers.isEmpty {
+            } else if !notifySubscribers.isEmpty {
                 emitValue(f.frame.bytes, at: statusPath)
             }
         }
-        if !frames.isEmpty, deviceExported {
-            try? connection?.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath,
-                                            value: serviceDataValue)
+        // The advertisement changes with the state; bluetoothd only sees it while it scans (a discovery session).
+        if !frames.isEmpty, !discoverySessions.isEmpty, deviceVisible {
+            advertiseServiceData()
         }
     }
 
@@ -363,8 +388,9 @@ public actor BlueZSimulator {
             // adapter.c adapter_stop(): connections removed, Discovering=false, then Powered=false.
             await linkLost()
             discoverySessions.removeAll()
-            try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
-                                            value: .boolean(false))
+            discoveryFilters.removeAll()
+            duplicateDataClients.removeAll()
+            discoveryEnded()
         }
         if !fromPropertySet {
             try? connection?.updateProperty("Powered", interface: Self.adapterInterface, path: adapterPath,
@@ -379,6 +405,7 @@ public actor BlueZSimulator {
         let sender = call.sender ?? ""
         guard !discoverySessions.contains(sender) else { throw BlueZError.busy }
         discoverySessions.insert(sender)
+        watchForDeparture(of: sender)
         try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
                                         value: .boolean(true))
         let delay = configuration.discoveryDelay
@@ -396,9 +423,9 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.Failed", message: "No discovery started")
         }
         discoveryFilters[sender] = nil
+        duplicateDataClients.remove(sender)
         if discoverySessions.isEmpty {
-            try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
-                                            value: .boolean(false))
+            discoveryEnded()
         }
         return []
     }
@@ -408,6 +435,7 @@ public actor BlueZSimulator {
         let dict: [String: DBusValue]
         do { dict = try call.arguments.first?.stringVariantDictionary() ?? [:] } catch { throw BlueZError.invalidArgs }
         var uuids: [String] = []
+        var duplicateData = false
         for (key, value) in dict {
             switch (key, value.unwrappingVariants) {
             case ("UUIDs", let v):
@@ -415,20 +443,62 @@ public actor BlueZSimulator {
                 uuids = list.map { $0.lowercased() }
             case ("Transport", .string(let t)):
                 guard ["auto", "le", "bredr"].contains(t) else { throw BlueZError.invalidArgs }
-            case ("RSSI", .int16), ("Pathloss", .uint16), ("DuplicateData", .boolean), ("Discoverable", .boolean),
-                 ("Pattern", .string):
+            case ("DuplicateData", .boolean(let on)):
+                duplicateData = on
+            case ("RSSI", .int16), ("Pathloss", .uint16), ("Discoverable", .boolean), ("Pattern", .string):
                 break
             default:
                 throw BlueZError.invalidArgs
             }
         }
         discoveryFilters[call.sender ?? ""] = dict.isEmpty ? nil : uuids
+        // adapter.c `parse_discovery_filter_dict()`: DuplicateData defaults to false (the API text says true).
+        if duplicateData { duplicateDataClients.insert(call.sender ?? "") } else { duplicateDataClients.remove(call.sender ?? "") }
         return []
     }
+
+    // MARK: Clients leaving the bus
+
+    /// Per-client watches: bluetoothd ends a client's sessions when it leaves the bus (`g_dbus_add_disconnect_watch`).
+    private var departureWatches: [String: Task<Void, Never>] = [:]
+
+    private func watchForDeparture(of sender: String) {
+        guard !sender.isEmpty, departureWatches[sender] == nil, let c = connection else { return }
+        departureWatches[sender] = Task { [weak self] in
+            guard let owners = try? await c.nameOwnerChanges(of: sender) else { return }
+            for await owner in owners where owner == .unowned {
+                await self?.clientLeft(sender)
+                return
+            }
+        }
+    }
+
+    /// A client left the bus: its discovery session ends (adapter.c `discovery_disconnect()` → `discovery_stop()`)
+    /// and its StartNotify session too (gatt-client.c `notify_client_disconnect()` → `update_notifying()`).
+    private func clientLeft(_ sender: String) {
+        departureWatches[sender] = nil
+        discoveryFilters[sender] = nil
+        duplicateDataClients.remove(sender)
+        if discoverySessions.remove(sender) != nil, discoverySessions.isEmpty {
+            discoveryEnded()
+        }
+        if notifySubscribers.remove(sender) != nil, notifySubscribers.isEmpty {
+            setNotifying(false)
+        }
+    }
+
+    private func forgetClients() {
+        for watch in departureWatches.values { watch.cancel() }
+        departureWatches.removeAll()
+    }
+
+    /// Advertisements of the curtain bluetoothd received while discovering (reported or filtered out), for tests.
+    public private(set) var advertisementsSeen = 0
 
     /// Reports the curtain to discovery (creates its Device1, or refreshes RSSI/ServiceData).
     private func reportDevice() async throws {
         guard powered, deviceVisible, !discoverySessions.isEmpty, !connected else { return }
+        advertisementsSeen += 1
         // Filters of all clients are merged (adapter-api.txt): report if any session has no UUID filter or
         // a filter containing the curtain service.
         let matches = discoverySessions.contains { session in
@@ -436,15 +506,51 @@ public actor BlueZSimulator {
             return uuids.contains(CurtainUUID.service)
         }
         guard matches else { return }
+        // Each advertisement carries a fresh RSSI reading; it jitters by a dB.
+        rssiJitter.toggle()
+        let rssi = configuration.rssi - (rssiJitter ? 1 : 0)
         if !deviceExported {
-            try exportDevice()
+            reportedRSSI = rssi
+            try exportDevice() // InterfacesAdded with every property, RSSI included (adapter.c `device_found()`)
         } else {
-            // Each advertisement carries a fresh RSSI reading (it jitters by a dB), so BlueZ emits RSSI changes.
-            rssiJitter.toggle()
-            try? connection?.updateProperty("RSSI", interface: Self.deviceInterface, path: devicePath,
-                                            value: .int16(configuration.rssi - (rssiJitter ? 1 : 0)))
-            try? connection?.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath,
-                                            value: serviceDataValue)
+            // device.c `device_set_rssi_with_delta()`: a change is only reported from 0 (not seen) or by
+            // RSSI_THRESHOLD (8) dBm or more, so the jitter emits nothing.
+            if reportedRSSI.map({ abs(Int($0) - Int(rssi)) >= Self.rssiThreshold }) ?? true {
+                reportedRSSI = rssi
+                setDeviceProperty("RSSI", .int16(rssi))
+            }
+            advertiseServiceData()
+        }
+    }
+
+    /// device.c `RSSI_THRESHOLD`.
+    static let rssiThreshold = 8
+
+    /// An advertisement's service data: PropertiesChanged only when it differs from what bluetoothd holds
+    /// (shared/ad.c `bt_ad_add_service_data()` returns false for identical data), unless a client asked for
+    /// DuplicateData (device.c `device_set_service_data()` then clears the data first, so it always changes).
+    /// ManufacturerData follows the same rule (`device_set_manufacturer_data()`).
+    private func advertiseServiceData() {
+        guard deviceExported, let c = connection else { return }
+        let value = serviceDataValue
+        if c.exportedProperty("ServiceData", interface: Self.deviceInterface, path: devicePath) == value {
+            guard !duplicateDataClients.isEmpty else { return }
+            try? c.emitSignal(path: devicePath, interface: Self.propertiesInterface, member: "PropertiesChanged",
+                              arguments: [.string(Self.deviceInterface), .stringVariantDictionary(["ServiceData": value]),
+                                          .stringArray([])])
+        } else {
+            try? c.updateProperty("ServiceData", interface: Self.deviceInterface, path: devicePath, value: value)
+        }
+    }
+
+    /// The last discovery session ended (adapter.c `discovery_cleanup()`): devices found during it lose their RSSI
+    /// (`invalidate_rssi_and_tx_power()` → `device_set_rssi(dev, 0)`: RSSI invalidated), and Discovering=false.
+    private func discoveryEnded() {
+        try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
+                                        value: .boolean(false))
+        if reportedRSSI != nil {
+            reportedRSSI = nil
+            setDeviceProperty("RSSI", nil)
         }
     }
 
@@ -454,7 +560,6 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
         }
         await linkLost()
-        gattCached = false
         deviceNonTemporary = false
         unexportDevice()
         return []
@@ -490,12 +595,13 @@ public actor BlueZSimulator {
             DBusProperty("Trusted", value: .boolean(false), access: .readwrite),
             DBusProperty("Blocked", value: .boolean(false), access: .readwrite),
             DBusProperty("LegacyPairing", value: .boolean(false)),
-            DBusProperty("RSSI", value: .int16(cfg.rssi)),
-            DBusProperty("Connected", value: .boolean(connected)),
+            reportedRSSI.map { DBusProperty("RSSI", value: .int16($0)) } ?? DBusProperty("RSSI", signature: "n"),
+            // Connected and ServicesResolved: signals emitted by hand, one PropertiesChanged per bluetoothd batch.
+            DBusProperty("Connected", value: .boolean(connected), changeSignal: .none),
             DBusProperty("UUIDs", value: .stringArray([CurtainUUID.service])),
             DBusProperty("Adapter", value: .objectPath(adapterPath)),
             DBusProperty("ServiceData", value: serviceDataValue),
-            DBusProperty("ServicesResolved", value: .boolean(servicesResolved)),
+            DBusProperty("ServicesResolved", value: .boolean(servicesResolved), changeSignal: .none),
             DBusProperty("AdvertisingFlags", value: .bytes([0x06])),
             DBusProperty("WakeAllowed", value: .boolean(false), access: .readwrite),
         ])])
@@ -509,9 +615,24 @@ public actor BlueZSimulator {
         deviceExported = false
     }
 
-    private func setDeviceProperty(_ name: String, _ value: DBusValue) {
+    private func setDeviceProperty(_ name: String, _ value: DBusValue?) {
         guard deviceExported else { return }
         try? connection?.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: value)
+    }
+
+    /// Sets Device1 link properties and emits them in ONE PropertiesChanged, in this order: bluetoothd's gdbus
+    /// queues property changes and sends each object's pending ones together (gdbus/object.c
+    /// `g_dbus_emit_property_changed_full()` → `process_property_changes()`, in the order they were changed).
+    private func setLinkProperties(_ changes: [(String, Bool)]) {
+        guard deviceExported, let c = connection else { return }
+        for (name, value) in changes {
+            try? c.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: .boolean(value))
+        }
+        try? c.emitSignal(path: devicePath, interface: Self.propertiesInterface, member: "PropertiesChanged",
+                          arguments: [.string(Self.deviceInterface),
+                                      .dictionary(keySignature: "s", valueSignature: "v",
+                                                  changes.map { DBusDictEntry(.string($0.0), .variant(.boolean($0.1))) }),
+                                      .stringArray([])])
     }
 
     /// Device1.Connect with BlueZ's ordering: Connected=true, the reply, then (later) the GATT objects and
@@ -526,19 +647,32 @@ public actor BlueZSimulator {
             throw failConnects.error
         }
         connectPending = true
+        connectCanceled = false
         defer { connectPending = false }
+        // dev_connect(): the device becomes non-temporary (stored) as soon as Connect is called.
+        deviceNonTemporary = true
         let generation = linkGeneration
         guard powered, deviceVisible else {
             try? await Task.sleep(for: configuration.unreachableConnectFailure)
+            if connectCanceled { throw BlueZError.connectionCanceled }
             throw BlueZError.leAbortByLocal
         }
         try? await Task.sleep(for: configuration.connectDelay)
+        // A Disconnect while Connect is pending answers it with "br-connection-canceled"
+        // (device.c `device_request_disconnect()`).
+        if connectCanceled { throw BlueZError.connectionCanceled }
         guard powered, deviceVisible, generation == linkGeneration, connection != nil else {
             throw BlueZError.leAbortByLocal
         }
         connected = true
-        deviceNonTemporary = true
-        setDeviceProperty("Connected", .boolean(true))
+        setLinkProperties([("Connected", true)])
+        // StartNotify sessions that survived the disconnect are registered again as soon as ATT is up
+        // (device.c `gatt_client_init()` → gatt-client.c `btd_gatt_client_connected()` → `register_notify()`), from
+        // the cached database, before services are resolved: the CCCD is written and the controller answers.
+        if !notifySubscribers.isEmpty {
+            await deliver(model.subscribeFrames())
+            setNotifying(true)
+        }
         let delay = configuration.resolveDelay
         let linkGen = linkGeneration
         Task { [weak self] in
@@ -551,17 +685,19 @@ public actor BlueZSimulator {
     private func resolveServices(linkGeneration gen: Int) async {
         guard connected, gen == linkGeneration else { return }
         try? exportGATT()
-        gattCached = configuration.gattCacheAlways
         servicesResolved = true
-        setDeviceProperty("ServicesResolved", .boolean(true))
-        // BlueZ re-registers notify sessions that survived the disconnect when the client is ready again.
-        if !notifySubscribers.isEmpty {
-            setNotifying(true)
-            await deliver(model.subscribeFrames())
-        }
+        setLinkProperties([("ServicesResolved", true)])
     }
 
+    /// Device1.Disconnect (device.c `dev_disconnect()` → `device_request_disconnect()`): a pending Connect is
+    /// answered with "br-connection-canceled"; not connected → an immediate empty reply.
     private func disconnectRequested() async -> [DBusValue] {
+        if connectPending { connectCanceled = true }
+        guard connected else { return [] }
+        // `DISCONNECT_TIMER` before `disconnect_all()`; the link (and every call on it) keeps working meanwhile.
+        disconnecting += 1
+        try? await Task.sleep(for: configuration.disconnectDelay)
+        disconnecting -= 1
         await linkLost()
         return []
     }
@@ -574,8 +710,8 @@ public actor BlueZSimulator {
         connected = false
         servicesResolved = false
         releaseAcquiredNotify()
-        setDeviceProperty("ServicesResolved", .boolean(false))
-        setDeviceProperty("Connected", .boolean(false))
+        // device.c `device_remove_connection()`: ServicesResolved=false then Connected=false, sent together.
+        setLinkProperties([("ServicesResolved", false), ("Connected", false)])
         if !configuration.gattCacheAlways {
             notifySubscribers.removeAll()
             notifying = false
@@ -586,11 +722,14 @@ public actor BlueZSimulator {
     private func restartBluetoothd(downtime: Duration) async throws {
         guard !restarting else { return }
         restarting = true
+        forgetClients()
         defer { restarting = false }
         await linkLost()
         releaseAcquiredNotify()
         discoverySessions.removeAll()
         discoveryFilters.removeAll()
+        duplicateDataClients.removeAll()
+        reportedRSSI = nil
         notifySubscribers.removeAll()
         notifying = false
         if let c = connection {
@@ -679,7 +818,7 @@ public actor BlueZSimulator {
 
     private func readCCCD() throws -> [DBusValue] {
         guard connected else { throw BlueZError.gattNotConnected }
-        return [.bytes(notifying ? [0x01, 0x00] : [0x00, 0x00])]
+        return [.bytes(notifying || acquiredNotifyFD != nil ? [0x01, 0x00] : [0x00, 0x00])]
     }
 
     private func readValue(_ path: DBusObjectPath) throws -> [DBusValue] {
@@ -730,6 +869,7 @@ public actor BlueZSimulator {
     }
 
     private func startNotify(_ path: DBusObjectPath, _ call: DBusMethodCall) async throws -> [DBusValue] {
+        guard disconnecting == 0 else { throw BlueZError.notConnected } // "Device is disconnecting"
         guard path == statusPath else {
             throw DBusError(name: "org.bluez.Error.NotSupported", message: "Operation is not supported")
         }
@@ -738,14 +878,24 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
         let sender = call.sender ?? ""
-        if notifySubscribers.contains(sender), notifying || !connected { return [] }
+        // gatt-client.c `characteristic_start_notify()`: one session per client; a second call succeeds when the
+        // session is registered with the device, and is "In Progress" while it waits for a link (`notify_id` 0).
+        if notifySubscribers.contains(sender) {
+            guard connected else { throw BlueZError.inProgress }
+            return []
+        }
         notifySubscribers.insert(sender)
-        // Not connected: BlueZ 5.66 answers success and registers for the next connection.
+        watchForDeparture(of: sender)
+        // Not connected: BlueZ answers success and registers for the next connection.
         guard connected, servicesResolved else { return [] }
-        // CCCD written: Notifying=true, then the reply; the controller answers the subscription with STATUS + SCHEDULE,
-        // which may reach the client before the reply (so clients match PropertiesChanged first).
-        setNotifying(true)
-        await deliver(model.subscribeFrames())
+        // The first session writes the CCCD (shared/gatt-client.c `register_notify`: later ones only count). The
+        // controller answers the CCCD write at once with STATUS + SCHEDULE, before its Write Response; bluetoothd
+        // passes notifications to handlers whose CCCD write is still pending (`notify_handler`), so the Value
+        // signals come first, then Notifying=true and the reply (`register_notify_cb`).
+        if !notifying {
+            await deliver(model.subscribeFrames())
+            setNotifying(true)
+        }
         return []
     }
 
@@ -773,24 +923,37 @@ public actor BlueZSimulator {
             throw DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
         }
         guard notifySubscribers.isEmpty else { throw BlueZError.inProgress }
+        // The CCCD write makes the controller send STATUS then SCHEDULE at once. bluetoothd creates the socket only
+        // when the CCCD write has completed (`register_notify_io_cb` → `characteristic_ready` → `create_sock`) and
+        // drops what is notified before (`notify_io_cb`: "Drop notification if the sock is not ready").
+        droppedNotifications += model.subscribeFrames().count
+        // Exactly bluetoothd's pair (gatt-client.c `create_sock()`): O_NONBLOCK is part of the open file
+        // description, so the client's end arrives non-blocking.
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw DBusError(name: "org.bluez.Error.Failed", message: "Failed allocate notify session")
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_LOCAL, type, 0, &fds) == 0 else {
+            throw DBusError(name: "org.bluez.Error.Failed", message: String(cString: strerror(errno)))
         }
         acquiredNotifyFD = fds[0]
+        let watch = DispatchSource.makeReadSource(fileDescriptor: fds[0], queue: .global())
+        watch.setEventHandler { [weak self] in
+            // The client never writes to a notify socket: readable means hung up. (Cancelling drops this handler
+            // and with it the reference to the source.)
+            watch.cancel()
+            Task { await self?.releaseAcquiredNotifyIfHungUp() }
+        }
+        watch.resume()
+        acquiredNotifyWatch = watch
         let clientEnd = DBusUnixFD(taking: fds[1])
+        // NotifyAcquired=true; Notifying stays as it is: only StartNotify's `register_notify_cb` sets it.
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
                                         value: .boolean(true))
-        setNotifying(true)
-        // The CCCD write makes the controller send STATUS then SCHEDULE; they wait in the socket.
-        await deliver(model.subscribeFrames())
         return [.unixFD(clientEnd), .uint16(247)]
     }
 
     /// BlueZ ends an AcquireNotify session as soon as the client closes its end (gatt-client.c `sock_hup` →
-    /// `destroy_sock`, an io
-    /// disconnect handler), e.g. when the client process exits; the simulator notices it here, before refusing a
-    /// new session.
+    /// `destroy_sock`, an io disconnect handler), e.g. when the client process exits: NotifyAcquired=false. The
+    /// simulator's watch calls this on the hang-up; it is also checked before a new session is refused.
     private func releaseAcquiredNotifyIfHungUp() {
         guard let fd = acquiredNotifyFD else { return }
         var p = pollfd(fd: fd, events: 0, revents: 0)  // POLLHUP and POLLERR are always reported
@@ -802,10 +965,24 @@ public actor BlueZSimulator {
     private func releaseAcquiredNotify() {
         guard let fd = acquiredNotifyFD else { return }
         acquiredNotifyFD = nil
+        acquiredNotifyWatch?.cancel()
+        acquiredNotifyWatch = nil
         close(fd)
+        // gatt-client.c `destroy_sock()`: NotifyAcquired=false (Notifying was never set for this session).
         try? connection?.updateProperty("NotifyAcquired", interface: Self.characteristicInterface, path: statusPath,
                                         value: .boolean(false))
-        if notifySubscribers.isEmpty { setNotifying(false) }
+    }
+
+    /// bluetoothd ends the notify session of the status characteristic while the link stays up: an AcquireNotify
+    /// socket is closed (`destroy_sock()`), StartNotify sessions are dropped (`update_notifying()`:
+    /// Notifying=false). For testing clients' recovery; the link and the GATT objects stay.
+    private func endNotifySessions() {
+        if acquiredNotifyFD != nil {
+            releaseAcquiredNotify()
+        } else if !notifySubscribers.isEmpty {
+            notifySubscribers.removeAll()
+            setNotifying(false)
+        }
     }
 
     private func setNotifying(_ on: Bool) {
@@ -819,11 +996,14 @@ public actor BlueZSimulator {
 /// BlueZ error replies, with bluez `src/error.c` / `gatt-client.c` names and texts.
 enum BlueZError {
     static let notReady = DBusError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready")
+    static let notConnected = DBusError(name: "org.bluez.Error.NotConnected", message: "Not Connected")
     static let busy = DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress")
     static let inProgress = DBusError(name: "org.bluez.Error.InProgress", message: "In Progress")
     static let invalidArgs = DBusError(name: "org.bluez.Error.InvalidArguments", message: "Invalid arguments in method call")
     static let gattNotConnected = DBusError(name: "org.bluez.Error.Failed", message: "Not connected")
     static let leAbortByLocal = DBusError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+    /// src/error.h `ERR_BREDR_CONN_CANCELED`.
+    static let connectionCanceled = DBusError(name: "org.bluez.Error.Failed", message: "br-connection-canceled")
 
     /// gatt-client.c `create_gatt_dbus_error()`.
     static func att(_ code: UInt8) -> DBusError {

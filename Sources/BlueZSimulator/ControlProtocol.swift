@@ -6,6 +6,7 @@ import CurtainProtocol
 /// ```
 /// press open|close|stop          wall switch
 /// drop-link                      the radio link drops (supervision timeout)
+/// end-notify                     bluetoothd ends the notify session; the link stays up
 /// vanish | reappear              the curtain goes out of range / comes back
 /// restart-bluetoothd [ms]        bluetoothd exits and comes back after ms (default 200)
 /// power on|off                   adapter power
@@ -39,6 +40,7 @@ public enum ControlProtocol {
             }
             return .press(b)
         case "drop-link": return .dropLink
+        case "end-notify": return .endNotify
         case "vanish": return .vanish
         case "reappear": return .reappear
         case "restart-bluetoothd":
@@ -66,7 +68,7 @@ public enum ControlProtocol {
         case "status": return .status
         case "timing": return .timing
         default:
-            throw ParseError(description: "unknown command \"\(verb)\" (press, drop-link, vanish, reappear, "
+            throw ParseError(description: "unknown command \"\(verb)\" (press, drop-link, end-notify, vanish, reappear, "
                              + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, status, timing)")
         }
     }

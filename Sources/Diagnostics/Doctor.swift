@@ -50,16 +50,28 @@ public struct Doctor: Sendable {
         self.host = host
     }
 
+    /// Asks the running daemon when it answers (its configuration, database, readers and curtain);
+    /// checks this host (configuration file, tty, kernel, D-Bus policy, the probes) only when it
+    /// does not.
     public func run() async -> [Finding] {
         var findings: [Finding] = []
-        let config = checkConfig(&findings)
-        await checkSocket(config, &findings)
-        if let config {
-            findings += ReaderChecks(host: host).run(config: config)
-        }
-        findings += BluetoothChecks(host: host).run()
-        for probe in probes {
-            findings += await probe.run(config: config, host: host)
+        var configFindings: [Finding] = []
+        let config = checkConfig(&configFindings)
+        let path = socketPath ?? config?.string("socket.path") ?? "/run/roombridge/roombridge.sock"
+        switch await RunningDaemon.ask(path) {
+        case .success(let daemon):
+            findings = daemon.findings
+            // The file on disk matters at the next start even while the daemon runs with another copy.
+            findings += configFindings.filter { $0.status == .failed }
+        case .failure(let failure):
+            findings = configFindings + [failure.finding]
+            if let config {
+                findings += ReaderChecks(host: host).run(config: config)
+            }
+            findings += BluetoothChecks(host: host).run()
+            for probe in probes {
+                findings += await probe.run(config: config, host: host)
+            }
         }
         // Group by area in a fixed order; within an area keep the order the checks ran in.
         let order = ["config", "socket", "reader", "bluetooth", "database"]
@@ -83,35 +95,6 @@ public struct Doctor: Sendable {
             findings.append(Finding("config", "configuration parses", .failed, error.message,
                                     fix: "edit \(configPath) at the line named; roombridged --help lists every key"))
             return nil
-        }
-    }
-
-    private func checkSocket(_ config: DaemonConfig?, _ findings: inout [Finding]) async {
-        let path = socketPath ?? config?.string("socket.path") ?? "/run/roombridge/roombridge.sock"
-        do {
-            let client = try await VarlinkClient.connect(path: path)
-            defer { Task { await client.close() } }
-            let info = try await client.call("org.varlink.service.GetInfo")
-            let version = info["version"]?.stringValue ?? "?"
-            if version == RoomBridgeVersion.string {
-                findings.append(Finding("socket", "roombridged answers", .ok, "\(path), version \(version)"))
-            } else {
-                findings.append(Finding("socket", "roombridged answers", .warning,
-                                        "\(path): roombridged \(version), roombridgectl \(RoomBridgeVersion.string)",
-                                        fix: "restart the daemon after an upgrade: sudo systemctl restart roombridged"))
-            }
-        } catch let error as VarlinkClientError {
-            switch error {
-            case .permissionDenied:
-                findings.append(Finding("socket", "roombridged answers", .failed, "\(path): permission denied",
-                                        fix: "join the socket's group: sudo usermod -aG roombridge $USER, then log in again"))
-            default:
-                findings.append(Finding("socket", "roombridged answers", .failed, "\(error)",
-                                        fix: "start it: sudo systemctl start roombridged; see journalctl -u roombridged"))
-            }
-        } catch {
-            findings.append(Finding("socket", "roombridged answers", .failed, "\(path): \(error)",
-                                    fix: "see journalctl -u roombridged"))
         }
     }
 }

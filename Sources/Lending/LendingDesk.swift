@@ -5,9 +5,9 @@ import Foundation
 public actor LendingDesk {
     private let store: any InventoryStore
     /// The rules' tunables.
-    public let policy: LendingPolicy
+    public private(set) var policy: LendingPolicy
     /// The reader/kiosk name recorded on rentals.
-    public let location: String?
+    public private(set) var location: String?
     private let now: @Sendable () -> Date
     private var session: ArmSession?
 
@@ -20,6 +20,12 @@ public actor LendingDesk {
         self.policy = policy
         self.location = location
         self.now = now
+    }
+
+    /// New tunables (a configuration reload); the armed session keeps its expiry.
+    public func reconfigure(policy: LendingPolicy, location: String?) {
+        self.policy = policy
+        self.location = location
     }
 
     /// The active session, if any (expired sessions are dropped).

@@ -31,6 +31,11 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidCursor(String)
     /// No user is armed at the reader (internal to the rules; taps report `badgeRequired`).
     case noArmedUser
+    /// The disk holding the database (`directory`) is full; the change was rolled back.
+    case storageFull(directory: String)
+    /// The database failed an integrity check (`detail`); changes are refused until it is
+    /// repaired, reads still work.
+    case storageCorrupt(path: String, detail: String)
 
     public var description: String {
         switch self {
@@ -72,6 +77,10 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid page cursor '\(cursor)'; start again without a cursor"
         case .noArmedUser:
             return "no user is armed at the reader; tap a badge first"
+        case .storageFull(let directory):
+            return "the disk holding \(directory) is full; free space there and try again; nothing was recorded"
+        case .storageCorrupt(let path, let detail):
+            return "the database \(path) failed its integrity check (\(detail)); changes are refused until it is repaired: stop roombridged and restore it from a backup, or rebuild its indexes with: sqlite3 \(path) 'REINDEX;' and check with: sqlite3 \(path) 'PRAGMA integrity_check;', then start roombridged; nothing was recorded"
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Lending
+import Synchronization
 
 /// The SQLite (GRDB `DatabasePool`, WAL, `synchronous=FULL`) implementation of
 /// ``Lending/InventoryStore``. Open it with ``open(_:)``.
@@ -14,6 +15,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     let pool: DatabasePool
     /// The database file.
     public let path: String
+    let health = Mutex(StoreHealthState())
 
     init(pool: DatabasePool, path: String) {
         self.pool = pool
@@ -37,7 +39,7 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func addGroup(_ group: DeviceGroup) async throws {
         try Self.requireNonEmpty(group.id, "group ID")
-        try await pool.write { db in
+        try await write { db in
             if try Self.exists(db, "SELECT 1 FROM device_groups WHERE id = ?", [group.id]) {
                 throw LendingError.groupAlreadyExists(group.id)
             }
@@ -47,7 +49,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 
     public func updateGroup(_ group: DeviceGroup) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE device_groups SET name = ?, sort_order = ? WHERE id = ?",
                            arguments: [group.name, group.sortOrder, group.id])
             if db.changesCount == 0 { throw LendingError.noSuchGroup(group.id) }
@@ -55,7 +57,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 
     public func deleteGroup(id: GroupID) async throws {
-        try await pool.write { db in
+        try await write { db in
             let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM devices WHERE group_id = ?", arguments: [id]) ?? 0
             if count > 0 { throw LendingError.groupInUse(id, deviceCount: count) }
             try db.execute(sql: "DELETE FROM device_groups WHERE id = ?", arguments: [id])
@@ -67,7 +69,7 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func addDevice(_ device: Device, at: Date) async throws {
         try Self.requireNonEmpty(device.id, "device ID")
-        try await pool.write { db in
+        try await write { db in
             if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [device.id]) {
                 throw LendingError.deviceAlreadyExists(device.id)
             }
@@ -89,7 +91,7 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     @discardableResult
     public func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry] {
-        try await pool.write { db in
+        try await write { db in
             guard let old = try Self.fetchDevice(db, id: device.id) else { throw LendingError.noSuchDevice(device.id) }
             if old.groupID != device.groupID { try Self.requireGroup(db, device.groupID) }
             try db.execute(sql: """
@@ -110,7 +112,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 
     public func deleteDevice(id: DeviceID, at: Date) async throws {
-        try await pool.write { db in
+        try await write { db in
             guard let old = try Self.fetchDevice(db, id: id) else { throw LendingError.noSuchDevice(id) }
             if let active = try Self.fetchActiveRental(db, deviceID: id) {
                 throw LendingError.deviceIsLent(id, userID: active.userID)
@@ -174,7 +176,7 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func addUser(_ user: User) async throws {
         try Self.requireNonEmpty(user.id, "user ID")
-        try await pool.write { db in
+        try await write { db in
             if try Self.exists(db, "SELECT 1 FROM users WHERE id = ?", [user.id]) {
                 throw LendingError.userAlreadyExists(user.id)
             }
@@ -184,7 +186,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 
     public func updateUser(_ user: User) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE users SET name = ?, registered_at = ? WHERE id = ?",
                            arguments: [user.name, Millis.from(user.registeredAt), user.id])
             if db.changesCount == 0 { throw LendingError.noSuchUser(user.id) }
@@ -192,7 +194,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 
     public func deleteUser(id: UserID) async throws {
-        try await pool.write { db in
+        try await write { db in
             let lent = try String.fetchAll(db, sql: """
                 SELECT device_id FROM rentals WHERE user_id = ? AND returned_at IS NULL ORDER BY device_id
                 """, arguments: [id])
@@ -226,7 +228,7 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func addBadge(_ badge: Badge) async throws {
         let identifier = try CardIdentifier.normalize(badge.identifier, kind: badge.kind)
-        try await pool.write { db in
+        try await write { db in
             guard try Self.fetchUser(db, id: badge.userID) != nil else { throw LendingError.noSuchUser(badge.userID) }
             try Self.requireUIDFree(db, identifier)
             try db.execute(sql: """
@@ -237,7 +239,7 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func deleteBadge(identifier: String) async throws {
         let canonical = CardIdentifier.canonical(identifier) ?? identifier
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM badges WHERE identifier = ?", arguments: [canonical])
             if db.changesCount == 0 { throw LendingError.noSuchBadge(identifier) }
         }
@@ -253,14 +255,14 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func bindTag(_ binding: TagBinding) async throws {
         let uid = try Self.canonicalUID(binding.uid)
-        try await pool.write { db in
+        try await write { db in
             try Self.bind(db, uid: uid, deviceID: binding.deviceID, at: binding.boundAt)
         }
     }
 
     public func unbindTag(uid: String) async throws {
         let canonical = CardIdentifier.canonical(uid) ?? uid
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM tag_bindings WHERE uid = ?", arguments: [canonical])
             if db.changesCount == 0 { throw LendingError.noSuchTagBinding(uid) }
         }
@@ -276,7 +278,7 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func registerTag(uid: String, deviceID: DeviceID, at: Date) async throws {
         let uid = try Self.canonicalUID(uid)
-        try await pool.write { db in
+        try await write { db in
             try Self.bind(db, uid: uid, deviceID: deviceID, at: at)
             let wasRegistered = try Bool.fetchOne(db, sql: "SELECT is_nfc_registered FROM devices WHERE id = ?",
                                                   arguments: [deviceID]) ?? false
@@ -312,7 +314,7 @@ public final class SQLiteInventoryStore: InventoryStore {
         if let due = request.dueAt, due < request.at {
             throw LendingError.invalidField("due date", reason: "\(LendingFormat.iso8601(due)) is before the lend time")
         }
-        return try await pool.write { db in
+        return try await write { db in
             guard let device = try Self.fetchDevice(db, id: request.deviceID) else {
                 throw LendingError.noSuchDevice(request.deviceID)
             }
@@ -336,6 +338,12 @@ public final class SQLiteInventoryStore: InventoryStore {
                 throw LendingError.alreadyLent(device.id, userID: active?.userID ?? "?",
                                                userName: active?.userName ?? "?", since: active?.rentedAt ?? request.at)
             }
+            // Both checks above rely on the partial unique index; a damaged index page would let a
+            // second rental through. Count again without it before committing.
+            let active = try Self.activeRentalCountWithoutUniqueIndex(db, deviceID: device.id)
+            if active != 1 {
+                throw StoreIntegrityViolation(detail: "device \(device.id) would have \(active) active rentals; the index rentals_one_active_per_device is damaged")
+            }
             return Rental(id: db.lastInsertedRowID, deviceID: device.id, model: device.model,
                           osVersion: device.osVersion, serialNumber: device.serialNumber, userID: user.id,
                           userName: user.name, rentedAt: Millis.date(Millis.from(request.at)),
@@ -344,7 +352,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 
     public func returnDevice(_ request: ReturnRequest) async throws -> Rental {
-        try await pool.write { db in
+        try await write { db in
             guard var rental = try Self.fetchActiveRental(db, deviceID: request.deviceID) else {
                 if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [request.deviceID]) {
                     throw LendingError.notLent(request.deviceID)
@@ -500,7 +508,9 @@ extension SQLiteInventoryStore {
         if try !exists(db, "SELECT 1 FROM device_groups WHERE id = ?", [id]) { throw LendingError.noSuchGroup(id) }
     }
 
+    /// A new ID: not empty, no control characters.
     static func requireNonEmpty(_ value: String, _ field: String) throws {
+        try TextRules.requirePrintable(value, field)
         if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw LendingError.invalidField(field, reason: "must not be empty")
         }

@@ -36,12 +36,14 @@ extension SQLiteInventoryStore {
         var readOnly = Configuration()
         readOnly.readonly = true
         do {
-            let queue = try DatabaseQueue(path: path, configuration: readOnly)
-            defer { try? queue.close() }
-            let missing: [String] = try queue.read { db in
-                try check(db, path: path, configuration: StoreConfiguration(path: path))
-                let applied = try db.tableExists("grdb_migrations") ? try Schema.migrator.appliedIdentifiers(db) : []
-                return Schema.migrator.migrations.filter { !applied.contains($0) }
+            let missing: [String] = try leavingNoTrace(of: path) {
+                let queue = try DatabaseQueue(path: path, configuration: readOnly)
+                defer { try? queue.close() }
+                return try queue.read { db in
+                    try check(db, path: path, configuration: StoreConfiguration(path: path))
+                    let applied = try db.tableExists("grdb_migrations") ? try Schema.migrator.appliedIdentifiers(db) : []
+                    return Schema.migrator.migrations.filter { !applied.contains($0) }
+                }
             }
             return StoreInspection(path: path, schema: missing.isEmpty ? .current : .older(missing: missing), writable: writable)
         } catch let error as StoreOpenError {

@@ -107,12 +107,14 @@ extension SQLiteInventoryStore {
             var readOnly = Configuration()
             readOnly.readonly = true
             readOnly.busyMode = .timeout(configuration.busyTimeout)
-            do {
-                let queue = try DatabaseQueue(path: path, configuration: readOnly)
-                defer { try? queue.close() }
-                try queue.read { db in try check(db, path: path, configuration: configuration) }
-            } catch let error as DatabaseError {
-                throw mapOpenError(error, path: path)
+            try leavingNoTrace(of: path) {
+                do {
+                    let queue = try DatabaseQueue(path: path, configuration: readOnly)
+                    defer { try? queue.close() }
+                    try queue.read { db in try check(db, path: path, configuration: configuration) }
+                } catch let error as DatabaseError {
+                    throw mapOpenError(error, path: path)
+                }
             }
         }
 
@@ -164,6 +166,22 @@ extension SQLiteInventoryStore {
             if access(file, R_OK | W_OK) != 0 {
                 throw StoreOpenError.notWritable(path: file, reason: String(cString: strerror(errno)))
             }
+        }
+    }
+
+    /// Runs `body` (a read-only look at the database); if it throws (the database is refused),
+    /// removes the `-wal` and `-shm` files that opening it created, so that the directory is
+    /// left as it was found. A `-wal` that holds anything is never removed.
+    static func leavingNoTrace<T>(of path: String, _ body: () throws -> T) throws -> T {
+        let created = [path + "-wal", path + "-shm"].filter { !FileManager.default.fileExists(atPath: $0) }
+        do {
+            return try body()
+        } catch {
+            let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+            if walSize == 0 {
+                for file in created { unlink(file) }
+            }
+            throw error
         }
     }
 

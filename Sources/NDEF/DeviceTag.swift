@@ -18,6 +18,9 @@ public enum DeviceTagError: Error, Hashable, Sendable {
     case conflictingDeviceRecords(first: String, second: String)
     /// The device record cannot be written (e.g. empty device ID).
     case cannotEncode(reason: String)
+    /// The record is in a format version this implementation does not read (`v` above
+    /// ``DeviceTagRecord/currentVersion``).
+    case unsupportedVersion(Int, supported: Int)
 }
 
 extension DeviceTagError: CustomStringConvertible {
@@ -39,6 +42,8 @@ extension DeviceTagError: CustomStringConvertible {
             return "The tag holds device records for two different devices (\(first) and \(second)); rewrite it with a single device record."
         case let .cannotEncode(reason):
             return "Cannot write the device record: \(reason)."
+        case let .unsupportedVersion(version, supported):
+            return "Device record is format version \(version); this RoomBridge reads only version \(supported). Upgrade RoomBridge, or rewrite the tag with this version."
         }
     }
 }
@@ -92,6 +97,8 @@ public struct DeviceTagRecord: Hashable, Sendable {
         case nil: break
         case let .number(text)?:
             guard let n = Int(text), n >= 1 else { throw .invalidField(key: "v", expected: "a positive integer") }
+            // A newer version may change what the members mean: never read it as version 1.
+            guard n <= Self.currentVersion else { throw .unsupportedVersion(n, supported: Self.currentVersion) }
             version = n
         default:
             throw .invalidField(key: "v", expected: "a positive integer")
@@ -99,6 +106,10 @@ public struct DeviceTagRecord: Hashable, Sendable {
         guard let idValue = member("deviceId") else { throw .missingDeviceId }
         guard case let .string(deviceId) = idValue, !deviceId.isEmpty else {
             throw .invalidField(key: "deviceId", expected: "a non-empty string")
+        }
+        // A NUL would cut the ID short in the database; other control characters forge log lines.
+        guard !deviceId.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
+            throw .invalidField(key: "deviceId", expected: "a string without control characters")
         }
         func optionalString(_ key: String) throws(DeviceTagError) -> String? {
             switch member(key) {

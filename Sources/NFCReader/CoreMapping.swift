@@ -53,12 +53,16 @@ extension TagArrival {
                 break
             }
             tap.records = message.records.map(TagRecord.init(summarizing:))
-            do {
+            do throws(DeviceTagError) {
                 if case .device(let device) = try DeviceTag.identify(message) {
                     tap.device = DeviceTagInfo(deviceId: device.deviceId, model: device.model, serial: device.serial)
                 }
             } catch {
-                tap.readError = "the device record is damaged: \(error)"
+                if case .unsupportedVersion = error {
+                    tap.readError = error.description  // not damaged: written by a newer RoomBridge
+                } else {
+                    tap.readError = "the device record is damaged: \(error)"
+                }
             }
         }
         return tap

@@ -63,7 +63,8 @@ public struct TagSpec: Codable, Sendable, Equatable {
         guard let head = parts.first?.lowercased() else { throw .badSpec("empty tag spec") }
         switch head {
         case "ntag213", "ntag215", "ntag216", "ultralight":
-            return TagSpec(type: head, format: parts.count > 1 ? parts[1] : nil)
+            // Each shorthand is its own tag: a UID derived from the spec text, the same every time.
+            return TagSpec(type: head, uid: stableUID(t.lowercased()), format: parts.count > 1 ? parts[1] : nil)
         case "isoa":
             return TagSpec(type: "isoA", uid: parts.count > 1 ? parts[1] : nil)
         case "device":
@@ -74,10 +75,7 @@ public struct TagSpec: Codable, Sendable, Equatable {
             let record = DeviceTagRecord(deviceId: parts[1], model: rest.first, serial: rest.count > 1 ? rest[1] : nil)
             let message: [UInt8]
             do { message = try record.message().encoded() } catch { throw .badSpec("device record: \(error)") }
-            var h: UInt64 = 0xcbf29ce484222325
-            for b in parts[1].utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
-            let uid = "04" + (0..<6).map { String(format: "%02X", UInt8((h >> (8 * UInt64($0))) & 0xFF)) }.joined()
-            return TagSpec(type: "ntag215", uid: uid, ndef: message.map { String(format: "%02X", $0) }.joined())
+            return TagSpec(type: "ntag215", uid: stableUID(parts[1]), ndef: message.map { String(format: "%02X", $0) }.joined())
         case "felica":
             return TagSpec(type: "felica", idm: parts.count > 1 ? parts[1] : nil)
         case "dump":
@@ -86,6 +84,14 @@ public struct TagSpec: Codable, Sendable, Equatable {
         default:
             throw .badSpec("unknown tag spec '\(text)' (try ntag213, ntag215:blank, ultralight, isoa:01020304, felica, a JSON object or @file.json)")
         }
+    }
+
+    /// A 7-byte NXP UID (manufacturer byte 04) derived from `key` (FNV-1a): stable across runs,
+    /// different for different keys.
+    static func stableUID(_ key: String) -> String {
+        var h: UInt64 = 0xcbf29ce484222325
+        for b in key.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        return "04" + (0..<6).map { String(format: "%02X", UInt8((h >> (8 * UInt64($0))) & 0xFF)) }.joined()
     }
 
     /// Builds the card.

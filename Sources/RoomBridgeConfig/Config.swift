@@ -112,6 +112,14 @@ public let configKeys: [ConfigKey] = [
               "Group that owns the socket file; empty leaves the daemon's own group."),
     ConfigKey("socket.max_connections", .int(64), "Clients connected at once; more are refused.",
               validate: positiveInt),
+    ConfigKey("socket.max_connections_per_user", .int(16),
+              "Connections one user may hold at once (root and auth.group members are not counted).", validate: positiveInt),
+    ConfigKey("socket.reserved_connections", .int(8),
+              "Connections kept free for root and auth.group members, so they can always connect.",
+              validate: nonNegativeInt),
+    ConfigKey("socket.idle_timeout", .double(60),
+              "Seconds a connection with no call in progress (a Watch is one) may stay silent.",
+              validate: positiveDouble),
     ConfigKey("socket.max_message_size", .int(65536), "Largest message a client may send, in bytes.",
               validate: positiveInt),
     ConfigKey("socket.stall_timeout", .double(10),
@@ -132,6 +140,9 @@ public let configKeys: [ConfigKey] = [
         if case .string(let s) = v, s.isEmpty { return "must not be empty" }
         return nil
     },
+    ConfigKey("database.integrity_check_hours", .double(24),
+              "Hours between full database integrity checks (one also runs at every start).",
+              validate: positiveDouble),
     ConfigKey("nfc.enabled", .bool(true), "Poll NFC readers."),
     ConfigKey("nfc.readers", .strings([]),
               "Readers as \"name=connstring\" (e.g. \"front=pn532_uart:/dev/nfc/pn532\"); empty uses libnfc's own configuration and scan."),
@@ -149,6 +160,14 @@ public let configKeys: [ConfigKey] = [
     ConfigKey("curtain.address", .string(""),
               "Bluetooth address of the curtain controller; empty picks the first one advertising the curtain service."),
     ConfigKey("curtain.adapter", .string(""), "Bluetooth adapter (e.g. hci0); empty picks the first powered one."),
+    ConfigKey("curtain.notify", .string("start-notify"),
+              "How to subscribe to the curtain's notifications: start-notify (PropertiesChanged signals) or "
+              + "acquire-notify (a socket from BlueZ's AcquireNotify, where offered).") { v in
+        if case .string(let s) = v, !["start-notify", "acquire-notify"].contains(s) {
+            return "must be start-notify or acquire-notify"
+        }
+        return nil
+    },
     ConfigKey("lending.arm_seconds", .int(30), "How long a badge tap arms a lend session.",
               validate: positiveInt),
     ConfigKey("lending.loan_days", .int(0), "Default loan period in days; 0 means no due date.",
@@ -206,6 +225,23 @@ public struct DaemonConfig: Sendable, Equatable {
     public func strings(_ key: String) -> [String] {
         if case .strings(let a) = self[key] { return a }
         preconditionFailure("\(key) is not a list")
+    }
+
+    /// Sets one key's value as it is (already validated, e.g. taken from another configuration).
+    public mutating func replace(_ key: String, with value: ConfigValue) {
+        precondition(values[key] != nil, "unknown config key \(key)")
+        values[key] = value
+    }
+
+    /// Names of the keys whose values differ from `other`'s, sorted.
+    public func changedKeys(since other: DaemonConfig) -> [String] {
+        values.keys.filter { values[$0] != other.values[$0] }.sorted()
+    }
+
+    /// Keys a running roombridged applies when it reloads its configuration (SIGHUP); a change
+    /// to any other key takes effect at the next restart.
+    public static func isReloadable(_ key: String) -> Bool {
+        key == "log.level" || key.hasPrefix("lending.")
     }
 
     mutating func set(_ key: ConfigKey, _ value: ConfigValue, origin: String) throws(ConfigError) {

@@ -8,6 +8,7 @@ import RoomBridgeConfig
 import RoomBridgeCore
 import RoomBridgeInterfaces
 import ServiceLifecycle
+import UnixSignals
 import Varlink
 import VarlinkNIO
 
@@ -67,7 +68,10 @@ public enum Daemon {
         raiseOpenFileLimit(logger)
 
         do {
-            return try await runServices(config: config, environment: environment, levels: levels, logger: logger)
+            let configPath = FileManager.default.fileExists(atPath: commandLine.configPath)
+                ? URL(fileURLWithPath: commandLine.configPath).standardizedFileURL.path : nil
+            return try await runServices(config: config, commandLine: commandLine, configPath: configPath,
+                                         environment: environment, levels: levels, logger: logger)
         } catch let error as StartupError {
             logger.critical("\(error.message)")
             return error.exit.rawValue
@@ -77,8 +81,21 @@ public enum Daemon {
         }
     }
 
-    private static func runServices(config: DaemonConfig, environment: [String: String],
+    /// What io.roombridge.State.GetConfiguration reports.
+    static func setup(_ config: DaemonConfig, configPath: String?) -> DaemonSetup {
+        let address = config.string("curtain.address")
+        return DaemonSetup(configPath: configPath, databasePath: config.string("database.path"),
+                           socketPath: config.string("socket.path"), nfcEnabled: config.bool("nfc.enabled"),
+                           nfcReaders: config.strings("nfc.readers"), curtainEnabled: config.bool("curtain.enabled"),
+                           curtainAddress: address.isEmpty ? nil : address)
+    }
+
+    private static func runServices(config: DaemonConfig, commandLine: DaemonCommandLine, configPath: String?,
+                                    environment: [String: String],
                                     levels: LogLevelBox, logger: Logger) async throws -> Int32 {
+        // SIGHUP reloads the configuration (see ReloadService); trapped before anything is
+        // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let curtainEnabled = config.bool("curtain.enabled")
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
                                 curtain: CurtainState(connection: curtainEnabled ? .searching : .disabled))
@@ -93,13 +110,8 @@ public enum Daemon {
             throw StartupError(.database, "database: \(error)")
         }
         logger.info("database \(config.string("database.path")) open")
-        let loanDays = config.int("lending.loan_days")
-        let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
-        let lending = LendingCoordinator(
-            store: store, state: state,
-            policy: LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
-                                  defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
-            location: location)
+        let settings = lendingSettings(config)
+        let lending = LendingCoordinator(store: store, state: state, policy: settings.policy, location: settings.location)
 
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
@@ -119,7 +131,7 @@ public enum Daemon {
         }
 
         let interfaces: [any VarlinkInterface] = [
-            StateInterface(state: state, authorizer: authorizer, setLogLevel: { name in
+            StateInterface(state: state, authorizer: authorizer, setup: setup(config, configPath: configPath), setLogLevel: { name in
                 guard let level = Logger.Level(configName: name) else { return }
                 levels.level = level
                 Logger(label: "roombridged").notice("log level set to \(name)")
@@ -164,7 +176,11 @@ public enum Daemon {
                     listen: listen,
                     maxMessageSize: config.int("socket.max_message_size"),
                     maxConnections: config.int("socket.max_connections"),
-                    stallTimeout: .milliseconds(Int64(config.double("socket.stall_timeout") * 1000))),
+                    maxConnectionsPerUser: config.int("socket.max_connections_per_user"),
+                    reservedConnections: config.int("socket.reserved_connections"),
+                    stallTimeout: .milliseconds(Int64(config.double("socket.stall_timeout") * 1000)),
+                    idleTimeout: .milliseconds(Int64(config.double("socket.idle_timeout") * 1000)),
+                    isPrivileged: { authorizer.allows($0) }),
                 logger: Logger(label: "roombridged.varlink"))
         } catch let error as VarlinkServerError {
             throw StartupError(.unavailable, "cannot listen: \(error)")
@@ -174,7 +190,9 @@ public enum Daemon {
         // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
         // the socket last (Watch clients are told, connections closed, the socket file removed).
         var services: [any Service] = [
-            StoreService(store: store, logger: logger),
+            StoreService(store: store,
+                         integrityCheckInterval: .milliseconds(Int64(config.double("database.integrity_check_hours") * 3_600_000)),
+                         logger: Logger(label: "roombridged.database")),
             VarlinkSocketService(server: server, state: state, logger: logger),
         ]
         if let nfc {
@@ -184,12 +202,19 @@ public enum Daemon {
         }
         if let curtain {
             let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
-            services.append(CurtainService(
-                controller: curtain, state: state,
-                configuration: CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
-                                                          deviceAddress: address.isEmpty ? nil : address),
-                logger: Logger(label: "roombridged.curtain")))
+            var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
+                                                           deviceAddress: address.isEmpty ? nil : address)
+            configuration.notifyMethod = CurtainNotifyMethod(rawValue: config.string("curtain.notify")) ?? .startNotify
+            services.append(CurtainService(controller: curtain, state: state, configuration: configuration,
+                                           logger: Logger(label: "roombridged.curtain")))
         }
+        services.append(ReloadService(
+            signals: hangups, commandLine: commandLine, current: config, logger: Logger(label: "roombridged.reload"),
+            apply: { new in
+                if let level = Logger.Level(configName: new.string("log.level")) { levels.level = level }
+                let settings = lendingSettings(new)
+                await lending.reconfigure(policy: settings.policy, location: settings.location)
+            }))
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
                                        logger: logger))
@@ -200,6 +225,15 @@ public enum Daemon {
         try await group.run()
         logger.info("stopped")
         return DaemonExit.ok.rawValue
+    }
+
+    /// The lending policy and location a configuration asks for.
+    static func lendingSettings(_ config: DaemonConfig) -> (policy: LendingPolicy, location: String) {
+        let loanDays = config.int("lending.loan_days")
+        let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
+        return (LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
+                              defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
+                location)
     }
 
     /// Raises the soft limit on open files to the hard limit (at most 65536), as servers that

@@ -17,14 +17,53 @@ struct LendingTapHandler: TapHandler {
 
 /// Keeps the database open for the daemon's life and closes it last at shutdown (every write
 /// is already durable: WAL with synchronous=FULL; closing checkpoints the WAL).
+///
+/// Meanwhile it runs the full integrity check (see `SQLiteInventoryStore.checkIntegrity`) once
+/// right after start — so a file left by an unclean shutdown is checked — and then every
+/// `integrityCheckInterval`, on a reader connection so that calls are served meanwhile. Health
+/// events (disk full, integrity) are logged once per episode.
 struct StoreService: Service {
     let store: SQLiteInventoryStore
+    let integrityCheckInterval: Duration
     let logger: Logger
 
+    init(store: SQLiteInventoryStore, integrityCheckInterval: Duration = .seconds(86400), logger: Logger) {
+        self.store = store
+        self.integrityCheckInterval = integrityCheckInterval
+        self.logger = logger
+        let path = store.path
+        store.observeHealth { [logger] event in
+            switch event {
+            case .diskFull(let directory):
+                logger.error("the disk holding \(directory) is full: changes are refused (nothing is recorded) until space is freed there")
+            case .diskSpaceAvailable(let directory):
+                logger.notice("the disk holding \(directory) has space again: changes are recorded again")
+            case .integrityConfirmed:
+                logger.info("database integrity check passed", metadata: ["path": "\(path)"])
+            case .integrityFailed(let error):
+                logger.critical("\(error)")
+            }
+        }
+    }
+
     func run() async throws {
+        let (store, interval, logger) = (store, integrityCheckInterval, logger)
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await store.checkIntegrity()
+                } catch {
+                    if Task.isCancelled { break }
+                    logger.error("the database integrity check could not run: \(error)")
+                }
+                // A failed check refuses writes until an operator has repaired the file and
+                // restarted; checking again cannot change that.
+                if store.writeRefusal != nil { break }
+                try? await Task.sleep(for: interval)
+            }
+        }
         try? await gracefulShutdown()
         // Closing checkpoints the WAL: blocking file I/O, so off the cooperative pool.
-        let (store, logger) = (store, logger)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 do {

@@ -3,11 +3,19 @@ import Logging
 import NFCReader
 import RoomBridgeConfig
 import RoomBridgeCore
+import RoomBridgeInterfaces
 import ServiceLifecycle
 
 /// Something that acts on taps after they are recorded (lending, tag registration).
 protocol TapHandler: Sendable {
     func handle(_ tap: Tap, arrival: TagArrival) async
+    /// No reader can take a tap any more: every reader is disconnected (`reason`
+    /// `.readerUnavailable`) or the readers are being stopped (`.cancelled`).
+    func readersUnavailable(_ reason: TagRegistrationError.Reason, _ message: String) async
+}
+
+extension TapHandler {
+    func readersUnavailable(_ reason: TagRegistrationError.Reason, _ message: String) async {}
 }
 
 /// Runs the NFC readers (each on its own libnfc thread, inside `NFCReaderService`) and carries
@@ -27,21 +35,28 @@ struct NFCBridge: Service {
         logger.info("polling \(readers.count) NFC reader(s): \(readers.map { "\($0.name)=\($0.connstring ?? "libnfc default")" }.joined(separator: ", "))")
         await withGracefulShutdownHandler {
             var arrivals: [String: Date] = [:]
+            var connected: Set<String> = []
             for await event in service.events {
-                await handle(event, names: names, arrivals: &arrivals)
+                await handle(event, names: names, arrivals: &arrivals, connected: &connected)
             }
-        } onGracefulShutdown: {
-            // Aborts blocked libnfc calls and closes the devices; the event stream then ends.
-            Task { await service.stop() }
+        } onGracefulShutdown: { [handler] in
+            Task {
+                // A tag write waiting for a tag answers its caller before the socket closes.
+                await handler?.readersUnavailable(.cancelled, "roombridged is stopping; run the write again once it is back")
+                // Aborts blocked libnfc calls and closes the devices; the event stream then ends.
+                await service.stop()
+            }
         }
         logger.info("NFC readers released")
     }
 
-    private func handle(_ event: ReaderEvent, names: [String: String], arrivals: inout [String: Date]) async {
+    private func handle(_ event: ReaderEvent, names: [String: String], arrivals: inout [String: Date],
+                        connected: inout Set<String>) async {
         let now = Date()
         switch event {
         case .connected(let id, let device):
             let name = names[id] ?? id
+            connected.insert(id)
             logger.info("reader \(name) connected: \(device)")
             await state.updateReader(ReaderStatus(name: name, connstring: device, state: .connected, since: now))
         case .disconnected(let id, let reason):
@@ -49,6 +64,11 @@ struct NFCBridge: Service {
             logger.warning("reader \(name) disconnected: \(reason); retrying")
             await state.updateReader(ReaderStatus(name: name, connstring: readers.first { $0.name == name }?.connstring,
                                                   state: .disconnected, lastError: reason, since: now))
+            connected.remove(id)
+            if connected.isEmpty {
+                await handler?.readersUnavailable(.readerUnavailable,
+                                                  "reader \(name) was disconnected (\(reason)); reconnect it and run the write again")
+            }
         case .tagArrived(let arrival):
             let name = names[arrival.reader] ?? arrival.reader
             let tap = arrival.tap(readerName: name, at: now)

@@ -82,6 +82,12 @@ actor TagRegistrar: TagRegistering {
         return try result.get()
     }
 
+    /// Fails a registration still waiting for a tag (a write already under way finishes on its own).
+    func failPending(_ reason: TagRegistrationError.Reason, _ message: String) async {
+        guard let p = pending else { return }
+        await finishPending(p.number, .failure(TagRegistrationError(reason, deviceId: p.request.deviceId, message)))
+    }
+
     func cancel() async -> Bool {
         guard let p = pending else { return false }
         await finishPending(p.number, .failure(TagRegistrationError(.cancelled, deviceId: p.request.deviceId, "the write was cancelled")))
@@ -201,5 +207,9 @@ struct TapRouter: TapHandler {
     func handle(_ tap: Tap, arrival: TagArrival) async {
         if await registrar.claim(tap, arrival: arrival) { return }
         await lending.handle(tap, arrival: arrival)
+    }
+
+    func readersUnavailable(_ reason: TagRegistrationError.Reason, _ message: String) async {
+        await registrar.failPending(reason, message)
     }
 }

@@ -12,8 +12,8 @@ public actor LendingCoordinator {
     public let store: any InventoryStore
     private let desk: LendingDesk
     private let state: SystemState
-    private let policy: LendingPolicy
-    private let location: String?
+    private var policy: LendingPolicy
+    private var location: String?
     private let now: @Sendable () -> Date
     private var expiry: Task<Void, Never>?
 
@@ -25,6 +25,13 @@ public actor LendingCoordinator {
         self.location = location
         self.now = now
         self.desk = LendingDesk(store: store, policy: policy, location: location, now: now)
+    }
+
+    /// New lending settings (a configuration reload), used from the next action on.
+    public func reconfigure(policy: LendingPolicy, location: String?) async {
+        self.policy = policy
+        self.location = location
+        await desk.reconfigure(policy: policy, location: location)
     }
 
     /// A tap at a reader: identifies it (device record, UID binding, badge), applies the rules,

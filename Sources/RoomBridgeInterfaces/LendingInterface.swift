@@ -68,7 +68,7 @@ public struct LendingInterface: VarlinkInterface {
             let rentals: [Rental]
             var next: String?
             let continuation = try p.optionalString("cursor") != nil
-            if try p.optionalInt("limit") != nil || continuation {
+            if try p.optionalLimit() != nil || continuation {
                 let page = try await store.history(q, page: try p.page())
                 rentals = page.items
                 next = page.nextCursor

@@ -111,22 +111,46 @@ struct WireTagBinding: Codable, Sendable {
 }
 
 /// Typed access to a call's parameters (the service has already checked them against the IDL).
+///
+/// Strings are checked at this boundary: no string may contain NUL, and IDs and names
+/// (``isIdentifierOrName(_:)``) no control character at all (``TextRules``); free text such as a
+/// note may contain line breaks and tabs.
 struct Parameters {
     let values: [String: JSONValue]
+    /// The interface whose `InvalidField` error reports a refused string.
+    let interface: String
 
-    init(_ call: VarlinkCall) { values = call.parameters }
-    init(_ values: [String: JSONValue]) { self.values = values }
+    init(_ call: VarlinkCall) { values = call.parameters; interface = call.interface }
+    init(_ values: [String: JSONValue], interface: String) { self.values = values; self.interface = interface }
+
+    /// True for parameters that name or identify something: `id`, `name`, `…Id`, `identifier`,
+    /// `uid`, `returnedBy`.
+    static func isIdentifierOrName(_ name: String) -> Bool {
+        ["id", "name", "identifier", "uid", "returnedBy", "label"].contains(name) || name.hasSuffix("Id")
+    }
 
     /// A required string.
     func string(_ name: String) throws(VarlinkError) -> String {
         guard let s = values[name]?.stringValue else { throw VarlinkError.invalidParameter(name) }
-        return s
+        return try checked(s, name)
     }
 
     /// An optional string (absent or null → nil).
     func optionalString(_ name: String) throws(VarlinkError) -> String? {
         guard let v = values[name], !v.isNull else { return nil }
         guard let s = v.stringValue else { throw VarlinkError.invalidParameter(name) }
+        return try checked(s, name)
+    }
+
+    private func checked(_ s: String, _ name: String) throws(VarlinkError) -> String {
+        let refused = Self.isIdentifierOrName(name)
+            ? TextRules.firstControlCharacter(in: s)
+            : s.unicodeScalars.first { $0.value == 0 }
+        if let scalar = refused {
+            throw LendingWireErrors.varlink(
+                .invalidField(name, reason: "contains the control character \(TextRules.codePoint(scalar)); use printable text only"),
+                interface: interface)
+        }
         return s
     }
 
@@ -144,9 +168,9 @@ struct Parameters {
 
     /// A nested object (absent → empty).
     func object(_ name: String) throws(VarlinkError) -> Parameters {
-        guard let v = values[name], !v.isNull else { return Parameters([:]) }
+        guard let v = values[name], !v.isNull else { return Parameters([:], interface: interface) }
         guard let o = v.objectValue else { throw VarlinkError.invalidParameter(name) }
-        return Parameters(o)
+        return Parameters(o, interface: interface)
     }
 
     /// An optional time: ISO 8601 (with or without fractional seconds or offset) or a plain
@@ -163,7 +187,17 @@ struct Parameters {
 
     /// `limit` and `cursor` as a page request.
     func page() throws(VarlinkError) -> PageRequest {
-        PageRequest(limit: try optionalInt("limit") ?? 100, cursor: try optionalString("cursor"))
+        PageRequest(limit: try optionalLimit() ?? 100, cursor: try optionalString("cursor"))
+    }
+
+    /// The documented page sizes.
+    static let limitRange = 1...1000
+
+    /// `limit`, if given: within ``limitRange``, else `InvalidParameter`.
+    func optionalLimit() throws(VarlinkError) -> Int? {
+        guard let limit = try optionalInt("limit") else { return nil }
+        guard Self.limitRange.contains(limit) else { throw VarlinkError.invalidParameter("limit") }
+        return limit
     }
 }
 
@@ -240,6 +274,13 @@ enum LendingWireErrors {
 
         # No user is armed at the reader.
         error NotArmed (message: string)
+
+        # The disk holding the database is full; nothing was recorded. Free space and retry.
+        error StorageFull (directory: string, message: string)
+
+        # The database failed an integrity check; changes are refused (reads still work) until
+        # it is restored from a backup or reindexed. Nothing was recorded.
+        error StorageCorrupt (path: string, detail: string, message: string)
         """
 
     /// A store error as the typed Varlink error of `interface`.
@@ -275,6 +316,9 @@ enum LendingWireErrors {
             name = "InvalidField"; p["field"] = .string(field); p["reason"] = .string(reason)
         case .invalidCursor(let cursor): name = "InvalidCursor"; p["cursor"] = .string(cursor)
         case .noArmedUser: name = "NotArmed"
+        case .storageFull(let directory): name = "StorageFull"; p["directory"] = .string(directory)
+        case .storageCorrupt(let path, let detail):
+            name = "StorageCorrupt"; p["path"] = .string(path); p["detail"] = .string(detail)
         }
         return VarlinkError("\(interface).\(name)", parameters: p)
     }

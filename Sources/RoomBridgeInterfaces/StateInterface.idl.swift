@@ -84,8 +84,23 @@ extension StateInterface {
           lending: ?LendingOutcome
         )
 
+        # What the daemon was started with: the configuration file it read (null: none),
+        # its database, its socket path, and the readers and curtain it was told to use.
+        type Configuration (
+          configPath: ?string,
+          databasePath: string,
+          socketPath: string,
+          nfcEnabled: bool,
+          nfcReaders: []string,
+          curtainEnabled: bool,
+          curtainAddress: ?string
+        )
+
         # The whole state now.
         method GetState() -> (state: State)
+
+        # The daemon's configuration file, database and devices (read-only; roombridgectl doctor).
+        method GetConfiguration() -> (configuration: Configuration)
 
         # Call with "more": the first reply carries the whole state, every later reply one
         # event, until the client hangs up.

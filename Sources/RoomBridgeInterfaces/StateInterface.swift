@@ -10,12 +10,17 @@ public struct StateInterface: VarlinkInterface {
     private let state: SystemState
     private let authorizer: Authorizer
     private let setLogLevel: @Sendable (String) -> Void
+    private let setup: DaemonSetup?
     private let cache = EncodedEventCache()
 
-    /// - Parameter setLogLevel: applies a new log level (one of the IDL's level names).
-    public init(state: SystemState, authorizer: Authorizer, setLogLevel: @escaping @Sendable (String) -> Void) {
+    /// - Parameters:
+    ///   - setLogLevel: applies a new log level (one of the IDL's level names).
+    ///   - setup: what the daemon was started with, for `GetConfiguration` (nil: not reported).
+    public init(state: SystemState, authorizer: Authorizer, setup: DaemonSetup? = nil,
+                setLogLevel: @escaping @Sendable (String) -> Void) {
         self.state = state
         self.authorizer = authorizer
+        self.setup = setup
         self.setLogLevel = setLogLevel
     }
 
@@ -24,6 +29,9 @@ public struct StateInterface: VarlinkInterface {
         case "GetState":
             let snapshot = await state.snapshot()
             try await replies.reply(["state": try WireCoding.encode(snapshot)], continues: false)
+        case "GetConfiguration":
+            guard let setup else { throw VarlinkError.methodNotImplemented(call.method) }
+            try await replies.reply(["configuration": try WireCoding.encode(setup)], continues: false)
         case "Watch":
             guard call.more else { throw VarlinkError.expectedMore }
             try await watch(replies)

@@ -1,3 +1,4 @@
+import Lending
 import RoomBridgeCore
 import Varlink
 
@@ -89,6 +90,9 @@ public struct TagsInterface: VarlinkInterface {
         case "Write":
             try authorizer.requireMutation(context)
             let request = try WireCoding.decode(TagWriteRequest.self, from: call.parameters)
+            // IDs with control characters are refused at the boundary (see TextRules).
+            if TextRules.firstControlCharacter(in: request.deviceId) != nil { throw VarlinkError.invalidParameter("deviceId") }
+            if let uri = request.uri, TextRules.firstControlCharacter(in: uri) != nil { throw VarlinkError.invalidParameter("uri") }
             guard let registrar else {
                 throw VarlinkError("io.roombridge.Tags.NoReader", parameters: [
                     "message": "NFC is disabled in the configuration (nfc.enabled); enable it and restart roombridged"])

@@ -5,7 +5,7 @@ public struct PeerCredentials: Sendable, Hashable {
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32
-    /// Supplementary groups (from `SO_PEERGROUPS` or `/proc/<pid>/status`); may be empty.
+    /// Supplementary groups (from `SO_PEERGROUPS`, taken at accept); may be empty.
     public var groups: [UInt32]
 
     public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
@@ -210,12 +210,11 @@ public final class VarlinkService: Sendable {
     /// The parsed definition of a registered interface.
     public func definition(ofInterface name: String) -> VarlinkInterfaceDefinition? { interfaces[name]?.definition }
 
-    /// Handles one raw message (JSON without its NUL). Malformed messages are answered with
-    /// ``VarlinkMessageError/varlinkError``; empty messages are ignored (as python-varlink does).
+    /// Handles one raw message (JSON without its NUL). Malformed messages, the empty one (a lone
+    /// NUL) included, are answered with ``VarlinkMessageError/varlinkError``.
     /// Replies are passed to `send` in order; `send` should suspend for backpressure and throw
     /// when the connection is gone.
     public func handle(message: [UInt8], context: VarlinkCallContext, send: @escaping @Sendable (VarlinkReply) async throws -> Void) async {
-        if message.isEmpty { return }
         let call: VarlinkCall
         do { call = try VarlinkCall(bytes: message) } catch {
             try? await send(VarlinkReply(error.varlinkError))

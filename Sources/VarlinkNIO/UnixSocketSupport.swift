@@ -3,8 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import NIOCore
-import Varlink
 
 /// The current `errno` as a message, e.g. "Permission denied (errno 13)".
 func errnoDescription(_ code: Int32) -> String {
@@ -64,46 +62,7 @@ func fileIdentity(_ path: String) -> (UInt64, UInt64)? {
     return (UInt64(st.st_dev), UInt64(st.st_ino))
 }
 
-/// Layout of Linux `struct ucred` (SO_PEERCRED).
-struct UCred: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
-}
-
-let soPeerCred: Int32 = 17  // SO_PEERCRED (asm-generic/socket.h); Glibc hides it without _GNU_SOURCE
-
-/// Reads the peer's credentials (SO_PEERCRED) and supplementary groups (`/proc/<pid>/status`).
-/// Must be called on the channel's event loop; completes immediately there.
-func peerCredentials(of channel: Channel) -> EventLoopFuture<PeerCredentials?> {
-    guard let provider = channel as? SocketOptionProvider else {
-        return channel.eventLoop.makeSucceededFuture(nil)
-    }
-    let future: EventLoopFuture<UCred> = provider.unsafeGetSocketOption(
-        level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(soPeerCred))
-    return future.map { cred in
-        PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid, groups: supplementaryGroups(pid: cred.pid))
-    }.recover { _ in nil }
-}
-
-/// Supplementary groups from the `Groups:` line of `/proc/<pid>/status` (empty if unreadable).
-/// SO_PEERGROUPS would be race-free but NIO does not expose the fd and its fixed-size
-/// `unsafeGetSocketOption` cannot return the variable-length list.
-func supplementaryGroups(pid: Int32) -> [UInt32] {
-    guard pid > 0 else { return [] }
-    let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return [] }
-    defer { close(fd) }
-    var data: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while data.count < 1 << 16 {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n <= 0 { break }
-        data.append(contentsOf: chunk[0..<n])
-    }
-    let text = String(decoding: data, as: UTF8.self)
-    for line in text.split(separator: "\n") where line.hasPrefix("Groups:") {
-        return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) }
-    }
-    return []
+/// Binds `fd` to the Unix socket path `path`; returns 0 or an errno.
+func bindUnixSocket(_ fd: Int32, path: String) -> Int32 {
+    withUnixAddress(path) { addr, len in bind(fd, addr, len) == 0 ? 0 : errno } ?? ENAMETOOLONG
 }

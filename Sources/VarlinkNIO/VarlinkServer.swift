@@ -28,21 +28,45 @@ public struct VarlinkServerConfiguration: Sendable {
     public var maxMessageSize: Int
     /// Connections beyond this are accepted and closed at once.
     public var maxConnections: Int
+    /// Connections one unprivileged uid may hold at once, so that one user cannot take every
+    /// slot; nil: half of `maxConnections`. Root and `isPrivileged` peers are not counted.
+    public var maxConnectionsPerUser: Int?
+    /// Slots only privileged peers (root, and those `isPrivileged` accepts) may take, so that an
+    /// administrator can always connect while others hold every other slot; nil: a quarter of
+    /// `maxConnections`, at most 8.
+    public var reservedConnections: Int?
     /// A client that sent part of a message and then nothing for this long is disconnected.
     public var stallTimeout: Duration
+    /// A connection with no call in progress (a `Watch` is one) that sends nothing for this long
+    /// is closed.
+    public var idleTimeout: Duration
     /// Optional admission check on the peer's credentials; `false` closes the connection at once.
     public var acceptPeer: (@Sendable (PeerCredentials?) -> Bool)?
+    /// Who may use the reserved slots besides root (e.g. members of the authorised group).
+    public var isPrivileged: (@Sendable (PeerCredentials) -> Bool)?
 
     public init(
         listen: Listen, maxMessageSize: Int = 65536, maxConnections: Int = 128,
-        stallTimeout: Duration = .seconds(30), acceptPeer: (@Sendable (PeerCredentials?) -> Bool)? = nil
+        maxConnectionsPerUser: Int? = nil, reservedConnections: Int? = nil,
+        stallTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60),
+        acceptPeer: (@Sendable (PeerCredentials?) -> Bool)? = nil,
+        isPrivileged: (@Sendable (PeerCredentials) -> Bool)? = nil
     ) {
         self.listen = listen
         self.maxMessageSize = maxMessageSize
         self.maxConnections = maxConnections
+        self.reservedConnections = reservedConnections
+        self.maxConnectionsPerUser = maxConnectionsPerUser
         self.stallTimeout = stallTimeout
+        self.idleTimeout = idleTimeout
         self.acceptPeer = acceptPeer
+        self.isPrivileged = isPrivileged
     }
+
+    /// The per-user cap in effect.
+    var perUserLimit: Int { maxConnectionsPerUser ?? max(1, maxConnections / 2) }
+    /// The reserve in effect.
+    var reserve: Int { min(reservedConnections ?? min(8, maxConnections / 4), maxConnections) }
 }
 
 /// Why a ``VarlinkServer`` could not start.
@@ -79,46 +103,76 @@ public enum VarlinkServerError: Error, Sendable, Hashable, CustomStringConvertib
 /// cancellation. Calls on one connection are processed strictly one after the other; a
 /// `more` call keeps its connection busy until its last reply. Replies are written with
 /// backpressure. A client hang-up cancels its running handler.
+///
+/// Connections are accepted on a dedicated thread (``UnixAcceptor``) that takes the peer's
+/// credentials from the kernel and applies the connection limits before NIO sees the socket.
 public final class VarlinkServer: Sendable {
     struct Connection: Sendable {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         let peer: PeerCredentials?
+        let id: UInt64
+    }
+
+    /// One admitted connection; `channel` is set once NIO has adopted the socket.
+    private struct Slot {
+        var channel: (any Channel)?
+        /// The uid whose per-user count this connection is in (unprivileged peers only).
+        let uid: UInt32?
+        let privileged: Bool
     }
 
     private struct State {
         var shuttingDown = false
-        var connections: [ObjectIdentifier: any Channel] = [:]
+        var nextID: UInt64 = 0
+        var slots: [UInt64: Slot] = [:]
         /// Connections in the middle of a call (a graceful shutdown lets that call answer).
-        var busy: Set<ObjectIdentifier> = []
+        var busy: Set<UInt64> = []
+        var perUser: [UInt32: Int] = [:]
+        var unprivileged = 0
+    }
+
+    /// Why a connection was refused at accept.
+    enum Refusal: String, Error {
+        case full = "the connection limit is reached"
+        case unprivilegedFull = "only the reserved slots for root and the authorised group are free"
+        case perUser = "this user holds its maximum number of connections"
+        case rejected = "refused by the admission policy"
     }
 
     public let service: VarlinkService
     public let configuration: VarlinkServerConfiguration
     private let logger: Logger
-    private let serverChannel: NIOAsyncChannel<Connection, Never>
+    private let eventLoopGroup: any EventLoopGroup
+    private let acceptor: UnixAcceptor
     /// (path, dev, inode) of the socket file we created, to remove at shutdown.
     private let ownedSocketFile: (path: String, dev: UInt64, ino: UInt64)?
     private let state = Mutex(State())
     private let finished: EventLoopPromise<Void>
     private let runStarted = Atomic<Bool>(false)
+    private let limiter = LogRateLimiter()
 
     private init(
         service: VarlinkService, configuration: VarlinkServerConfiguration, logger: Logger,
-        serverChannel: NIOAsyncChannel<Connection, Never>, ownedSocketFile: (path: String, dev: UInt64, ino: UInt64)?
-    ) {
+        eventLoopGroup: any EventLoopGroup, listeningSocket: Int32,
+        ownedSocketFile: (path: String, dev: UInt64, ino: UInt64)?
+    ) throws(VarlinkServerError) {
         self.service = service
         self.configuration = configuration
         self.logger = logger
-        self.serverChannel = serverChannel
+        self.eventLoopGroup = eventLoopGroup
+        self.acceptor = try UnixAcceptor(listeningSocket: listeningSocket, logger: logger)
         self.ownedSocketFile = ownedSocketFile
-        self.finished = serverChannel.channel.eventLoop.makePromise(of: Void.self)
+        self.finished = eventLoopGroup.next().makePromise(of: Void.self)
+        // Connections are accepted (and queued) from now on; the thread holds no reference to
+        // the server, so dropping it without shutdown() still stops the thread (deinit).
+        acceptor.start { [weak self] peer in self?.admit(peer) }
     }
 
     deinit {
         // Completing twice is a no-op; this only keeps NIO's leak check quiet for a server
         // that is dropped without shutdown().
         finished.succeed(())
-        serverChannel.channel.close(promise: nil)
+        acceptor.stop()
     }
 
     /// Creates the listening socket. Connections are accepted (and queued) from now on, but
@@ -128,24 +182,6 @@ public final class VarlinkServer: Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "varlink.server")
     ) async throws -> VarlinkServer {
-        let bootstrap = ServerBootstrap(group: eventLoopGroup)
-            .serverChannelOption(.backlog, value: 128)
-        let acceptPeer = configuration.acceptPeer
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
-            // NIO does not close an accepted socket whose initializer fails (the fd would leak
-            // and the client hang), so every failure path closes the child itself.
-            peerCredentials(of: channel).flatMapThrowing { peer -> Connection in
-                if let acceptPeer, !acceptPeer(peer) {
-                    throw ConnectionRejected()
-                }
-                let async = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                return Connection(channel: async, peer: peer)
-            }.flatMapError { error in
-                channel.close(promise: nil)
-                return channel.eventLoop.makeFailedFuture(error)
-            }
-        }
-
         switch configuration.listen {
         case .path(let path, let mode, let group):
             guard path.utf8.count < 108, !path.isEmpty else { throw VarlinkServerError.pathTooLong(path: path) }
@@ -161,26 +197,20 @@ public final class VarlinkServer: Sendable {
             case .failed(let code):
                 throw VarlinkServerError.bindFailed(path: path, reason: "cannot inspect existing path: \(errnoDescription(code))")
             }
-            let channel: NIOAsyncChannel<Connection, Never>
-            do {
-                channel = try await bootstrap.bind(
-                    unixDomainSocketPath: path, cleanupExistingSocketFile: false, childChannelInitializer: initializer)
-            } catch let error as IOError {
-                throw VarlinkServerError.bindFailed(path: path, reason: errnoDescription(error.errnoCode))
-            } catch {
-                throw VarlinkServerError.bindFailed(path: path, reason: "\(error)")
-            }
+            let fd = try listeningSocket(path: path)
             let identity = fileIdentity(path)
-            func fail(_ reason: String) async -> VarlinkServerError {
-                try? await channel.channel.close()
+            func fail(_ reason: String) -> VarlinkServerError {
+                close(fd)
                 unlink(path)
                 return .permissionSetupFailed(path: path, reason: reason)
             }
-            if chmod(path, mode_t(mode)) != 0 { throw await fail("chmod \(String(mode, radix: 8)): \(errnoDescription(errno))") }
-            if let group, chown(path, uid_t.max, gid_t(group)) != 0 { throw await fail("chown to gid \(group): \(errnoDescription(errno))") }
+            if chmod(path, mode_t(mode)) != 0 { throw fail("chmod \(String(mode, radix: 8)): \(errnoDescription(errno))") }
+            if let group, chown(path, uid_t.max, gid_t(group)) != 0 { throw fail("chown to gid \(group): \(errnoDescription(errno))") }
             let owned = identity.map { (path: path, dev: $0.0, ino: $0.1) }
+            let server = try VarlinkServer(service: service, configuration: configuration, logger: logger,
+                                           eventLoopGroup: eventLoopGroup, listeningSocket: fd, ownedSocketFile: owned)
             logger.info("listening", metadata: ["path": "\(path)", "mode": "\(String(mode, radix: 8))"])
-            return VarlinkServer(service: service, configuration: configuration, logger: logger, serverChannel: channel, ownedSocketFile: owned)
+            return server
 
         case .inheritedSocket(let fd):
             var st = stat()
@@ -197,15 +227,29 @@ public final class VarlinkServer: Sendable {
                     throw VarlinkServerError.invalidInheritedSocket(fileDescriptor: fd, reason: "listen: \(errnoDescription(errno))")
                 }
             }
-            let channel: NIOAsyncChannel<Connection, Never>
-            do {
-                channel = try await bootstrap.bind(fd, childChannelInitializer: initializer)
-            } catch {
-                throw VarlinkServerError.invalidInheritedSocket(fileDescriptor: fd, reason: "\(error)")
-            }
+            let server = try VarlinkServer(service: service, configuration: configuration, logger: logger,
+                                           eventLoopGroup: eventLoopGroup, listeningSocket: fd, ownedSocketFile: nil)
             logger.info("listening on inherited socket", metadata: ["fd": "\(fd)"])
-            return VarlinkServer(service: service, configuration: configuration, logger: logger, serverChannel: channel, ownedSocketFile: nil)
+            return server
         }
+    }
+
+    /// A listening Unix socket bound at `path`.
+    private static func listeningSocket(path: String) throws(VarlinkServerError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .bindFailed(path: path, reason: "socket: \(errnoDescription(errno))") }
+        let rc = bindUnixSocket(fd, path: path)
+        guard rc == 0 else {
+            close(fd)
+            throw .bindFailed(path: path, reason: errnoDescription(rc))
+        }
+        guard listen(fd, 128) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw .bindFailed(path: path, reason: "listen: \(errnoDescription(code))")
+        }
+        return fd
     }
 
     /// Serves connections until ``shutdown()`` is called or the calling task is cancelled.
@@ -220,27 +264,44 @@ public final class VarlinkServer: Sendable {
             removeSocketFile()
             finished.succeed(())
         }
-        try await withTaskCancellationHandler {
-            try await serverChannel.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        let channel = connection.channel.channel
-                        guard admit(channel) else {
-                            // Closes at once; executeThenClose also finishes the NIOAsyncChannel's
-                            // writer, which NIO requires before it is released.
-                            try? await connection.channel.executeThenClose { _, _ in }
-                            continue
-                        }
-                        group.addTask {
-                            await self.serve(connection)
-                            self.release(channel)
-                        }
-                    }
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                // Ends once the acceptor has stopped (shutdown) and handed over what it accepted.
+                for await accepted in acceptor.connections {
+                    group.addTask { await self.adoptAndServe(accepted) }
                 }
             }
         } onCancel: {
             self.initiateShutdown()
         }
+    }
+
+    /// Hands an accepted socket to NIO and serves it; closes it at once when shutting down.
+    private func adoptAndServe(_ accepted: UnixAcceptor.Accepted) async {
+        defer { release(accepted.token) }
+        guard !state.withLock({ $0.shuttingDown }) else {
+            close(accepted.fileDescriptor)
+            return
+        }
+        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            channel = try await ClientBootstrap(group: eventLoopGroup).withConnectedSocket(accepted.fileDescriptor) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        } catch {
+            // NIO closes the socket when its channel could not be set up.
+            logger.debug("could not adopt an accepted connection: \(error)")
+            return
+        }
+        guard attach(accepted.token, channel.channel) else {
+            // Shutdown began meanwhile. executeThenClose also finishes the NIOAsyncChannel's
+            // writer, which NIO requires before it is released.
+            try? await channel.executeThenClose { _, _ in }
+            return
+        }
+        await serve(Connection(channel: channel, peer: accepted.peer, id: accepted.token))
     }
 
     /// Stops accepting, closes every client connection (cancelling running handlers), closes
@@ -255,12 +316,10 @@ public final class VarlinkServer: Sendable {
         if runStarted.exchange(true, ordering: .acquiringAndReleasing) {
             try? await finished.futureResult.get()
         } else {
-            // Never ran: close connections accepted meanwhile (NIO requires every wrapped
-            // channel to be closed through executeThenClose).
-            try? await serverChannel.executeThenClose { inbound in
-                for try await connection in inbound {
-                    try? await connection.channel.executeThenClose { _, _ in }
-                }
+            // Never ran: close the connections accepted meanwhile.
+            for await accepted in acceptor.connections {
+                close(accepted.fileDescriptor)
+                release(accepted.token)
             }
             removeSocketFile()
             finished.succeed(())
@@ -273,32 +332,31 @@ public final class VarlinkServer: Sendable {
         initiateShutdown(gracePeriod: gracePeriod)
     }
 
-    /// Number of client connections being served.
-    public var connectionCount: Int { state.withLock { $0.connections.count } }
+    /// Number of client connections admitted and not yet closed.
+    public var connectionCount: Int { state.withLock { $0.slots.count } }
 
     private func initiateShutdown(gracePeriod: Duration = .zero) {
         let channels: [(channel: any Channel, busy: Bool)]? = state.withLock { s in
             if s.shuttingDown { return nil }
             s.shuttingDown = true
-            return s.connections.map { ($0.value, s.busy.contains($0.key)) }
+            return s.slots.compactMap { id, slot in slot.channel.map { ($0, s.busy.contains(id)) } }
         }
         guard let channels else { return }
         logger.info("shutting down")
-        serverChannel.channel.close(promise: nil)
+        acceptor.stop()
         for c in channels where !c.busy || gracePeriod <= .zero { c.channel.close(promise: nil) }
         // Busy connections close themselves once their call has answered (see `connectionLoop`);
         // whatever is still open when the grace period ends is closed here.
         if gracePeriod > .zero, channels.contains(where: \.busy) {
-            let nanoseconds = gracePeriod.components.seconds * 1_000_000_000 + gracePeriod.components.attoseconds / 1_000_000_000
-            serverChannel.channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] in
+            eventLoopGroup.next().scheduleTask(in: .nanoseconds(gracePeriod.nanoseconds)) { [weak self] in
                 guard let self else { return }
-                for c in self.state.withLock({ Array($0.connections.values) }) { c.close(promise: nil) }
+                for c in self.state.withLock({ $0.slots.values.compactMap(\.channel) }) { c.close(promise: nil) }
             }
         }
     }
 
     /// Marks a connection as running a call; false when the server is shutting down (no new calls).
-    private func beginCall(_ id: ObjectIdentifier) -> Bool {
+    private func beginCall(_ id: UInt64) -> Bool {
         state.withLock { s in
             if s.shuttingDown { return false }
             s.busy.insert(id)
@@ -307,30 +365,70 @@ public final class VarlinkServer: Sendable {
     }
 
     /// Marks the call finished; true when the connection should now close (shutting down).
-    private func endCall(_ id: ObjectIdentifier) -> Bool {
+    private func endCall(_ id: UInt64) -> Bool {
         state.withLock { s in
             s.busy.remove(id)
             return s.shuttingDown
         }
     }
 
-    private func admit(_ channel: any Channel) -> Bool {
-        let result: Bool? = state.withLock { s in
+    /// Runs on the accept thread for every new connection: applies the admission policy and the
+    /// limits (global, per user, reserve), and returns the new connection's id, or nil to close it.
+    private func admit(_ peer: PeerCredentials?) -> UInt64? {
+        if let acceptPeer = configuration.acceptPeer, !acceptPeer(peer) {
+            refused(.rejected, peer)
+            return nil
+        }
+        let privileged = peer.map { $0.uid == 0 || configuration.isPrivileged?($0) == true } ?? false
+        let outcome: Result<UInt64, Refusal>? = state.withLock { s in
             if s.shuttingDown { return nil }
-            if s.connections.count >= configuration.maxConnections { return false }
-            s.connections[ObjectIdentifier(channel)] = channel
-            return true
+            if s.slots.count >= configuration.maxConnections { return .failure(.full) }
+            if !privileged, s.unprivileged >= configuration.maxConnections - configuration.reserve {
+                return .failure(.unprivilegedFull)
+            }
+            if !privileged, let uid = peer?.uid, s.perUser[uid, default: 0] >= configuration.perUserLimit {
+                return .failure(.perUser)
+            }
+            s.nextID += 1
+            // Only unprivileged connections count towards their uid's cap.
+            let counted = privileged ? nil : peer?.uid
+            s.slots[s.nextID] = Slot(channel: nil, uid: counted, privileged: privileged)
+            if let uid = counted { s.perUser[uid, default: 0] += 1 }
+            if !privileged { s.unprivileged += 1 }
+            return .success(s.nextID)
         }
-        if result == false {
-            logger.warning("connection limit reached; closing new connection", metadata: ["maxConnections": "\(configuration.maxConnections)"])
+        switch outcome {
+        case .success(let id)?: return id
+        case .failure(let why)?: refused(why, peer); return nil
+        case nil: return nil
         }
-        return result == true
     }
 
-    private func release(_ channel: any Channel) {
-        state.withLock {
-            $0.connections.removeValue(forKey: ObjectIdentifier(channel))
-            $0.busy.remove(ObjectIdentifier(channel))
+    private func refused(_ why: Refusal, _ peer: PeerCredentials?) {
+        limiter.log(logger, .warning, key: "refused-\(why)", "closing new connection: \(why.rawValue)",
+                    metadata: ["uid": "\(peer.map { String($0.uid) } ?? "unknown")",
+                               "maxConnections": "\(configuration.maxConnections)",
+                               "maxConnectionsPerUser": "\(configuration.perUserLimit)"])
+    }
+
+    /// Records the NIO channel of an admitted connection; false when shutting down.
+    private func attach(_ id: UInt64, _ channel: any Channel) -> Bool {
+        state.withLock { s in
+            if s.shuttingDown { return false }
+            s.slots[id]?.channel = channel
+            return true
+        }
+    }
+
+    private func release(_ id: UInt64) {
+        state.withLock { s in
+            s.busy.remove(id)
+            guard let slot = s.slots.removeValue(forKey: id) else { return }
+            if let uid = slot.uid {
+                s.perUser[uid, default: 1] -= 1
+                if s.perUser[uid] == 0 { s.perUser.removeValue(forKey: uid) }
+            }
+            if !slot.privileged { s.unprivileged -= 1 }
         }
     }
 
@@ -353,7 +451,7 @@ public final class VarlinkServer: Sendable {
                     // ... or when the client stops sending; that loop closes the channel on exit.
                     group.addTask {
                         try await self.connectionLoop(inbound: inbound, outbound: outbound, channel: channel,
-                                                      context: VarlinkCallContext(peer: connection.peer), logger: logger)
+                                                      id: connection.id, context: VarlinkCallContext(peer: connection.peer), logger: logger)
                     }
                     defer { group.cancelAll() }
                     _ = try await group.next()
@@ -369,19 +467,31 @@ public final class VarlinkServer: Sendable {
 
     private func connectionLoop(
         inbound: NIOAsyncChannelInboundStream<ByteBuffer>, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        channel: any Channel, context: VarlinkCallContext, logger: Logger
+        channel: any Channel, id: UInt64, context: VarlinkCallContext, logger: Logger
     ) async throws {
         var decoder = VarlinkFrameDecoder(maxMessageSize: configuration.maxMessageSize)
-        var stallTimer: Scheduled<Void>?
+        // While no call runs, one timer watches the connection: the idle timeout while nothing is
+        // buffered, the stall timeout once part of a message has arrived (not restarted by more
+        // parts, so trickling bytes does not keep a connection open).
+        var timer: (scheduled: Scheduled<Void>, stall: Bool)?
         defer {
-            stallTimer?.cancel()
+            timer?.scheduled.cancel()
             channel.close(promise: nil)
         }
         let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
             try await outbound.write(ByteBuffer(bytes: reply.framedBytes()))
         }
-        let stallNanoseconds = Int64(configuration.stallTimeout.components.seconds) * 1_000_000_000
-            + configuration.stallTimeout.components.attoseconds / 1_000_000_000
+        let idle = configuration.idleTimeout, stall = configuration.stallTimeout
+        func arm(stall isStall: Bool) {
+            timer?.scheduled.cancel()
+            let after = isStall ? stall : idle
+            let scheduled = channel.eventLoop.scheduleTask(in: .nanoseconds(after.nanoseconds)) {
+                logger.debug(isStall ? "closing connection: incomplete message stalled" : "closing idle connection")
+                channel.close(promise: nil)
+            }
+            timer = (scheduled, isStall)
+        }
+        arm(stall: false)
         for try await chunk in inbound {
             decoder.append(chunk.readableBytesView)
             while true {
@@ -389,29 +499,30 @@ public final class VarlinkServer: Sendable {
                 do {
                     message = try decoder.nextMessage()
                 } catch {
-                    logger.notice("closing connection: \(error)")
+                    limiter.log(logger, .notice, key: "frame-error", "closing connection: \(error)")
                     try? await send(VarlinkReply(VarlinkError.invalidParameter("")))
                     return
                 }
                 guard let message else { break }
-                stallTimer?.cancel()
-                stallTimer = nil
-                let id = ObjectIdentifier(channel)
+                timer?.scheduled.cancel()
+                timer = nil
                 guard beginCall(id) else { return }
                 await service.handle(message: message, context: context, send: send)
                 if endCall(id) { return }  // shutting down: the call has answered, now close
                 try Task.checkCancellation()
             }
-            if decoder.hasPartialMessage, stallTimer == nil {
-                stallTimer = channel.eventLoop.scheduleTask(in: .nanoseconds(stallNanoseconds)) {
-                    logger.notice("closing connection: incomplete message stalled")
-                    channel.close(promise: nil)
-                }
+            if decoder.hasPartialMessage {
+                if timer?.stall != true { arm(stall: true) }
+            } else if timer == nil {
+                arm(stall: false)
             }
         }
     }
 }
 
-struct ConnectionRejected: Error, CustomStringConvertible {
-    var description: String { "connection rejected by the acceptPeer policy" }
+extension Duration {
+    /// The duration in whole nanoseconds (for NIO's `TimeAmount`).
+    var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
 }

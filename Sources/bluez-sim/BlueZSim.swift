@@ -38,6 +38,8 @@ struct Run: AsyncParsableCommand {
     var position: Int = 0
     @Option(help: "Curtain address.")
     var deviceAddress: String = "C4:7C:8D:6A:3E:21"
+    @Option(help: "Milliseconds between Device1.Disconnect and the link going down (bluetoothd's DISCONNECT_TIMER).")
+    var disconnectDelay: Int = 2000
     @Flag(help: "Behave like BlueZ with [GATT] Cache = no (GATT objects removed on disconnect).")
     var noGattCache = false
     @Flag(help: "bluetoothd already knows the curtain at start.")
@@ -47,6 +49,7 @@ struct Run: AsyncParsableCommand {
         let start: CurtainTime
         do { start = try CurtainTime(parsing: time) } catch { throw ValidationError("--time: \(error)") }
         guard (0...100).contains(position) else { throw ValidationError("--position must be 0…100") }
+        guard disconnectDelay >= 0 else { throw ValidationError("--disconnect-delay must not be negative") }
         var config = BlueZSimulator.Configuration()
         config.startTimeOfDay = Double(start.minutesSinceMidnight * 60)
         config.speed = speed
@@ -55,6 +58,7 @@ struct Run: AsyncParsableCommand {
         config.deviceAddress = deviceAddress.uppercased()
         config.gattCacheAlways = !noGattCache
         config.deviceKnownAtStart = known
+        config.disconnectDelay = .milliseconds(disconnectDelay)
 
         var daemon: DBusTestDaemon?
         let address: String
@@ -86,7 +90,7 @@ struct Ctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a control command to a running simulator.",
         discussion: """
-        Commands: press open|close|stop; drop-link; vanish; reappear; restart-bluetoothd [ms];
+        Commands: press open|close|stop; drop-link; end-notify; vanish; reappear; restart-bluetoothd [ms];
         power on|off; fail-writes N [NAME [TEXT]]; fail-connects N [NAME [TEXT]];
         schedule OPEN CLOSE (HH:MM, HH:MM/off or off); advance SECONDS; status.
         """)

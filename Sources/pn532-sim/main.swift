@@ -60,6 +60,14 @@ struct Ctl: ParsableCommand {
     var command: [String] = []
 
     func run() throws {
+        // The command is passed through untouched, so ArgumentParser does not see --help in it.
+        if let first = command.first, ["-h", "--help", "help"].contains(first) {
+            print(Self.helpMessage())
+            return
+        }
+        guard !command.isEmpty else {
+            throw ValidationError("give a command, e.g. place ntag215 (see pn532-sim ctl --help)")
+        }
         let answer = try ControlClient.send(command.joined(separator: " "), socketPath: control)
         print(answer)
         if answer.hasPrefix("error") { throw ExitCode(1) }

@@ -29,6 +29,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Taps to time with realistic PN532 timing.")
     var taps = 30
 
+    @Option(help: "PN532 unplug/replug cycles to time.")
+    var replugs = 10
+
     @Option(help: "Watch subscribers for the fan-out figure.")
     var subscribers = 1000
 

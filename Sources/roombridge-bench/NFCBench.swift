@@ -105,8 +105,21 @@ extension Bench {
             _ = try watch.wait(for: "tagRemoved")
             removalMs.append((monotonicSeconds() - t1) * 1000)
         }
+        // Unplugged and plugged in again: the reader comes back by itself.
+        var replugMs: [Double] = []
+        for _ in 0..<replugs {
+            try sim.ctl("unplug")
+            _ = try watch.wait(for: "reader", where: { $0.contains(#""state":"disconnected""#) })
+            let t0 = monotonicSeconds()
+            try sim.ctl("replug")
+            _ = try watch.wait(for: "reader", where: { $0.contains(#""state":"connected""#) })
+            replugMs.append((monotonicSeconds() - t0) * 1000)
+        }
         watch.client.close()
+        // SIGTERM while libnfc polls: the poll is aborted, not waited out.
+        let t2 = monotonicSeconds()
         d.stop()
+        let stopMs = (monotonicSeconds() - t2) * 1000
 
         // libnfc's own reader on the same simulated tag: nfc-mfultralight reads the whole memory.
         try sim.ctl("place \(spec)")
@@ -127,6 +140,8 @@ extension Bench {
             Row("tap → Watch event, NTAG216 device tag (ms)", Stats(tapMs), peer: ("wire-time minimum of the bytes exchanged", Stats(wireMs))),
             Row("tap → Watch event (ms)", Stats(tapMs), peer: ("nfc-mfultralight r, same tag (whole memory)", Stats(mfulMs))),
             Row("lift → removal event (ms)", Stats(removalMs), peer: nil),
+            Row("replug → reader connected event (ms)", Stats(replugMs), peer: nil),
+            Row.single("SIGTERM while polling → daemon exited (ms)", stopMs),
             Row.single("CPU while polling with no tag (% of a core, \(Int(idleSeconds)) s)", cpu),
         ])
     }

@@ -61,6 +61,10 @@ struct DeviceFieldOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Registration date (YYYY-MM-DD or ISO 8601).", valueName: "DATE"))
     var registered: String?
 
+    func validate() throws {
+        _ = try dateArgument(registered, option: "--registered")
+    }
+
     func fields() throws -> [String: JSONValue] {
         var f: [String: JSONValue] = [:]
         put(&f, "groupId", group)
@@ -98,7 +102,10 @@ struct Devices: AsyncParsableCommand {
                 put(&p, "text", text)
                 if lent != available { p["isLent"] = .bool(lent) }
                 let items = try await allPages(client, "io.roombridge.Inventory.ListDevices", p, key: "devices")
-                printList(items, json: options.json, empty: "no devices; add one with roombridgectl devices add",
+                let filtered = group != nil || status != nil || text != nil || lent || available
+                printList(items, json: options.json,
+                          empty: filtered ? "no match: no device matches these filters (roombridgectl devices list shows all)"
+                                          : "no devices; add one with roombridgectl devices add",
                           headers: DeviceRender.headers, row: DeviceRender.row)
             }
         }
@@ -209,7 +216,9 @@ struct Users: AsyncParsableCommand {
                 var p: [String: JSONValue] = [:]
                 put(&p, "nameContains", name)
                 let items = try await allPages(client, "io.roombridge.Inventory.ListUsers", p, key: "users")
-                printList(items, json: options.json, empty: "no users; add one with roombridgectl users add",
+                printList(items, json: options.json,
+                          empty: name != nil ? "no match: no user's name contains '\(name ?? "")'"
+                                             : "no users; add one with roombridgectl users add",
                           headers: ["ID", "NAME", "REGISTERED"]) { u in
                     [Table.s(u, "id"), Table.s(u, "name"), Table.time(u, "registeredAt")]
                 }

@@ -21,17 +21,18 @@ struct Lend: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         abstract: "Lend a device by ID (lend --device D --user U [--due DATE]), or arm/disarm the reader (lend arm --user U, lend disarm).",
-        discussion: "Dates: YYYY-MM-DD (midnight UTC) or ISO 8601. Without --due the configured loan period applies.")
+        discussion: "--due YYYY-MM-DD: due back by the end of that day (local time); or an ISO 8601 time. Without --due the configured loan period applies.")
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "arm: arm the reader for --user, as their badge would; disarm: end the armed session.")
     var action: Action?
     @Option(name: .long, help: "Device ID.") var device: String?
     @Option(name: .long, help: "User ID.") var user: String?
-    @Option(name: .long, help: ArgumentHelp("When it is due back (YYYY-MM-DD or ISO 8601).", valueName: "DATE"))
+    @Option(name: .long, help: ArgumentHelp("When it is due back: YYYY-MM-DD (by the end of that day, local time) or ISO 8601.", valueName: "DATE"))
     var due: String?
 
     func validate() throws {
+        _ = try dateArgument(due, option: "--due", day: .endOfLocalDay)
         switch action {
         case .arm:
             guard user != nil, device == nil, due == nil else { throw ValidationError("lend arm takes --user U only") }
@@ -54,7 +55,7 @@ struct Lend: AsyncParsableCommand {
 
     private func lend(_ device: String, _ user: String) async throws {
         var p: [String: JSONValue] = ["deviceId": .string(device), "userId": .string(user)]
-        if let d = try dateArgument(due, option: "--due") { p["dueAt"] = d }
+        if let d = try dateArgument(due, option: "--due", day: .endOfLocalDay) { p["dueAt"] = d }
         try await withClient(options) { client in
             let reply = try await call(client, "io.roombridge.Lending.Lend", p)
             let r = reply["rental"]
@@ -141,6 +142,11 @@ struct History: AsyncParsableCommand {
     var timeZone: String?
     @Flag(name: .long, help: "Start the CSV with a byte order mark (Excel and non-ASCII names).") var bom = false
 
+    func validate() throws {
+        _ = try dateArgument(since, option: "--since")
+        _ = try dateArgument(until, option: "--until")
+    }
+
     func run() async throws {
         var p: [String: JSONValue] = [:]
         put(&p, "deviceId", device)
@@ -157,7 +163,7 @@ struct History: AsyncParsableCommand {
                 p["limit"] = 1000
                 while true {
                     let reply = try await call(client, "io.roombridge.Lending.ExportHistory", p)
-                    FileHandle.standardOutput.write(Data((reply["text"]?.stringValue ?? "").utf8))
+                    Output.out(reply["text"]?.stringValue ?? "")
                     guard let next = reply["nextCursor"] else { return }
                     p["cursor"] = next
                 }

@@ -72,7 +72,9 @@ enum Render {
         return s
     }
 
-    static func event(_ e: Event) -> String {
+    /// One event as a line; `previousCurtain` (the curtain before this event) lets a curtain event
+    /// say what changed when its summary did not (a schedule, the device, an error).
+    static func event(_ e: Event, previousCurtain: CurtainState? = nil) -> String {
         let head = "\(time(e.at)) #\(e.seq) "
         switch e.payload {
         case .reader(let r):
@@ -85,13 +87,44 @@ enum Render {
         case .tagWrite(let w):
             return head + "tag write \(w.deviceId) \(w.phase.rawValue)" + (w.message.map { ": \($0)" } ?? "")
         case .curtain(let c):
-            return head + "curtain " + c.summary
+            return head + "curtain " + curtainChange(from: previousCurtain, to: c)
         case .lending(let o):
             return head + "lending \(o.kind.rawValue): \(o.message)"
         }
     }
 
+    /// The new summary when it changed, then anything else that changed; the summary alone if nothing visible did.
+    static func curtainChange(from old: CurtainState?, to c: CurtainState) -> String {
+        guard let old else { return c.summary }
+        var changes: [String] = []
+        if c.summary != old.summary { changes.append(c.summary) }
+        if c.openSchedule != old.openSchedule {
+            changes.append("open schedule \(entry(old.openSchedule)) → \(entry(c.openSchedule))")
+        }
+        if c.closeSchedule != old.closeSchedule {
+            changes.append("close schedule \(entry(old.closeSchedule)) → \(entry(c.closeSchedule))")
+        }
+        if c.target != old.target, let t = c.target, c.motion != .idle { changes.append("moving to \(t)% open") }
+        if c.lastError != old.lastError, let e = c.lastError, c.connection == .connected { changes.append("last error: \(e)") }
+        if let n = c.name ?? c.address, n != (old.name ?? old.address) { changes.append("device \(n)") }
+        if let r = c.lastRequest, r != old.lastRequest { changes.append("request: " + request(r)) }
+        return changes.isEmpty ? c.summary : changes.joined(separator: "; ")
+    }
+
+    static func request(_ r: CurtainRequest) -> String {
+        switch r.kind {
+        case .search: "search for the curtain"
+        case .open: "open"
+        case .close: "close"
+        case .stop: "stop"
+        case .moveTo: "move to \(r.position.map { "\($0)%" } ?? "?")"
+        case .setSchedule: "set the schedule"
+        case .sync: "read the curtain's state"
+        case .reconnect: "reconnect"
+        }
+    }
+
     private static func pad(_ s: String, _ n: Int) -> String {
-        s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
+        DisplayWidth.pad(s, to: n)
     }
 }

@@ -19,17 +19,29 @@ enum CtlExit: Int32 {
     case protocolError = 6
     /// `doctor` found at least one problem.
     case checksFailed = 7
+    /// Bad usage: an argument that cannot be right (as ArgumentParser's own usage errors).
+    case usage = 64
+}
+
+/// roombridged's socket when neither --socket nor ROOMBRIDGE_SOCKET names one.
+let defaultSocketPath = "/run/roombridge/roombridge.sock"
+
+/// $ROOMBRIDGE_SOCKET, unless unset or empty (`ROOMBRIDGE_SOCKET= roombridgectl …` means the default).
+var socketFromEnvironment: String? {
+    ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
 }
 
 /// A failure with the message to print and the exit status.
-struct CtlError: Error {
+struct CtlError: Error, CustomStringConvertible {
     let exit: CtlExit
     let message: String
+
+    var description: String { message }
 }
 
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Path of roombridged's socket.", valueName: "PATH"))
-    var socket: String = ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"] ?? "/run/roombridge/roombridge.sock"
+    var socket: String = socketFromEnvironment ?? defaultSocketPath
 
     @Flag(name: .long, help: "Print JSON, one object per line.")
     var json = false
@@ -61,9 +73,9 @@ extension RoomBridgeCtl {
                 let reply = try await call(client, "io.roombridge.State.GetState")
                 guard let state = reply["state"] else { throw CtlError(exit: .protocolError, message: "GetState returned no state") }
                 if options.json {
-                    print(state.serialized())
+                    emit(state.serialized())
                 } else {
-                    print(Render.status(try decode(StateSnapshot.self, state)))
+                    emit(Render.status(try decode(StateSnapshot.self, state)))
                 }
             }
         }
@@ -79,12 +91,21 @@ extension RoomBridgeCtl {
         func run() async throws {
             try await withClient(options) { client in
                 do {
+                    var curtain: CurtainState?  // the curtain before the next event, to say what changed
                     for try await reply in client.stream("io.roombridge.State.Watch", parameters: [:]) {
                         if let snapshot = reply["state"] {
-                            guard state else { continue }
-                            emit(options.json ? snapshot.serialized() : Render.status(try decode(StateSnapshot.self, snapshot)))
+                            if options.json {
+                                if state { emit(snapshot.serialized()) }
+                                continue
+                            }
+                            let s = try decode(StateSnapshot.self, snapshot)
+                            curtain = s.curtain
+                            if state { emit(Render.status(s)) }
                         } else if let event = reply["event"] {
-                            emit(options.json ? event.serialized() : Render.event(try decode(Event.self, event)))
+                            if options.json { emit(event.serialized()); continue }
+                            let e = try decode(Event.self, event)
+                            emit(Render.event(e, previousCurtain: curtain))
+                            if case .curtain(let c) = e.payload { curtain = c }
                         }
                     }
                 } catch let error as VarlinkError {
@@ -101,13 +122,15 @@ extension RoomBridgeCtl {
             abstract: "Change roombridged's log level until it restarts (needs the authorised group).")
         @OptionGroup var options: GlobalOptions
 
+        enum Level: String, ExpressibleByArgument, CaseIterable { case trace, debug, info, notice, warning, error, critical }
+
         @Argument(help: "trace, debug, info, notice, warning, error or critical")
-        var level: String
+        var level: Level
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.State.SetLogLevel", ["level": .string(level)])
-                if !options.json { print("log level set to \(level)") }
+                _ = try await call(client, "io.roombridge.State.SetLogLevel", ["level": .string(level.rawValue)])
+                if !options.json { emit("log level set to \(level.rawValue)") }
             }
         }
     }
@@ -129,9 +152,9 @@ extension RoomBridgeCtl {
         var json = false
 
         func run() async throws {
-            let socketPath = socket ?? ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"]
+            let socketPath = socket ?? socketFromEnvironment
             let findings = await Doctor(configPath: config, socketPath: socketPath,
-                                        probes: doctorProbes(socketPath: socketPath)).run()
+                                        probes: doctorProbes()).run()
             if json {
                 for f in findings { emit(String(decoding: try JSONEncoder().encode(f), as: UTF8.self)) }
             } else {
@@ -143,11 +166,6 @@ extension RoomBridgeCtl {
 }
 
 // MARK: Plumbing
-
-/// Writes one line to stdout at once (no buffering), so `watch` output reaches pipes as it happens.
-func emit(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
 
 /// Connects, runs `body`, and turns every failure into a message on stderr and an exit status.
 func withClient(_ options: GlobalOptions, _ body: (VarlinkClient) async throws -> Void) async throws {
@@ -161,20 +179,27 @@ func withClient(_ options: GlobalOptions, _ body: (VarlinkClient) async throws -
             throw error
         }
     } catch let error as CtlError {
-        FileHandle.standardError.write(Data(("roombridgectl: " + error.message + "\n").utf8))
+        Output.err("roombridgectl: " + error.message + "\n")
         throw ExitCode(error.exit.rawValue)
     }
 }
 
 func connect(_ path: String) async throws -> VarlinkClient {
+    if let kind = nonSocketKind(path) {
+        throw CtlError(exit: .usage, message: "\(path) is not a socket (it is \(kind)); give roombridged's socket with --socket or ROOMBRIDGE_SOCKET (default \(defaultSocketPath))")
+    }
     do {
         return try await VarlinkClient.connect(path: path)
     } catch let error as VarlinkClientError {
         switch error {
-        case .socketNotFound, .connectionRefused:
-            throw CtlError(exit: .notRunning, message: "cannot connect to \(path): \(error). roombridged is not running? try: systemctl status roombridged")
+        case .socketNotFound:
+            throw CtlError(exit: .notRunning, message: "no socket at \(path): roombridged is not running, or its socket is elsewhere (give it with --socket); check: systemctl status roombridged")
+        case .connectionRefused:
+            throw CtlError(exit: .notRunning, message: "nothing is listening on \(path): roombridged is not running; check: systemctl status roombridged")
         case .permissionDenied:
             throw CtlError(exit: .permissionDenied, message: "cannot connect to \(path): permission denied. Join the socket's group (ls -l \(path) shows it): sudo usermod -aG roombridge $USER, then log in again")
+        case .connectFailed(_, let reason):
+            throw CtlError(exit: .protocolError, message: "cannot connect to \(path): \(reason)")
         default:
             throw CtlError(exit: .protocolError, message: "cannot connect to \(path): \(error)")
         }

@@ -1,18 +1,21 @@
+import ArgumentParser
 import Foundation
+import RoomBridgeCore
 import Varlink
 import VarlinkNIO
 
 /// Plain-text tables and field access for inventory and lending replies.
 enum Table {
     /// Columns padded to their widest cell, two spaces apart; the last column is not padded.
+    /// Widths are terminal columns (`山田太郎` takes 8), so East Asian names line up.
     static func render(_ headers: [String], _ rows: [[String]]) -> String {
-        var widths = headers.map(\.count)
+        var widths = headers.map(DisplayWidth.of)
         for row in rows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], DisplayWidth.of(cell)) }
         }
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { i, c in
-                i == cells.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count)
+                i == cells.count - 1 ? c : DisplayWidth.pad(c, to: widths[i])
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
         return ([line(headers)] + rows.map(line)).joined(separator: "\n")
@@ -63,16 +66,49 @@ func printList(_ items: [JSONValue], json: Bool, empty: String, headers: [String
     }
 }
 
-/// Checks a date argument (`YYYY-MM-DD` or ISO 8601) and passes it on as text.
-func dateArgument(_ text: String?, option: String) throws -> JSONValue? {
+/// How a bare day (`YYYY-MM-DD`) in a date argument is sent.
+enum DayMeaning {
+    /// As given: the daemon reads it as midnight UTC (`--since`, `--until`, `--registered`).
+    case asGiven
+    /// The last second of that day in the local time zone (`--due 2026-12-01`: due back that day).
+    case endOfLocalDay
+}
+
+/// Checks a date argument (`YYYY-MM-DD` or ISO 8601) and returns what to send. A text that is no
+/// date (`tomorrow`, `2026-13-01`) is a usage error: one message, exit status 64.
+func dateArgument(_ text: String?, option: String, day: DayMeaning = .asGiven) throws -> JSONValue? {
     guard let text else { return nil }
     let t = text.trimmingCharacters(in: .whitespaces)
-    let isoDay = t.count == 10 && t.split(separator: "-").count == 3 && t.allSatisfy { $0.isNumber || $0 == "-" }
-    let iso = (try? Date.ISO8601FormatStyle().parse(t)) ?? (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(t))
-    guard isoDay || iso != nil else {
-        throw CtlError(exit: .failure, message: "\(option) '\(text)': expected a date such as 2026-11-21 or 2026-11-21T18:00:00Z")
+    if let (y, m, d) = calendarDay(t) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        guard let start = calendar.date(from: DateComponents(year: y, month: m, day: d)),
+              calendar.dateComponents([.year, .month, .day], from: start) == DateComponents(year: y, month: m, day: d)
+        else {
+            throw ValidationError("\(option) '\(text)': there is no such day (month 01–12, day within the month)")
+        }
+        switch day {
+        case .asGiven:
+            return .string(t)
+        case .endOfLocalDay:
+            let end = calendar.date(byAdding: DateComponents(day: 1, second: -1), to: start) ?? start
+            return .string(end.formatted(.iso8601))
+        }
     }
-    return .string(t)
+    if (try? Date.ISO8601FormatStyle().parse(t)) != nil
+        || (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(t)) != nil {
+        return .string(t)
+    }
+    throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")
+}
+
+/// `YYYY-MM-DD` split into numbers (not yet checked against the calendar), else nil.
+private func calendarDay(_ t: String) -> (Int, Int, Int)? {
+    let parts = t.split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+          parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+          let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
+    return (y, m, d)
 }
 
 /// Sets `key` in `dict` when `value` is present.

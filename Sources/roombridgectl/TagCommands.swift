@@ -52,8 +52,10 @@ extension RoomBridgeCtl {
 
             func run() async throws {
                 try await withClient(options) { client in
+                    // Say at once that the device does not exist, rather than after a tag was placed.
+                    _ = try await call(client, "io.roombridge.Inventory.GetDevice", ["id": .string(deviceId)])
                     if !options.json {
-                        FileHandle.standardError.write(Data("Place a writable tag on the reader for \(deviceId) (within \(timeout) s)…\n".utf8))
+                        Output.err("Place a writable tag on the reader for \(deviceId) (within \(timeout) s)…\n")
                     }
                     var params: [String: JSONValue] = ["deviceId": .string(deviceId), "lock": .bool(lock),
                                                        "force": .bool(force), "timeoutSeconds": .int(Int64(timeout))]

@@ -3,6 +3,7 @@ import CurtainProtocol
 import DBus
 import RoomBridgeCore
 import Testing
+import TestSupport
 @testable import BlueZClient
 
 /// Records every event the client emits.
@@ -43,9 +44,9 @@ struct Rig {
         return Rig(daemon: daemon, sim: sim, bus: bus, client: client, log: log, tasks: [logTask, runTask])
     }
 
-    static func fastClient(acquireNotify: Bool = true) -> CurtainClientConfiguration {
+    static func fastClient(_ notify: CurtainNotifyMethod = .startNotify) -> CurtainClientConfiguration {
         var c = CurtainClientConfiguration()
-        c.preferAcquireNotify = acquireNotify
+        c.notifyMethod = notify
         c.backoff = Backoff(initial: .milliseconds(20), multiplier: 2, maximum: .milliseconds(200))
         c.connectTimeout = .seconds(5)
         return c
@@ -74,22 +75,22 @@ struct Rig {
 
     /// Waits (up to a generous guard, not a timing assertion) until `condition` holds for the client's snapshot.
     func wait(_ what: String, _ condition: @escaping @Sendable (CurtainSnapshot) -> Bool) async throws {
-        for _ in 0..<1000 {
-            if condition(await client.snapshot) { return }
-            try await Task.sleep(for: .milliseconds(10))
+        do {
+            try await eventually(what) { condition(await client.snapshot) }
+        } catch {
+            Issue.record("\(error); snapshot: \(await client.snapshot)")
+            throw error
         }
-        Issue.record("timed out waiting for \(what); snapshot: \(await client.snapshot)")
-        throw CurtainError.timeout(what)
     }
 
     /// Waits until the event log (filled asynchronously from the client's stream) satisfies `condition`.
     func waitLog(_ what: String, _ condition: @escaping @Sendable ([CurtainEvent]) -> Bool) async throws {
-        for _ in 0..<1000 {
-            if condition(await log.events) { return }
-            try await Task.sleep(for: .milliseconds(10))
+        do {
+            try await eventually(what) { condition(await log.events) }
+        } catch {
+            Issue.record("\(error); events: \(await log.events)")
+            throw error
         }
-        Issue.record("timed out waiting for \(what) in the event log")
-        throw CurtainError.timeout(what)
     }
 
     /// Waits until the event log has caught up with a `.connected` state.
@@ -99,18 +100,23 @@ struct Rig {
         }
     }
 
+    /// A property of the status characteristic as bluez-sim shows it.
+    func statusCharacteristic(_ property: String) async throws -> DBusValue {
+        try await bus.getProperty(destination: "org.bluez", path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21/service000a/char000d",
+                                  interface: "org.bluez.GattCharacteristic1", name: property)
+    }
+
     func waitConnected() async throws {
         try await wait("connected") { $0.connection == .connected && $0.status != nil && $0.schedule != nil }
     }
 
     /// Advances the simulated clock in small steps (so periodic STATUS frames flow) until `condition`.
     func run(until what: String, step: Double = 0.5, _ condition: @escaping @Sendable (CurtainSnapshot) -> Bool) async throws {
-        for _ in 0..<400 {
-            if condition(await client.snapshot) { return }
+        try await eventually(what) {
+            if condition(await client.snapshot) { return true }
             await sim.advanceClock(by: step)
-            try await Task.sleep(for: .milliseconds(5))
+            return false
         }
-        try await wait(what, condition)
     }
 }
 
@@ -132,14 +138,11 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 
-    @Test(arguments: [true, false])
-    func openRisesToHundred(acquireNotify: Bool) async throws {
-        try await Rig.with(client: Rig.fastClient(acquireNotify: acquireNotify)) { rig in
+    @Test(arguments: CurtainNotifyMethod.allCases)
+    func openRisesToHundred(notify: CurtainNotifyMethod) async throws {
+        try await Rig.with(client: Rig.fastClient(notify)) { rig in
             try await rig.waitConnected()
-            let acquired = try await rig.bus.getProperty(
-                destination: "org.bluez", path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21/service000a/char000d",
-                interface: "org.bluez.GattCharacteristic1", name: "NotifyAcquired")
-            #expect(acquired == .boolean(acquireNotify))
+            #expect(try await rig.statusCharacteristic("NotifyAcquired") == .boolean(notify == .acquireNotify))
             try await rig.client.open()
             try await rig.run(until: "open") { $0.status == CurtainStatus(motion: .idle, position: 100, target: 100) }
             try await rig.waitLog("arrival") { $0.last == .status(CurtainStatus(motion: .idle, position: 100, target: 100)) }
@@ -202,9 +205,9 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 
-    @Test(arguments: [(true, true), (false, true), (true, false), (false, false)])
-    func linkDropReconnectsAndResyncs(gattCache: Bool, acquireNotify: Bool) async throws {
-        try await Rig.with({ $0.gattCacheAlways = gattCache }, client: Rig.fastClient(acquireNotify: acquireNotify)) { rig in
+    @Test(arguments: [true, false], CurtainNotifyMethod.allCases)
+    func linkDropReconnectsAndResyncs(gattCache: Bool, notify: CurtainNotifyMethod) async throws {
+        try await Rig.with({ $0.gattCacheAlways = gattCache }, client: Rig.fastClient(notify)) { rig in
             try await rig.waitConnected()
             // Keep it disconnected for a while, change the device meanwhile (frames are lost), then let it reconnect.
             try await rig.sim.handle(.failConnects(count: 2, name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))
@@ -222,9 +225,9 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         }
     }
 
-    @Test(arguments: [true, false])
-    func bluetoothdRestartReconnects(acquireNotify: Bool) async throws {
-        try await Rig.with(client: Rig.fastClient(acquireNotify: acquireNotify)) { rig in
+    @Test(arguments: CurtainNotifyMethod.allCases)
+    func bluetoothdRestartReconnects(notify: CurtainNotifyMethod) async throws {
+        try await Rig.with(client: Rig.fastClient(notify)) { rig in
             try await rig.waitConnected()
             await rig.log.clear()
             try await rig.sim.handle(.restartBluetoothd(downtime: .milliseconds(100)))
@@ -235,6 +238,70 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             #expect(await rig.log.connectionStates.contains(.disconnected))
             try await rig.client.move(to: 20)
             try await rig.run(until: "moved") { $0.status == CurtainStatus(motion: .idle, position: 20, target: 20) }
+        }
+    }
+
+    /// bluetoothd makes the AcquireNotify pair non-blocking (gatt-client.c `create_sock()`) and drops what the
+    /// curtain notifies before the socket exists (`notify_io_cb`): the client still hears STATUS and SCHEDULE
+    /// (its SYNC) and everything after. Regression: a blocking-style reader got EAGAIN and went deaf.
+    @Test func acquireNotifyOnANonBlockingSocketHearsEverything() async throws {
+        try await Rig.with({ $0.initialSchedule = morning }, client: Rig.fastClient(.acquireNotify)) { rig in
+            try await rig.waitConnected()
+            #expect(try await rig.statusCharacteristic("NotifyAcquired") == .boolean(true))
+            #expect(await rig.sim.droppedNotifications == 2) // STATUS + SCHEDULE answering the CCCD write
+            #expect(await rig.client.snapshot.schedule == morning) // from the SYNC
+            try await rig.client.move(to: 30)
+            try await rig.run(until: "at 30") { $0.status == CurtainStatus(motion: .idle, position: 30, target: 30) }
+            #expect(try await rig.statusCharacteristic("NotifyAcquired") == .boolean(true)) // the socket stayed open
+        }
+    }
+
+    /// The notify session ends while the link stays up: the client says so (log, last error, state), subscribes
+    /// again, and hears the next STATUS; it never stays "connected" and deaf.
+    @Test(arguments: CurtainNotifyMethod.allCases)
+    func notifySessionEndingWhileConnectedIsRecovered(notify: CurtainNotifyMethod) async throws {
+        try await Rig.with(client: Rig.fastClient(notify)) { rig in
+            try await rig.waitConnected()
+            try await rig.waitLogConnected()
+            await rig.log.clear()
+            let writesBefore = await rig.sim.writes.count
+            try await rig.sim.handle(.endNotify)
+            try await rig.waitLog("the fault reported") { events in
+                events.contains { if case .error(.bluetooth("curtain.NotificationsStopped", _)) = $0 { true } else { false } }
+            }
+            try await rig.waitLog("subscribed again") { events in
+                events.contains(.connection(.connecting, detail: "notifications stopped; subscribing again (\(notify.rawValue))"))
+                    && events.last { if case .connection = $0 { true } else { false } } == .connection(.connected, detail: nil)
+            }
+            #expect(await rig.sim.isConnected) // the same link: no reconnect
+            #expect(try await rig.sim.writes.dropFirst(writesBefore).first == CurtainCommand.sync.encode())
+            #expect(try await rig.statusCharacteristic("NotifyAcquired") == .boolean(notify == .acquireNotify))
+            try await rig.sim.handle(.press(.open))
+            try await rig.wait("the next STATUS") { $0.status?.motion == .opening && $0.status?.manual == true }
+        }
+    }
+
+    /// Repeated faults on one link escalate: the configured method again, then StartNotify, then a new link.
+    @Test func repeatedNotifyFaultsFallBackToStartNotifyThenReconnect() async throws {
+        try await Rig.with(client: Rig.fastClient(.acquireNotify)) { rig in
+            try await rig.waitConnected()
+            for expected in [true, false] {
+                try await rig.waitLogConnected()
+                await rig.log.clear()
+                try await rig.sim.handle(.endNotify)
+                try await rig.waitLog("fault seen") { $0.contains { if case .connection(.connecting, _) = $0 { true } else { false } } }
+                try await rig.waitLogConnected()
+                #expect(try await rig.statusCharacteristic("NotifyAcquired") == .boolean(expected))
+            }
+            #expect(try await rig.statusCharacteristic("Notifying") == .boolean(true))
+            await rig.log.clear()
+            try await rig.sim.handle(.endNotify)
+            try await rig.waitLog("reconnected") { events in
+                events.contains(.connection(.disconnected, detail: "notifications stopped; reconnecting"))
+                    && events.last { if case .connection = $0 { true } else { false } } == .connection(.connected, detail: nil)
+            }
+            // A new link starts over with the configured method.
+            #expect(try await rig.statusCharacteristic("NotifyAcquired") == .boolean(true))
         }
     }
 
@@ -326,16 +393,13 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         let other = try await DBusConnection.open(.address(daemon.address))
         _ = try await other.call(destination: "org.bluez", path: "/org/bluez/hci0/dev_C4_7C_8D_6A_3E_21",
                                  interface: "org.bluez.Device1", member: "Connect")
-        try await Task.sleep(for: .milliseconds(200)) // services resolved
+        try await eventually("services resolved") { await sim.statusLine.contains("resolved=true") }
         await other.close()
         try await sim.handle(.failConnects(count: 100, name: "org.bluez.Error.Failed", message: "must not be called"))
         let bus = try await DBusConnection.open(.address(daemon.address))
         let client = CurtainClient(bus: bus, configuration: Rig.fastClient())
         let run = Task { _ = try? await client.run() }
-        for _ in 0..<500 where await client.snapshot.connection != .connected {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(await client.snapshot.connection == .connected)
+        try await eventually("connected") { await client.snapshot.connection == .connected }
         #expect(await client.snapshot.lastError == nil)
         run.cancel()
         _ = await run.value
@@ -389,10 +453,7 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         let run = Task { () -> Bool in
             do { try await client.run(); return false } catch { return true }
         }
-        for _ in 0..<500 where await client.snapshot.connection != .connected {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(await client.snapshot.connection == .connected)
+        try await eventually("connected") { await client.snapshot.connection == .connected }
         await daemon.kill()
         #expect(await run.value) // run() threw instead of spinning
         #expect(await client.snapshot.connection == .disconnected)
@@ -447,16 +508,13 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
         let state = SystemState(curtain: RoomBridgeCore.CurtainState(connection: .disconnected))
         let forward = Task { await client.forward(to: state) }
         let run = Task { _ = try? await client.run() }
-        var ok = false
-        for _ in 0..<500 where !ok {
+        try await eventually("the device's state in SystemState") {
             let c = await state.curtainState()
-            ok = c.connection == .connected && c.openSchedule?.time.description == "07:00" && c.position == 0
-            if !ok { try await Task.sleep(for: .milliseconds(10)) }
+            return c.connection == .connected && c.openSchedule?.time.description == "07:00" && c.position == 0
         }
-        #expect(ok)
         try await client.move(to: 30)
         for _ in 0..<20 { await sim.advanceClock(by: 0.5) }
-        for _ in 0..<500 where await state.curtainState().position != 30 { try await Task.sleep(for: .milliseconds(10)) }
+        try await eventually("at 30 in SystemState") { await state.curtainState().position == 30 }
         let c = await state.curtainState()
         #expect(c.position == 30 && c.motion == .idle && c.address == "C4:7C:8D:6A:3E:21")
         run.cancel()

@@ -108,3 +108,14 @@ import RoomBridgeCore
         #expect(state.connection == .connected && state.address == "C4:7C:8D:6A:3E:21")
     }
 }
+
+@Suite struct NotifyRecoveryTests {
+    @Test func escalatesFromTheConfiguredMethodToStartNotifyToANewLink() {
+        let acquire = (1...4).map { CurtainClient.NotifyRecovery.after(faults: $0, configured: .acquireNotify) }
+        #expect(acquire == [.subscribeAgain(.acquireNotify), .subscribeAgain(.startNotify), .reconnect, .reconnect])
+        let start = (1...3).map { CurtainClient.NotifyRecovery.after(faults: $0, configured: .startNotify) }
+        #expect(start == [.subscribeAgain(.startNotify), .reconnect, .reconnect])
+        // Before any fault: the configured method.
+        #expect(CurtainClient.NotifyRecovery.after(faults: 0, configured: .acquireNotify) == .subscribeAgain(.acquireNotify))
+    }
+}

@@ -2,6 +2,7 @@ import CurtainProtocol
 import DBus
 import Foundation
 import Testing
+import TestSupport
 @testable import BlueZSimulator
 
 /// Runs Debian's `bluetoothctl` (an independent BlueZ client) against the simulator on a private bus.
@@ -53,10 +54,8 @@ struct Bluetoothctl {
         p.standardInput = input
         try p.run()
         for step in steps {
-            for _ in 0..<500 {
-                let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-                if text.contains(step.waitFor) { break }
-                try await Task.sleep(for: .milliseconds(10))
+            try await eventually("bluetoothctl printing \"\(step.waitFor)\"", timeout: .seconds(10)) {
+                ((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains(step.waitFor)
             }
             input.fileHandleForWriting.write(Data((step.send + "\n").utf8))
         }

@@ -9,6 +9,7 @@ import Testing
         ("press open", BlueZSimulator.Control.press(.open)),
         ("press  stop", .press(.stop)),
         ("drop-link", .dropLink),
+        ("end-notify", .endNotify),
         ("vanish", .vanish),
         ("reappear", .reappear),
         ("restart-bluetoothd", .restartBluetoothd(downtime: .milliseconds(200))),

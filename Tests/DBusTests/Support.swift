@@ -80,15 +80,17 @@ func connectionCount(toSocket path: String) -> Int {
 let testInterface = "org.roombridge.Test"
 let testPath: DBusObjectPath = "/org/roombridge/test"
 
-/// An interface with `Echo` (returns its arguments, any signature) and `Fail` (throws the
-/// error named by its two string arguments).
-func echoInterface() -> DBusInterface {
+/// An interface with `Echo` (returns its arguments, any signature), `Fail` (throws the
+/// error named by its two string arguments) and `Sleep` (waits the given milliseconds; counts
+/// in `sleeping` the calls that reached it: the proof that a call left the caller).
+func echoInterface(sleeping: Locked<Int>? = nil) -> DBusInterface {
     DBusInterface(testInterface, methods: [
         DBusMethod("Echo", checksArguments: false) { call in call.arguments },
         DBusMethod("Fail", in: [DBusArgument("name", "s"), DBusArgument("message", "s")]) { call in
             throw DBusError(name: try call.arguments[0].string(), message: try call.arguments[1].string())
         },
         DBusMethod("Sleep", in: [DBusArgument("ms", "u")]) { call in
+            sleeping?.withLock { $0 += 1 }
             try await Task.sleep(for: .milliseconds(Int(try call.arguments[0].integer())))
             return []
         },

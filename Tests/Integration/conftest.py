@@ -7,6 +7,7 @@ import pathlib
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -14,6 +15,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(os.environ.get("ROOMBRIDGE_BIN", ROOT / ".build" / "debug"))
+
+# The one raw Varlink client, shared with scripts/scenario.py (standard library only).
+sys.path.insert(0, str(ROOT / "scripts"))
+from varlinkclient import Connection, call, raw_call  # noqa: E402,F401 - re-exported for the tests
 
 
 def eventually(condition, timeout=20.0, what="condition", poll=0.01):
@@ -107,11 +112,10 @@ class Daemon:
         if self.notify:
             self.notify.wait_for(lambda m: "READY=1" in m, timeout)
         else:
-            deadline = time.monotonic() + timeout
-            while not os.path.exists(self.socket_path):
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"daemon did not start: {self.log()}")
-                time.sleep(0.02)
+            def listening():
+                assert self.proc.poll() is None, f"daemon exited before listening: {self.log()}"
+                return os.path.exists(self.socket_path)
+            eventually(listening, timeout, what=f"the daemon's socket {self.socket_path}")
 
     def log(self) -> str:
         try:
@@ -161,6 +165,12 @@ class PN532Sim:
         assert out.returncode == 0 and out.stdout.startswith("ok"), out.stdout + out.stderr
         return out.stdout.strip()
 
+    def host_bytes(self) -> int:
+        """Bytes the host (libnfc) sent since the last `ctl("counters reset")`: a reader that
+        polls or checks a tag's presence keeps sending."""
+        fields = dict(f.split("=") for f in self.ctl("counters").split()[1:])
+        return int(fields["rx"])
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -176,36 +186,22 @@ class Watcher:
     """A raw Watch subscription: the first reply (state), then events as they come."""
 
     def __init__(self, socket_path: str):
-        import json
-        self.json = json
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(socket_path)
-        self.sock.sendall(json.dumps({"method": "io.roombridge.State.Watch", "more": True}).encode() + b"\0")
-        self.buf = b""
-        self.state = self._next(10)["parameters"]["state"]
-
-    def _next(self, timeout):
-        deadline = time.monotonic() + timeout
-        while b"\0" not in self.buf:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("no reply")
-            self.sock.settimeout(remaining)
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise EOFError("Watch connection closed")
-            self.buf += chunk
-        msg, self.buf = self.buf.split(b"\0", 1)
-        return self.json.loads(msg)
+        self.conn = Connection(socket_path)
+        self.conn.send({"method": "io.roombridge.State.Watch", "more": True})
+        self.state = self.conn.receive(10)["parameters"]["state"]
 
     def next_event(self, timeout=10.0):
-        reply = self._next(timeout)
+        reply = self.conn.receive(timeout)
         if "error" in reply:
             raise AssertionError(f"Watch ended: {reply}")
         return reply["parameters"]["event"]
 
     def wait_for(self, predicate, timeout=10.0, what="event"):
         """Returns the first event matching predicate; fails after timeout."""
+        return self.events_until(predicate, timeout, what)[-1]
+
+    def events_until(self, predicate, timeout=10.0, what="event"):
+        """The events up to and including the first one matching predicate; fails after timeout."""
         deadline = time.monotonic() + timeout
         seen = []
         while True:
@@ -216,7 +212,7 @@ class Watcher:
                 raise AssertionError(f"no {what} within {timeout}s; saw {[x['kind'] for x in seen]}")
             seen.append(e)
             if predicate(e):
-                return e
+                return seen
 
     def none_within(self, predicate, seconds):
         """Asserts that no matching event arrives within `seconds`."""
@@ -229,7 +225,7 @@ class Watcher:
             assert not predicate(e), f"unexpected event {e}"
 
     def close(self):
-        self.sock.close()
+        self.conn.close()
 
 
 @pytest.fixture
@@ -270,25 +266,3 @@ def daemon_factory(tmpdir_path):
 @pytest.fixture
 def daemon(daemon_factory):
     return daemon_factory()
-
-
-def raw_call(path: str, message: dict | bytes, read_replies=1, timeout=5.0) -> list[dict]:
-    """Sends one NUL-terminated message and reads `read_replies` NUL-terminated replies."""
-    import json
-
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(path)
-    data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\0"
-    s.sendall(data)
-    replies, buf = [], b""
-    while len(replies) < read_replies:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\0" in buf and len(replies) < read_replies:
-            msg, buf = buf.split(b"\0", 1)
-            replies.append(json.loads(msg))
-    s.close()
-    return replies

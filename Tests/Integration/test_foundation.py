@@ -7,12 +7,11 @@ import pathlib
 import signal
 import socket
 import subprocess
-import time
 
 import pytest
 import varlink
 
-from conftest import binary, raw_call
+from conftest import ROOT, binary, eventually, raw_call
 
 
 def client(d):
@@ -54,16 +53,12 @@ def test_watch_sends_state_first_and_counts_subscriber(daemon):
         assert "state" in first and first["state"]["curtain"]["connection"] == "disabled"
         # The subscription is visible to another client.
         with client(daemon) as c2, c2.open("io.roombridge.State") as st2:
-            deadline = time.monotonic() + 5
-            while st2.GetState()["state"]["counters"]["subscribers"] != 1:
-                assert time.monotonic() < deadline, "Watch did not register a subscriber"
-                time.sleep(0.02)
+            eventually(lambda: st2.GetState()["state"]["counters"]["subscribers"] == 1,
+                       what="Watch to register a subscriber")
     # After hang-up the subscriber goes away.
     with client(daemon) as c3, c3.open("io.roombridge.State") as st3:
-        deadline = time.monotonic() + 5
-        while st3.GetState()["state"]["counters"]["subscribers"] != 0:
-            assert time.monotonic() < deadline, "hung-up Watch client was not forgotten"
-            time.sleep(0.02)
+        eventually(lambda: st3.GetState()["state"]["counters"]["subscribers"] == 0,
+                   what="the hung-up Watch client to be forgotten")
 
 
 # --- Raw protocol --------------------------------------------------------------------------------
@@ -144,15 +139,20 @@ def test_oversized_message_gets_error_then_close(daemon_factory):
 
 def test_stalled_half_message_is_closed(daemon_factory):
     d = daemon_factory("--socket-stall-timeout", "0.5")
+    idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    idle.connect(d.socket_path)  # connected, sends nothing: not stalled, stays open
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(d.socket_path)
     s.sendall(b'{"method": "io.roombri')
-    s.settimeout(5)  # recv raises if the daemon never closes the stalled connection
-    start = time.monotonic()
+    s.settimeout(30)  # a "does not hang" bound: recv raises if the daemon never closes it
     while s.recv(65536):
         pass
-    assert time.monotonic() - start < 3, "stalled connection closed late"
     s.close()
+    # Only the stalled one was closed: the idle connection is still served.
+    idle.settimeout(30)
+    idle.sendall(json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
+    assert b'"product"' in idle.recv(65536), "the idle connection was closed with the stalled one"
+    idle.close()
 
 
 def test_connection_limit(daemon_factory):
@@ -185,33 +185,24 @@ def test_connection_limit(daemon_factory):
     for s in held:
         s.close()
     # Once the others hang up, new clients are served again.
-    deadline = time.monotonic() + 5
-    while True:
+    def served():
         try:
             [r] = raw_call(d.socket_path, {"method": "org.varlink.service.GetInfo"})
-            if "parameters" in r:
-                break
+            return "parameters" in r
         except (ConnectionResetError, BrokenPipeError, ValueError):
-            pass
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+            return False
+    eventually(served, what="a new client to be served once the others hung up")
 
 
 # --- Authorization ---------------------------------------------------------------------------------
 
-NOBODY_CLIENT = """
-import json, socket, sys
+# A client run as nobody with the system python gets the shared client as source text (nobody
+# may not be able to read this checkout, nor root's pip packages).
+NOBODY_CLIENT = (ROOT / "scripts" / "varlinkclient.py").read_text() + """
+import sys
+_call = call
 def call(method, parameters=None):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sys.argv[1])
-    s.sendall(json.dumps({"method": method, "parameters": parameters or {}}).encode() + b"\\0")
-    data = b""
-    while not data.endswith(b"\\0"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return json.loads(data.rstrip(b"\\0"))
+    return _call(sys.argv[1], method, parameters)
 """
 
 
@@ -257,9 +248,8 @@ def test_ready_status_stopping_and_clean_exit(daemon):
     ready = daemon.notify.wait_for(lambda m: "READY=1" in m)
     assert "STATUS=" in ready and "curtain: not configured" in ready
     assert os.path.exists(daemon.socket_path)
-    start = time.monotonic()
-    assert daemon.terminate(signal.SIGTERM) == 0
-    assert time.monotonic() - start < 2.0
+    # A generous "does not hang" bound (the shutdown time is measured by roombridge-bench).
+    assert daemon.terminate(signal.SIGTERM, timeout=30) == 0
     daemon.notify.wait_for(lambda m: "STOPPING=1" in m, timeout=1)
     assert not os.path.exists(daemon.socket_path), "socket file left behind"
 
@@ -304,10 +294,7 @@ def test_socket_activation_with_systemd_socket_activate(tmpdir_path):
          "--no-nfc-enabled", "--no-curtain-enabled", "--socket-group", ""],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 10
-        while not os.path.exists(sock):
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        eventually(lambda: os.path.exists(sock), what="systemd-socket-activate to listen")
         # The first connection makes systemd-socket-activate exec the daemon with the socket as fd 3.
         [r] = raw_call(sock, {"method": "org.varlink.service.GetInfo"}, timeout=15)
         assert r["parameters"]["product"] == "roombridged"
@@ -428,7 +415,7 @@ def test_doctor_reports_on_this_machine(daemon, tmpdir_path):
                          capture_output=True, text=True, timeout=60)
     findings = [json.loads(l) for l in out.stdout.splitlines() if l.strip()]
     by_check = {f["check"]: f for f in findings}
-    assert by_check["configuration parses"]["status"] == "ok"
+    assert by_check["roombridged's configuration"]["status"] == "ok"  # the daemon runs: doctor asks it
     assert by_check["roombridged answers"]["status"] == "ok"
     assert {"config", "socket", "reader", "bluetooth"} <= {f["area"] for f in findings}
     failed = [f for f in findings if f["status"] == "failed"]

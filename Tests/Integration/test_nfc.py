@@ -3,12 +3,11 @@ simulator on a pty. Tag contents are encoded by Python's ndeflib (an independent
 import json
 import signal
 import subprocess
-import time
 
 import ndef
 import pytest
 
-from conftest import Watcher, binary
+from conftest import Watcher, binary, eventually
 
 DEVICE_MIME = "application/vnd.roombridge.device+json"
 
@@ -47,11 +46,14 @@ def test_tap_gives_one_arrival_with_the_device_record(nfc_daemon, pn532):
     assert [r["type"] for r in tap["records"]] == ["U", DEVICE_MIME]
     assert tap["records"][0]["uri"] == "https://example.com/d/1"
     assert "readError" not in tap
-    # Held on the reader: no repeat.
-    w.none_within(lambda e: e["kind"] == "tagArrived", 1.5)
+    # Held on the reader: it checks the tag's presence again and again (a presence check is a
+    # 12-byte READ command: 120 bytes are about ten), and reports no repeat.
+    pn532.ctl("counters", "reset")
+    eventually(lambda: pn532.host_bytes() >= 120, what="the reader to check the held tag ten times")
     pn532.ctl("remove")
-    r = w.wait_for(lambda e: e["kind"] == "tagRemoved", timeout=2, what="removal")
-    assert r["removal"]["uid"] == "04A1B2C3D4E5F6"
+    events = w.events_until(lambda e: e["kind"] == "tagRemoved", what="removal")
+    assert [e["kind"] for e in events if e["kind"] == "tagArrived"] == [], "a held tag was reported again"
+    assert events[-1]["removal"]["uid"] == "04A1B2C3D4E5F6"
     # The same tag again is a new tap.
     pn532.ctl("place", spec(ndef=device_message("D-0001")))
     again = w.wait_for(lambda e: e["kind"] == "tagArrived", what="second tap")
@@ -107,9 +109,9 @@ def test_unplug_and_replug(nfc_daemon, pn532):
     down = wait_reader(w, "disconnected", timeout=5)
     assert down["reader"]["lastError"]
     pn532.ctl("replug")
-    t0 = time.monotonic()
-    wait_reader(w, "connected", timeout=5)
-    assert time.monotonic() - t0 < 5
+    # Reconnects by itself (a generous "does not hang" bound, not a speed check: the
+    # reconnect time is measured by roombridge-bench).
+    wait_reader(w, "connected", timeout=30)
     pn532.ctl("place", spec(ndef=device_message("D-0003")))
     assert w.wait_for(lambda e: e["kind"] == "tagArrived")["tap"]["device"]["deviceId"] == "D-0003"
 
@@ -117,9 +119,9 @@ def test_unplug_and_replug(nfc_daemon, pn532):
 def test_sigterm_while_polling_exits_zero_quickly(nfc_daemon, pn532):
     w = connected_watcher(nfc_daemon)
     w.close()
-    start = time.monotonic()
-    assert nfc_daemon.terminate(signal.SIGTERM) == 0
-    assert time.monotonic() - start < 2.0
+    # A generous "does not hang" bound: polling is aborted, not waited out (the shutdown time
+    # is measured by roombridge-bench).
+    assert nfc_daemon.terminate(signal.SIGTERM, timeout=30) == 0
     # The device was released: libnfc's own tool can open it now.
     out = subprocess.run(["nfc-list"], env={"LIBNFC_DEVICE": f"pn532_uart:{pn532.link}", "LIBNFC_AUTO_SCAN": "false",
                                             "LIBNFC_LOG_LEVEL": "0", "PATH": "/usr/bin:/bin"},
@@ -134,8 +136,9 @@ def test_doctor_sees_the_reader_through_the_daemon_and_the_database(nfc_daemon, 
     out = subprocess.run([binary("roombridgectl"), "doctor", "--json", "--config", str(cfg), "--socket", nfc_daemon.socket_path],
                          capture_output=True, text=True, timeout=60)
     findings = {f["check"]: f for f in map(json.loads, out.stdout.splitlines())}
-    assert findings["libnfc: front"]["status"] == "ok", findings
-    assert findings["schema"]["status"] == "ok" and "current" in findings["schema"]["detail"]
+    assert findings["reader front"]["status"] == "ok", findings
+    database = findings["roombridged's database"]
+    assert database["status"] == "ok" and "current" in database["detail"]
     kernel = findings.get("kernel Bluetooth support")
     if kernel and kernel["status"] == "failed":  # these machines: no Bluetooth in the kernel
         assert "AF_BLUETOOTH" in kernel["detail"] and kernel["fix"]

@@ -7,11 +7,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, eventually, raw_call
 
 EXPOSURE_TARGET = 1.5
 
@@ -50,6 +49,14 @@ def test_service_essentials():
     assert "\nPrivateDevices=yes" not in text, "PrivateDevices hides the reader"
     sock = (ROOT / "systemd" / "roombridged.socket").read_text()
     assert "SocketMode=0660" in sock and "SocketGroup=roombridge" in sock
+
+
+def test_exits_a_restart_cannot_fix_are_not_restarted():
+    """64 usage, 69 socket in use by another roombridged, 73 unusable database, 78 bad configuration:
+    Restart=on-failure would otherwise retry them every RestartSec until the start limit."""
+    text = (ROOT / "systemd" / "roombridged.service.in").read_text()
+    line = next(l for l in text.splitlines() if l.startswith("RestartPreventExitStatus="))
+    assert {"64", "69", "73", "78"} <= set(line.split("=", 1)[1].split()), line
 
 
 def test_dbus_policy_loads_in_dbus_daemon(tmpdir_path):
@@ -228,6 +235,17 @@ def test_make_install_tree(tmpdir_path):
     assert (dest / "etc/roombridge/roombridged.toml").exists(), "uninstall removed the configuration"
 
 
+def test_make_install_default_prefix_puts_the_dbus_policy_where_dbus_daemon_reads(tmpdir_path):
+    dest = tmpdir_path / "root"
+    out = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", f"RELEASE_BIN={BIN}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    # The directories the system bus includes (<includedir> in Debian's system.conf).
+    assert (dest / "etc/dbus-1/system.d/roombridge.conf").exists()
+    assert not (dest / "usr/local/share/dbus-1").exists()
+    assert (dest / "usr/local/bin/roombridged").exists()
+
+
 def test_daemon_runs_under_memory_deny_write_execute(tmpdir_path):
     """MemoryDenyWriteExecute=yes in the unit: the Swift runtime must not need writable+executable
     memory. The kernel's PR_SET_MDWE (Linux >= 6.3) enforces the same rule on this process tree."""
@@ -242,12 +260,10 @@ def test_daemon_runs_under_memory_deny_write_execute(tmpdir_path):
                              "--socket-group", "", "--database-path", str(tmpdir_path / "db.sqlite"),
                              "--no-curtain-enabled", "--no-nfc-enabled"], stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 15
-        while not sock.exists():
+        def listening():
             assert proc.poll() is None, f"roombridged died under MDWE: {proc.stderr.read()}"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        from conftest import raw_call
+            return sock.exists()
+        eventually(listening, what="roombridged to listen under MDWE")
         [r] = raw_call(str(sock), {"method": "io.roombridge.State.GetState"})
         assert "state" in r["parameters"]
     finally:

@@ -4,6 +4,7 @@ import Lending
 import LendingStore
 import Synchronization
 import Testing
+import TestSupport
 
 final class Counter: Sendable {
     private let count = Mutex(0)
@@ -41,18 +42,22 @@ struct SchedulingTests {
             DispatchQueue.global().async { locked.wait(); c.resume() }
         }
 
+        let started = Counter()
         let finished = Counter()
         let lends = Task {
             await withTaskGroup(of: Void.self) { group in
                 for d in 1...6 {
                     group.addTask {
+                        started.increment()
                         _ = try? await store.lend(LendRequest(deviceID: String(format: "D-%03d", d), userID: "U-1", at: base))
                         finished.increment()
                     }
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))  // let the lends reach the lock
+        // All six lends have entered the store (and cannot pass the lock). Were their waits on
+        // the pool, this wait could not resume before the busy timeout failed them.
+        try await eventually("all six lends are under way") { started.value == 6 }
         // Cooperative work and WAL reads still proceed.
         let counts = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<8 { group.addTask { (0..<1000).reduce(0, +) } }

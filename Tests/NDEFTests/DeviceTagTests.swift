@@ -54,7 +54,9 @@ struct DeviceTagTests {
 
     @Test("decode edge cases", arguments: [
         (#"{"deviceId":"A"}"#, "ok A v1"),
-        (#" { "v" : 2 , "deviceId" : "B\u00e9\ud83d\ude00" , "model" : null , "x" : [ 1.5e3 , -0 , true ] } "#, "ok Bé😀 v2"),
+        (#" { "v" : 1 , "deviceId" : "B\u00e9\ud83d\ude00" , "model" : null , "x" : [ 1.5e3 , -0 , true ] } "#, "ok Bé😀 v1"),
+        (#"{"v":2,"deviceId":"A"}"#, "unsupportedVersion"),
+        (#"{"v":99,"deviceId":"A"}"#, "unsupportedVersion"),
         (#"{"deviceId":""}"#, "invalidField"),
         (#"{"v":"1","deviceId":"A"}"#, "invalidField"),
         (#"{"v":1.5,"deviceId":"A"}"#, "invalidField"),
@@ -63,7 +65,8 @@ struct DeviceTagTests {
         (#"{"deviceId":"A","deviceId":"B"}"#, "invalidJSON"),
         (#"{"deviceId":"A"} x"#, "invalidJSON"),
         (#"{"deviceId":"\ud800"}"#, "invalidJSON"),
-        (#"{"deviceId":"a\u0000b"}"#, "ok a\u{0}b v1"),
+        (#"{"deviceId":"a\u0000b"}"#, "invalidField"),
+        (#"{"deviceId":"a\nb"}"#, "invalidField"),
         (#"{"deviceId":"A",}"#, "invalidJSON"),
         (#"{"v":01,"deviceId":"A"}"#, "invalidJSON"),
         (String(repeating: "[", count: 40) + String(repeating: "]", count: 40), "invalidJSON"),

@@ -73,6 +73,7 @@ func caseName(_ error: DeviceTagError) -> String {
     case .invalidField: "invalidField"
     case .conflictingDeviceRecords: "conflictingDeviceRecords"
     case .cannotEncode: "cannotEncode"
+    case .unsupportedVersion: "unsupportedVersion"
     }
 }
 

@@ -5,6 +5,7 @@ import NFCReader
 import PN532Simulator
 import Synchronization
 import Testing
+import TestSupport
 
 /// Parent suite: every test that opens ptys, spawns libnfc tools or counts descriptors runs
 /// one at a time (the leak check counts process-wide fds and threads).
@@ -15,6 +16,8 @@ struct NFCHardwareTests {}
 final class SimHarness: @unchecked Sendable {
     let dir: String
     let sim: PN532Simulator
+    /// The commands the host (libnfc) sent, as the simulator received them.
+    let host = HostCommands()
     var device: String { dir + "/pn532" }
     var connstring: String { "pn532_uart:" + device }
 
@@ -24,9 +27,11 @@ final class SimHarness: @unchecked Sendable {
         var buf = Array(template.utf8CString)
         guard mkdtemp(&buf) != nil else { throw SimulatorError.system("mkdtemp failed") }
         dir = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let host = host
         sim = PN532Simulator(options: .init(linkPath: dir + "/pn532",
                                             controlSocketPath: control ? dir + "/ctl" : nil,
-                                            realisticTiming: realisticTiming))
+                                            realisticTiming: realisticTiming,
+                                            log: { host.record(logLine: $0) }))
         try sim.start()
     }
 
@@ -60,6 +65,32 @@ final class SimHarness: @unchecked Sendable {
     }
 }
 
+/// The PN532 command codes the host sent (`0x60` InAutoPoll, `0x40` InDataExchange, …), decoded
+/// from the simulator's traffic log: how a test knows what the reader is doing, without waiting
+/// for a moment.
+final class HostCommands: Sendable {
+    private let state = Mutex<(parser: PN532FrameParser, codes: [UInt8])>((PN532FrameParser(), []))
+
+    /// Feeds one simulator log line; "pn532-sim: << <hex>" lines are bytes from the host.
+    func record(logLine: String) {
+        guard let range = logLine.range(of: "<< ") else { return }
+        let text = Array(logLine[range.upperBound...].utf8)
+        var bytes: [UInt8] = []
+        var i = 0
+        while i + 1 < text.count, let b = UInt8(String(decoding: text[i ... i + 1], as: UTF8.self), radix: 16) {
+            bytes.append(b)
+            i += 2
+        }
+        state.withLock { s in
+            for case .command(let c) in s.parser.feed(bytes) { if let code = c.first { s.codes.append(code) } }
+        }
+    }
+
+    /// All command codes so far, oldest first.
+    var codes: [UInt8] { state.withLock { $0.codes } }
+    var count: Int { state.withLock { $0.codes.count } }
+}
+
 /// Collects the events of a stream so tests can wait for them.
 final class EventLog: Sendable {
     private let events = Mutex<[ReaderEvent]>([])
@@ -72,14 +103,14 @@ final class EventLog: Sendable {
 
     var all: [ReaderEvent] { events.withLock { $0 } }
 
-    /// Waits until `count` events match, or the timeout; returns the matching events.
+    /// Waits until `count` events match and returns the matching events; throws (naming
+    /// `what`) if they have not arrived within `timeout`.
     @discardableResult
-    func wait(for count: Int = 1, timeout: Double = 10, _ match: (ReaderEvent) -> Bool) async -> [ReaderEvent] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
+    func wait(for count: Int = 1, _ what: String = "reader events", timeout: Duration = .seconds(20),
+              _ match: (ReaderEvent) -> Bool) async throws -> [ReaderEvent] {
+        try await eventually("\(count) \(what)", timeout: timeout) { () -> [ReaderEvent]? in
             let m = all.filter(match)
-            if m.count >= count || Date() > deadline { return m }
-            try? await Task.sleep(for: .milliseconds(5))
+            return m.count >= count ? m : nil
         }
     }
 }
@@ -107,9 +138,3 @@ let quietLogger: Logger = {
     l.logLevel = .error
     return l
 }()
-
-func processCPUTime() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}

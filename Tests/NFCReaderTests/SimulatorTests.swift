@@ -1,6 +1,7 @@
 import Foundation
 import PN532Simulator
 import Testing
+import TestSupport
 
 /// The simulator against Debian's libnfc tools (independent client).
 extension NFCHardwareTests {
@@ -62,7 +63,7 @@ extension NFCHardwareTests {
         }
 
         @Test("control protocol over the Unix socket")
-        func controlSocket() throws {
+        func controlSocket() async throws {
             let h = try SimHarness(control: true)
             let ctl = h.dir + "/ctl"
             #expect(try ControlClient.send("list", socketPath: ctl) == "ok none")
@@ -71,8 +72,7 @@ extension NFCHardwareTests {
             #expect(dump.count == 3 + 135 * 8)
             #expect(try ControlClient.send("place nonsense", socketPath: ctl).hasPrefix("error"))
             #expect(try ControlClient.send("tap 50 isoa:01020304", socketPath: ctl).hasPrefix("ok iso14443a"))
-            Thread.sleep(forTimeInterval: 0.3)
-            #expect(try ControlClient.send("list", socketPath: ctl) == "ok none")
+            try await eventually("the 50 ms tap ends by itself") { try ControlClient.send("list", socketPath: ctl) == "ok none" }
             #expect(try ControlClient.send("unplug", socketPath: ctl) == "ok")
             #expect(!FileManager.default.fileExists(atPath: h.device))
             #expect(try ControlClient.send("replug", socketPath: ctl).hasPrefix("ok /dev/pts/"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RoomBridgeCore
 
 private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -79,16 +80,14 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
             let sub = await state.subscribe()
             for try await _ in sub.events {}
         }
-        while await state.snapshot().counters.subscribers == 0 { await Task.yield() }
+        try await eventually("the subscriber is registered") { await state.snapshot().counters.subscribers == 1 }
         task.cancel()
         _ = await task.result
         // onTermination removes it asynchronously; the next emit also prunes terminated ones.
-        for _ in 0..<1000 {
+        try await eventually("the cancelled subscriber is forgotten") {
             await state.recordTap(tap("x"))
-            if await state.snapshot().counters.subscribers == 0 { break }
-            try await Task.sleep(for: .milliseconds(1))
+            return await state.snapshot().counters.subscribers == 0
         }
-        #expect(await state.snapshot().counters.subscribers == 0)
     }
 
     @Test func shutdownEndsSubscriptions() async throws {

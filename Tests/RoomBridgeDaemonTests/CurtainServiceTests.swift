@@ -3,6 +3,7 @@ import RoomBridgeCore
 import RoomBridgeInterfaces
 import Synchronization
 import Testing
+import TestSupport
 @testable import RoomBridgeDaemon
 
 @Suite struct CurtainServiceTests {
@@ -43,7 +44,7 @@ import Testing
                 return 1
             }
         }
-        while release.withLock({ $0 == nil }) { await Task.yield() }
+        try await eventually("the operation is running") { release.withLock { $0 != nil } }
         waiter.cancel()
         let result = await waiter.result
         #expect(throws: CancellationError.self) { try result.get() }

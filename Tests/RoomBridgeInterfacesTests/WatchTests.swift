@@ -3,6 +3,7 @@ import Synchronization
 import RoomBridgeCore
 import RoomBridgeInterfaces
 import Testing
+import TestSupport
 import Varlink
 import VarlinkNIO
 
@@ -82,11 +83,13 @@ import VarlinkNIO
             return seqs
         }
         // Wait until both watchers are subscribed.
-        while await s.state.snapshot().counters.subscribers < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("both watchers are subscribed") { await s.state.snapshot().counters.subscribers == 2 }
         for i in 0..<total {
             // Pace the events so that a client that reads stays well within its buffer; the
             // stalled one falls behind regardless.
-            while Int64(i) - progress.withLock({ $0 }) > 16 { try await Task.sleep(for: .milliseconds(1)) }
+            try await eventually("the reading client is within 16 events", poll: .milliseconds(1)) {
+                Int64(i) - progress.withLock({ $0 }) <= 16
+            }
             await s.state.recordTap(bigTap(i))
         }
         let seqs = try await reader.value

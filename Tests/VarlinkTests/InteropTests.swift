@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 import Varlink
 import VarlinkNIO
 
@@ -140,7 +141,7 @@ server.serve_forever()
 }
 
 func talkToPythonServer(path: String) async throws {
-    #expect(await eventually { access(path, F_OK) == 0 })
+    try await eventually("the python server's socket exists") { access(path, F_OK) == 0 }
     let client = try await VarlinkClient.connect(path: path)
     #expect(try await client.call("org.example.py.Ping", parameters: ["ping": "hello"]) == ["pong": "hello"])
     var got: [JSONValue] = []

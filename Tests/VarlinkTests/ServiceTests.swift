@@ -142,7 +142,8 @@ import Testing
         #expect(await handle("{not json") == [VarlinkReply(.invalidParameter(""))])
         #expect(await handle(#"{"method":5}"#) == [VarlinkReply(.invalidParameter("method"))])
         #expect(await handle(#"{"method":"org.example.test.Add","more":"yes"}"#) == [VarlinkReply(.invalidParameter("more"))])
-        #expect(await handle("") == [])
+        // The empty message (a lone NUL on the wire) is malformed input like any other.
+        #expect(await handle("") == [VarlinkReply(.invalidParameter(""))])
         #expect(await handle(#"{"method":"org.varlink.service.GetInfo","parameters":null}"#).first?.error == nil)
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import Testing
+import TestSupport
 import Varlink
 import VarlinkNIO
 
@@ -64,7 +65,7 @@ func makeBoundSocket(_ path: String, listen shouldListen: Bool) throws -> Int32 
 }
 
 /// A deliberately primitive, non-blocking client that sends exactly the bytes it is given.
-/// Waits with `Task.sleep` polling, never blocking a cooperative thread.
+/// Waits with `eventually`, never blocking a cooperative thread.
 final class RawClient {
     let fd: Int32
     private var decoder = VarlinkFrameDecoder(maxMessageSize: 1 << 24)
@@ -89,20 +90,25 @@ final class RawClient {
 
     /// Sends all bytes (waiting while the socket is full); returns false if the peer closed.
     @discardableResult
-    func send(_ bytes: [UInt8]) async -> Bool {
+    func send(_ bytes: [UInt8]) async throws -> Bool {
         var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n > 0 { offset += n; continue }
-            if errno == EAGAIN || errno == EINTR { try? await Task.sleep(for: .milliseconds(2)); continue }
-            return false
+        var peerClosed = false
+        try await eventually("the server takes \(bytes.count) bytes") {
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n > 0 { offset += n; continue }
+                if errno == EAGAIN || errno == EINTR { return false }
+                peerClosed = true
+                return true
+            }
+            return true
         }
-        return true
+        return !peerClosed
     }
 
-    func send(_ text: String) async { await send(Array(text.utf8)) }
+    func send(_ text: String) async throws { try await send(Array(text.utf8)) }
 
-    func send(_ call: VarlinkCall) async { await send(call.framedBytes()) }
+    func send(_ call: VarlinkCall) async throws { try await send(call.framedBytes()) }
 
     /// Reads available bytes into the decoder; false on EOF/error.
     private func pump() -> Bool {
@@ -119,17 +125,14 @@ final class RawClient {
 
     /// The next message, or nil at EOF. Throws after `timeout`.
     func readMessage(timeout: Duration = .seconds(20)) async throws -> [UInt8]? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let m = try decoder.nextMessage() { return m }
-            if sawEOF || !pump() {
-                if let m = try decoder.nextMessage() { return m }
-                return nil
-            }
-            if let m = try decoder.nextMessage() { return m }
-            if ContinuousClock.now > deadline { throw SocketTestError("timed out waiting for a message") }
-            try await Task.sleep(for: .milliseconds(2))
+        var message: [UInt8]?
+        try await eventually("a message (or the end of the stream) from the server", timeout: timeout) {
+            if let m = try decoder.nextMessage() { message = m; return true }
+            let open = !sawEOF && pump()
+            message = try decoder.nextMessage()
+            return message != nil || !open
         }
+        return message
     }
 
     func readReply(timeout: Duration = .seconds(20)) async throws -> VarlinkReply {
@@ -137,26 +140,14 @@ final class RawClient {
         return try VarlinkReply(bytes: m)
     }
 
-    /// Waits until the server closes the connection (discarding data). False on timeout.
-    func waitForClose(timeout: Duration = .seconds(20)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if !pump() { return true }
+    /// Waits until the server closes the connection (discarding data); throws on timeout.
+    func waitForClose(timeout: Duration = .seconds(20)) async throws {
+        try await eventually("the server closes the connection", timeout: timeout) {
+            let open = pump()
             while (try? decoder.nextMessage()) != nil {}
-            try? await Task.sleep(for: .milliseconds(5))
+            return !open
         }
-        return false
     }
-}
-
-/// Polls `condition` until true or the timeout passes.
-func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
 }
 
 /// Number of sockets in the kernel's table bound to `path` (the listener plus accepted

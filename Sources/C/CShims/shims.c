@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
@@ -34,6 +35,16 @@ int rb_peer_groups(int fd, gid_t *groups, int *count) {
     (void)fd; (void)groups; *count = 0;
     return -ENOPROTOOPT;
 #endif
+}
+
+int rb_accept_nonblocking(int fd) {
+    int client = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    return client >= 0 ? client : -errno;
+}
+
+int rb_wakeup_eventfd(void) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    return fd >= 0 ? fd : -errno;
 }
 
 int rb_set_thread_name(const char *name) {

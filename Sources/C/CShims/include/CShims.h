@@ -13,6 +13,12 @@ int rb_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// Returns 0, or -errno (-ERANGE: capacity too small, *count holds the size needed).
 int rb_peer_groups(int fd, gid_t *groups, int *count);
 
+/// accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK). Returns the new fd, or -errno.
+int rb_accept_nonblocking(int fd);
+
+/// An eventfd (close-on-exec, non-blocking) to wake a thread blocked in poll. Returns it, or -errno.
+int rb_wakeup_eventfd(void);
+
 /// Names the calling thread (visible in top/ps; max 15 chars). Returns 0 or an errno.
 int rb_set_thread_name(const char *name);
 
