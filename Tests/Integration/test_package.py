@@ -169,6 +169,27 @@ def test_purge_without_data_removes_everything_install_added(deb, tmp_path):
     assert not leftovers, leftovers
 
 
+def test_remove_keeps_the_configuration_and_reinstalling_restores_the_units(deb, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("installing with dpkg --root and systemd-sysusers --root needs root")
+    root = make_root(tmp_path / "root")
+    assert dpkg_root(root, "-i", deb).returncode == 0
+    config = root / "etc/roombridge/roombridged.toml"
+    config.write_text(config.read_text() + "\n# edited by the administrator\n")
+    out = dpkg_root(root, "--remove", "roombridge")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert not (root / "usr/bin/roombridged").exists()
+    assert "edited by the administrator" in config.read_text(), "remove must keep the configuration"
+    assert users(root, "passwd"), "remove must keep the service user"
+
+    out = dpkg_root(root, "-i", "--force-confold", deb)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "edited by the administrator" in config.read_text()
+    socket_unit = root / "etc/systemd/system/roombridged.socket"
+    assert not socket_unit.exists() and not socket_unit.is_symlink(), "the unit is still masked"
+    assert (root / "etc/systemd/system/sockets.target.wants/roombridged.socket").is_symlink()
+
+
 # --- man pages -----------------------------------------------------------------------------------
 
 def page(deb, tmp_path, name):
