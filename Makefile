@@ -49,6 +49,7 @@ release:
 	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
 	$(SWIFT) build -c release --static-swift-stdlib --product pn532-sim
 	$(SWIFT) build -c release --static-swift-stdlib --product bluez-sim
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridge-web
 
 # make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the two binaries
 # (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.

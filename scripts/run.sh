@@ -100,6 +100,7 @@ fi
   "${NFC_ARGS[@]}" --nfc-modulations iso14443a --nfc-modulations felica212 \
   2> >(if [ "$SCENARIO" = 1 ]; then cat > "$RUN_DIR/roombridged.log"; else sed -u 's/^/[roombridged] /' >&2; fi) &
 pids+=($!)
+DAEMON_PID=$!
 for _ in $(seq 1 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
 [ -S "$SOCK" ] || { echo "roombridged did not start:" >&2; cat "$RUN_DIR/roombridged.log" >&2 2>/dev/null; exit 1; }
 
@@ -120,11 +121,23 @@ if [ "$SCENARIO" = 1 ]; then
   exit "$status"
 fi
 
+# --- The web front: the kiosk screen and the admin's pages, a Varlink client of the daemon ----------
+WEB_PORT=${ROOMBRIDGE_WEB_PORT:-8080}
+echo roombridge | "$BIN/roombridge-web" hash-password admin > "$RUN_DIR/web-accounts"
+"$BIN/roombridge-web" serve --socket "$SOCK" --port "$WEB_PORT" --accounts "$RUN_DIR/web-accounts" \
+  2> >(sed -u 's/^/[roombridge-web] /' >&2) &
+pids+=($!)
+
 P="$BIN/pn532-sim ctl --control $PN532_CTL"
 B="$BIN/bluez-sim ctl --control $BLUEZ_CTL"
 cat <<EOT
 
-RoomBridge is running. In another terminal:
+RoomBridge is running.
+
+  Kiosk screen:  http://127.0.0.1:$WEB_PORT/kiosk
+  Admin pages:   http://127.0.0.1:$WEB_PORT/devices   (sign in as admin, password roombridge)
+
+In another terminal:
 
   export ROOMBRIDGE_SOCKET=$SOCK PATH=$BIN:\$PATH
   roombridgectl status                 # readers, last tap, curtain, lending
@@ -154,4 +167,4 @@ The BlueZ simulator stands in for bluetoothd and the curtain:
 EOT
 fi
 echo; echo "Ctrl-C here stops everything."
-wait "${pids[-1]}"
+wait "$DAEMON_PID"
