@@ -34,6 +34,21 @@ def eventually(condition, timeout=20.0, what="condition", poll=0.01):
         time.sleep(poll)
 
 
+def stop(proc, within=10.0):
+    """Stops a child with SIGTERM; returns True if it exited within `within` seconds (a "does not
+    hang" bound), else kills it and returns False."""
+    if proc.poll() is not None:
+        return True
+    proc.terminate()
+    try:
+        proc.wait(within)
+        return True
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return False
+
+
 def binary(name: str) -> str:
     path = BIN / name
     if not path.exists():

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Watcher, binary, eventually, raw_call
+from conftest import Watcher, binary, eventually, raw_call, stop
 
 DEVICE = "C4:7C:8D:6A:3E:21"
 
@@ -57,13 +57,7 @@ class BlueZSim:
                           what=f"simulator status matching {pattern!r}")
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop(self.proc)
         self.proc.stdout.close()
         self.log.close()
 

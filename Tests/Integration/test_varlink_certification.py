@@ -20,7 +20,7 @@ import threading
 
 import pytest
 
-from conftest import binary, eventually
+from conftest import binary, eventually, stop
 
 # Generous "does not hang" bound for one whole certification run (it takes well under a second).
 RUN_TIMEOUT = 60
@@ -51,13 +51,7 @@ class Server:
         assert self.proc.poll() is None, f"{args[0]} exited: {log_path.read_text()}"
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop(self.proc)
         self.log.close()
 
 

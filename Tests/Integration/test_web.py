@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from conftest import binary, eventually
+from conftest import binary, eventually, stop
 from test_curtain import connected, sim  # noqa: F401 (fixtures)
 from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
 from test_nfc import device_message, spec
@@ -55,14 +55,8 @@ class Web:
         return status, headers, body
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError("roombridge-web did not stop within 10 s of SIGTERM (does not hang bound)")
+        if not stop(self.proc):
+            raise AssertionError("roombridge-web did not stop within 10 s of SIGTERM (does not hang bound)")
         self.log.close()
 
 
