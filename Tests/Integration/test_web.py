@@ -19,6 +19,12 @@ import pytest
 
 from conftest import binary, eventually, stop
 from test_curtain import connected, sim  # noqa: F401 (fixtures)
+
+
+@pytest.fixture
+def notify_method():
+    """The web page does not care how the daemon subscribes: the default only."""
+    return "start-notify"
 from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
 from test_nfc import device_message, spec
 
@@ -228,7 +234,7 @@ def test_events_resume_after_last_event_id(daemon, web_factory):
     ctl(daemon, "return", "D-0001")
     returned = first.until("outcome", lambda d: d["kind"] == "returned")
     assert returned[2]["headline"] == "Returned — thank you" and returned[2]["tone"] == "success"
-    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0002", "--due", "2030-12-03")
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0002", "--due", "2030-12-03T12:00:00+09:00")
     lent = first.until("outcome", lambda d: d["kind"] == "lent")
     assert lent[2]["headline"] == "Lent Pixel 7 (D-0001) to Grace Hopper — due Tue 3 Dec"
     assert lent[0] > returned[0]
