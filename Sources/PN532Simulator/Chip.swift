@@ -192,7 +192,7 @@ final class PN532Chip {
         case 0x00:
             guard let id = card.isoAIdentity else { return nil }
             if !initData.isEmpty && uncascade(initData) != id.uid { return nil }
-            active = true
+            activateTypeA106()
             return [0x4B, 0x01] + isoATargetData(id)
         case 0x01, 0x02:
             guard case .felica(let c, let rates) = card, rates.contains(brTy == 0x01 ? 212 : 424),
@@ -204,6 +204,30 @@ final class PN532Chip {
         }
     }
 
+    /// Selects the type A card and leaves the CIU as the firmware's activation (SEL_REQ/SEL_RES
+    /// are sent and received with CRC_A) leaves it: 106 kbps ISO/IEC 14443-A framing with
+    /// TxCRCEn (CIU_TxMode 0x6302 bit 7) and RxCRCEn (CIU_RxMode 0x6303 bit 7) set; InvMod and
+    /// RxNoErr/RxMultiple (bits 3 and 2) are kept.
+    /// Clients depend on it:
+    /// - nfcpy 1.0.4 nfc/clf/pn53x.py `Device.sense_tta` clears only RxMode bit 7 after
+    ///   InListPassiveTarget ("disable crc check for type 2 tag"), `Device.send_cmd_recv_rsp`
+    ///   rewrites only the speed/framing bits (masks 0b10001111, 0b11111100) and
+    ///   `Device._tt2_send_cmd_recv_rsp` sends tag commands through InCommunicateThru without
+    ///   appending CRC_A, then checks and strips the CRC_A of the answer itself: the transmit CRC
+    ///   must be on after activation.
+    /// - libnfc 1.8 libnfc/chips/pn53x.c `pn53x_set_property_bool` (NP_HANDLE_CRC) writes both
+    ///   bits only when the request differs from its cached `pnd->bCrc`; `pn53x_reset_settings`
+    ///   turns it on at init and never after a select (`pn53x_initiator_select_passive_target_ext`
+    ///   writes no CIU mode register): libnfc assumes CRC stays on across InListPassiveTarget.
+    ///   Its raw-mode users restore NP_HANDLE_CRC=true before selecting again
+    ///   (utils/nfc-mfultralight.c `raw_mode_end`, `pn53x_ISO14443A_Barcode_is_present`), so
+    ///   the chip setting and libnfc's cache agree.
+    private func activateTypeA106() {
+        registers[0x6302] = (register(0x6302) & 0x0C) | 0x80
+        registers[0x6303] = (register(0x6303) & 0x0C) | 0x80
+        active = true
+    }
+
     private func autoPoll(_ args: [UInt8]) -> [UInt8]? {
         guard let card else { return nil }
         for type in args.dropFirst(2) {
@@ -212,7 +236,7 @@ final class PN532Chip {
                 guard let id = card.isoAIdentity else { continue }
                 if type == 0x20 && id.sak & 0x20 == 0 { continue }
                 let td = isoATargetData(id)
-                active = true
+                activateTypeA106()
                 return [0x61, 0x01, type, UInt8(td.count)] + td
             case 0x01, 0x02, 0x11, 0x12:
                 let rate = (type & 0x0F) == 0x01 ? 212 : 424
