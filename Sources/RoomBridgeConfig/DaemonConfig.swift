@@ -1,0 +1,87 @@
+import Foundation
+
+/// What is wrong with the configuration, naming the key and where it came from.
+public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The effective configuration: defaults, then the file, then flags.
+public struct DaemonConfig: Sendable, Equatable {
+    public private(set) var values: [String: ConfigValue]
+
+    /// The defaults for every key.
+    public init() {
+        values = Dictionary(uniqueKeysWithValues: configKeys.map { ($0.name, $0.defaultValue) })
+    }
+
+    public subscript(key: String) -> ConfigValue {
+        guard let v = values[key] else { preconditionFailure("unknown config key \(key)") }
+        return v
+    }
+
+    public func string(_ key: String) -> String {
+        if case .string(let s) = self[key] { return s }
+        preconditionFailure("\(key) is not a string")
+    }
+
+    public func int(_ key: String) -> Int {
+        if case .int(let i) = self[key] { return i }
+        preconditionFailure("\(key) is not an int")
+    }
+
+    public func double(_ key: String) -> Double {
+        if case .double(let d) = self[key] { return d }
+        preconditionFailure("\(key) is not a double")
+    }
+
+    public func bool(_ key: String) -> Bool {
+        if case .bool(let b) = self[key] { return b }
+        preconditionFailure("\(key) is not a bool")
+    }
+
+    public func strings(_ key: String) -> [String] {
+        if case .strings(let a) = self[key] { return a }
+        preconditionFailure("\(key) is not a list")
+    }
+
+    /// Sets one key's value as it is (already validated, e.g. taken from another configuration).
+    public mutating func replace(_ key: String, with value: ConfigValue) {
+        precondition(values[key] != nil, "unknown config key \(key)")
+        values[key] = value
+    }
+
+    /// Names of the keys whose values differ from `other`'s, sorted.
+    public func changedKeys(since other: DaemonConfig) -> [String] {
+        values.keys.filter { values[$0] != other.values[$0] }.sorted()
+    }
+
+    /// Keys a running roombridged applies when it reloads its configuration (SIGHUP); a change
+    /// to any other key takes effect at the next restart.
+    public static func isReloadable(_ key: String) -> Bool {
+        key == "log.level" || key.hasPrefix("lending.") || key == "nfc.readers"
+    }
+
+    mutating func set(_ key: ConfigKey, _ value: ConfigValue, origin: String) throws(ConfigError) {
+        if let problem = key.validate(value) {
+            throw ConfigError("\(origin): \(key.name) \(problem)")
+        }
+        values[key.name] = value
+    }
+
+    /// The effective configuration as a TOML document, with each key's meaning as a comment.
+    public func renderTOML() -> String {
+        var out = "# roombridged effective configuration\n"
+        var section = ""
+        for key in configKeys {
+            if key.section != section {
+                section = key.section
+                out += "\n[\(section)]\n"
+            }
+            out += "# \(key.help)\n"
+            out += "\(key.leaf) = \(self[key.name])\n"
+        }
+        return out
+    }
+}
