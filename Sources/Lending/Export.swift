@@ -63,7 +63,7 @@ public enum RentalExport {
         out += csvHeader.joined(separator: ",") + "\r\n"
         for r in rentals {
             let fields = [
-                String(r.id), r.deviceID, r.model, r.osVersion, r.serialNumber, r.userID, r.userName,
+                String(r.id), r.deviceId, r.model, r.osVersion, r.serialNumber, r.userId, r.userName,
                 date(r.rentedAt), date(r.dueAt), date(r.returnedAt), r.returnedBy ?? "", r.location ?? "",
                 r.returnLocation ?? "",
             ]
@@ -84,11 +84,11 @@ public enum RentalExport {
             func encode(to encoder: any Encoder) throws {
                 var c = encoder.container(keyedBy: K.self)
                 try c.encode(r.id, forKey: .id)
-                try c.encode(r.deviceID, forKey: .deviceId)
+                try c.encode(r.deviceId, forKey: .deviceId)
                 try c.encode(r.model, forKey: .model)
                 try c.encode(r.osVersion, forKey: .osVersion)
                 try c.encode(r.serialNumber, forKey: .serialNumber)
-                try c.encode(r.userID, forKey: .userId)
+                try c.encode(r.userId, forKey: .userId)
                 try c.encode(r.userName, forKey: .userName)
                 try c.encode(LendingFormat.iso8601(r.rentedAt), forKey: .rentedAt)
                 try c.encode(r.dueAt.map(LendingFormat.iso8601), forKey: .dueAt)

@@ -34,7 +34,7 @@ extension Page: Equatable where Item: Equatable {}
 
 /// Filters for listing devices; nil fields do not filter.
 public struct DeviceFilter: Sendable, Hashable {
-    public var groupID: GroupID?
+    public var groupId: GroupID?
     public var status: DeviceStatus?
     /// true: lent devices only; false: available devices only.
     public var isLent: Bool?
@@ -43,10 +43,10 @@ public struct DeviceFilter: Sendable, Hashable {
     public var text: String?
 
     public init(
-        groupID: GroupID? = nil, status: DeviceStatus? = nil, isLent: Bool? = nil,
+        groupId: GroupID? = nil, status: DeviceStatus? = nil, isLent: Bool? = nil,
         isNFCRegistered: Bool? = nil, text: String? = nil
     ) {
-        self.groupID = groupID
+        self.groupId = groupId
         self.status = status
         self.isLent = isLent
         self.isNFCRegistered = isNFCRegistered
@@ -57,19 +57,19 @@ public struct DeviceFilter: Sendable, Hashable {
 /// Which rentals a history query returns: those whose `rentedAt` is in `[since, until)`,
 /// newest first. Nil fields do not filter.
 public struct HistoryQuery: Sendable, Hashable {
-    public var deviceID: DeviceID?
-    public var userID: UserID?
+    public var deviceId: DeviceID?
+    public var userId: UserID?
     public var since: Date?
     public var until: Date?
     /// false: only returned rentals.
     public var includeActive: Bool
 
     public init(
-        deviceID: DeviceID? = nil, userID: UserID? = nil, since: Date? = nil, until: Date? = nil,
+        deviceId: DeviceID? = nil, userId: UserID? = nil, since: Date? = nil, until: Date? = nil,
         includeActive: Bool = true
     ) {
-        self.deviceID = deviceID
-        self.userID = userID
+        self.deviceId = deviceId
+        self.userId = userId
         self.since = since
         self.until = until
         self.includeActive = includeActive
@@ -78,17 +78,17 @@ public struct HistoryQuery: Sendable, Hashable {
 
 /// A lend to perform atomically.
 public struct LendRequest: Sendable, Hashable {
-    public var deviceID: DeviceID
-    public var userID: UserID
+    public var deviceId: DeviceID
+    public var userId: UserID
     public var at: Date
     /// Nil for an open-ended loan (see ``LendingPolicy/dueDate(for:)``).
     public var dueAt: Date?
     /// Reader/kiosk name.
     public var location: String?
 
-    public init(deviceID: DeviceID, userID: UserID, at: Date, dueAt: Date? = nil, location: String? = nil) {
-        self.deviceID = deviceID
-        self.userID = userID
+    public init(deviceId: DeviceID, userId: UserID, at: Date, dueAt: Date? = nil, location: String? = nil) {
+        self.deviceId = deviceId
+        self.userId = userId
         self.at = at
         self.dueAt = dueAt
         self.location = location
@@ -97,15 +97,15 @@ public struct LendRequest: Sendable, Hashable {
 
 /// A return to perform atomically.
 public struct ReturnRequest: Sendable, Hashable {
-    public var deviceID: DeviceID
+    public var deviceId: DeviceID
     public var at: Date
     /// Who brought it back, when known.
     public var returnedBy: UserID?
     /// Reader/kiosk name.
     public var location: String?
 
-    public init(deviceID: DeviceID, at: Date, returnedBy: UserID? = nil, location: String? = nil) {
-        self.deviceID = deviceID
+    public init(deviceId: DeviceID, at: Date, returnedBy: UserID? = nil, location: String? = nil) {
+        self.deviceId = deviceId
         self.at = at
         self.returnedBy = returnedBy
         self.location = location
@@ -136,7 +136,7 @@ public protocol InventoryStore: Sendable {
     func device(id: DeviceID) async throws -> DeviceRecord?
     func devices(_ filter: DeviceFilter, page: PageRequest) async throws -> Page<DeviceRecord>
     /// A device's change log, newest first (also for deleted devices).
-    func deviceLog(deviceID: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry>
+    func deviceLog(deviceId: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry>
 
     // MARK: Users
     func addUser(_ user: User) async throws
@@ -151,26 +151,26 @@ public protocol InventoryStore: Sendable {
     /// Binds a badge to a user. The identifier must not be bound to a device tag.
     func addBadge(_ badge: Badge) async throws
     func deleteBadge(identifier: String) async throws
-    func badges(userID: UserID) async throws -> [Badge]
+    func badges(userId: UserID) async throws -> [Badge]
     /// Binds a tag UID to a device. The UID must not be a badge.
     func bindTag(_ binding: TagBinding) async throws
     func unbindTag(uid: String) async throws
-    func tagBindings(deviceID: DeviceID) async throws -> [TagBinding]
+    func tagBindings(deviceId: DeviceID) async throws -> [TagBinding]
     /// Binds `uid` to the device and marks it NFC-registered, in one transaction, logging
     /// the flag change (the last step of tag registration in device-tag.md).
-    func registerTag(uid: String, deviceID: DeviceID, at: Date) async throws
+    func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws
     /// What a UID is bound to (device tag or badge), if anything.
     func resolve(uid: String) async throws -> UIDBinding?
 
     // MARK: Rentals
-    /// Lends atomically. Fails with ``LendingError/alreadyLent(_:userID:userName:since:)``,
+    /// Lends atomically. Fails with ``LendingError/alreadyLent(_:userId:userName:since:)``,
     /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)`` or
     /// ``LendingError/noSuchUser(_:)``.
     func lend(_ request: LendRequest) async throws -> Rental
     /// Returns atomically; fails with ``LendingError/notLent(_:)``.
     func returnDevice(_ request: ReturnRequest) async throws -> Rental
-    /// Active rentals, oldest first; `userID` filters ("what does user U have").
-    func activeRentals(userID: UserID?, page: PageRequest) async throws -> Page<Rental>
+    /// Active rentals, oldest first; `userId` filters ("what does user U have").
+    func activeRentals(userId: UserID?, page: PageRequest) async throws -> Page<Rental>
     /// Active rentals with a due date before `now`, most overdue first.
     func overdueRentals(at now: Date, page: PageRequest) async throws -> Page<Rental>
     /// Rental history, newest first.

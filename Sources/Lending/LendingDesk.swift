@@ -38,8 +38,8 @@ public actor LendingDesk {
     /// Arms the reader for a user from a client (`Arm(userId)`), replacing any session.
     /// - Throws: ``LendingError/noSuchUser(_:)``.
     @discardableResult
-    public func arm(userID: UserID) async throws -> ArmSession {
-        guard let user = try await store.user(id: userID) else { throw LendingError.noSuchUser(userID) }
+    public func arm(userId: UserID) async throws -> ArmSession {
+        guard let user = try await store.user(id: userId) else { throw LendingError.noSuchUser(userId) }
         let new = LendingRules.arm(user, badgeIdentifier: nil, now: now(), policy: policy)
         session = new
         return new
@@ -82,7 +82,7 @@ public actor LendingDesk {
     }
 
     private func identify(_ tap: TagTap) async throws -> TapIdentity {
-        if let id = tap.deviceIDOnTag, let record = try await store.device(id: id) {
+        if let id = tap.deviceIdOnTag, let record = try await store.device(id: id) {
             return TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil)
         }
         let binding = try await store.resolve(uid: tap.uid)

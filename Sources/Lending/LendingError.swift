@@ -12,16 +12,16 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     case groupAlreadyExists(GroupID)
     /// The group still has devices.
     case groupInUse(GroupID, deviceCount: Int)
-    /// The device has an active rental (to `userID` since `since`).
-    case alreadyLent(DeviceID, userID: UserID, userName: String, since: Date)
+    /// The device has an active rental (to `userId` since `since`).
+    case alreadyLent(DeviceID, userId: UserID, userName: String, since: Date)
     /// Return of a device that is not lent.
     case notLent(DeviceID)
     /// Lend of a device whose status is not `normal`.
     case notLendable(DeviceID, status: DeviceStatus)
     /// Delete of a device that is lent.
-    case deviceIsLent(DeviceID, userID: UserID)
+    case deviceIsLent(DeviceID, userId: UserID)
     /// Delete of a user who still has devices.
-    case userHasDevices(UserID, deviceIDs: [DeviceID])
+    case userHasDevices(UserID, deviceIds: [DeviceID])
     /// The UID is already bound (`boundTo` describes to what, e.g. "device D-0001").
     case uidAlreadyBound(String, boundTo: String)
     case invalidCardIdentifier(String, reason: String)
@@ -57,14 +57,14 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "device group \(id) already exists; choose another ID or update it instead"
         case .groupInUse(let id, let count):
             return "device group \(id) still has \(count) device(s); move or delete them first"
-        case .alreadyLent(let id, let userID, let userName, let since):
-            return "device \(id) is already lent to \(userName) (\(userID)) since \(LendingFormat.iso8601(since)); return it first"
+        case .alreadyLent(let id, let userId, let userName, let since):
+            return "device \(id) is already lent to \(userName) (\(userId)) since \(LendingFormat.iso8601(since)); return it first"
         case .notLent(let id):
             return "device \(id) is not lent; nothing to return"
         case .notLendable(let id, let status):
             return "device \(id) is \(status.rawValue) and cannot be lent; set its status to normal first"
-        case .deviceIsLent(let id, let userID):
-            return "device \(id) is lent to \(userID); return it before deleting it"
+        case .deviceIsLent(let id, let userId):
+            return "device \(id) is lent to \(userId); return it before deleting it"
         case .userHasDevices(let id, let devices):
             return "user \(id) still has \(devices.joined(separator: ", ")); return them before deleting the user"
         case .uidAlreadyBound(let uid, let boundTo):

@@ -49,7 +49,7 @@ public enum DeviceStatus: String, Sendable, Hashable, Codable, CaseIterable {
 /// it is derived from the active rental (see ``DeviceRecord``).
 public struct Device: Sendable, Hashable, Codable {
     public var id: DeviceID
-    public var groupID: GroupID
+    public var groupId: GroupID
     public var model: String
     public var serialNumber: String
     public var osVersion: String
@@ -61,12 +61,12 @@ public struct Device: Sendable, Hashable, Codable {
     public var isNFCRegistered: Bool
 
     public init(
-        id: DeviceID, groupID: GroupID, model: String, serialNumber: String = "",
+        id: DeviceID, groupId: GroupID, model: String, serialNumber: String = "",
         osVersion: String = "", status: DeviceStatus = .normal, connectorType: String = "",
         registeredAt: Date, note: String? = nil, isNFCRegistered: Bool = false
     ) {
         self.id = id
-        self.groupID = groupID
+        self.groupId = groupId
         self.model = model
         self.serialNumber = serialNumber
         self.osVersion = osVersion
@@ -80,7 +80,7 @@ public struct Device: Sendable, Hashable, Codable {
     /// The device's fields as (name, text) pairs, in a fixed order; used for the change log.
     public var loggedFields: [(field: String, value: String?)] {
         [
-            ("group", groupID),
+            ("group", groupId),
             ("model", model),
             ("serialNumber", serialNumber),
             ("osVersion", osVersion),
@@ -119,7 +119,7 @@ public enum DeviceLogOperation: String, Sendable, Hashable, Codable, CaseIterabl
 public struct DeviceLogEntry: Sendable, Hashable, Codable {
     /// Store-assigned, increasing.
     public var id: Int64
-    public var deviceID: DeviceID
+    public var deviceId: DeviceID
     public var operation: DeviceLogOperation
     public var field: String
     public var oldValue: String?
@@ -127,11 +127,11 @@ public struct DeviceLogEntry: Sendable, Hashable, Codable {
     public var at: Date
 
     public init(
-        id: Int64, deviceID: DeviceID, operation: DeviceLogOperation, field: String,
+        id: Int64, deviceId: DeviceID, operation: DeviceLogOperation, field: String,
         oldValue: String?, newValue: String?, at: Date
     ) {
         self.id = id
-        self.deviceID = deviceID
+        self.deviceId = deviceId
         self.operation = operation
         self.field = field
         self.oldValue = oldValue
@@ -166,15 +166,15 @@ public struct Badge: Sendable, Hashable, Codable {
     /// Upper-case hex without separators (see ``CardIdentifier/normalize(_:kind:)``).
     public var identifier: String
     public var kind: BadgeKind
-    public var userID: UserID
+    public var userId: UserID
     public var registeredAt: Date
     /// Optional free text ("staff card", "spare").
     public var label: String?
 
-    public init(identifier: String, kind: BadgeKind, userID: UserID, registeredAt: Date, label: String? = nil) {
+    public init(identifier: String, kind: BadgeKind, userId: UserID, registeredAt: Date, label: String? = nil) {
         self.identifier = identifier
         self.kind = kind
-        self.userID = userID
+        self.userId = userId
         self.registeredAt = registeredAt
         self.label = label
     }
@@ -184,12 +184,12 @@ public struct Badge: Sendable, Hashable, Codable {
 public struct TagBinding: Sendable, Hashable, Codable {
     /// Upper-case hex without separators.
     public var uid: String
-    public var deviceID: DeviceID
+    public var deviceId: DeviceID
     public var boundAt: Date
 
-    public init(uid: String, deviceID: DeviceID, boundAt: Date) {
+    public init(uid: String, deviceId: DeviceID, boundAt: Date) {
         self.uid = uid
-        self.deviceID = deviceID
+        self.deviceId = deviceId
         self.boundAt = boundAt
     }
 }
@@ -207,11 +207,11 @@ public enum UIDBinding: Sendable, Hashable {
 public struct Rental: Sendable, Hashable, Codable {
     /// Store-assigned, increasing.
     public var id: Int64
-    public var deviceID: DeviceID
+    public var deviceId: DeviceID
     public var model: String
     public var osVersion: String
     public var serialNumber: String
-    public var userID: UserID
+    public var userId: UserID
     public var userName: String
     public var rentedAt: Date
     /// When the device should be back; nil for open-ended loans.
@@ -226,16 +226,16 @@ public struct Rental: Sendable, Hashable, Codable {
     public var returnLocation: String?
 
     public init(
-        id: Int64, deviceID: DeviceID, model: String, osVersion: String, serialNumber: String,
-        userID: UserID, userName: String, rentedAt: Date, dueAt: Date? = nil, returnedAt: Date? = nil,
+        id: Int64, deviceId: DeviceID, model: String, osVersion: String, serialNumber: String,
+        userId: UserID, userName: String, rentedAt: Date, dueAt: Date? = nil, returnedAt: Date? = nil,
         returnedBy: UserID? = nil, location: String? = nil, returnLocation: String? = nil
     ) {
         self.id = id
-        self.deviceID = deviceID
+        self.deviceId = deviceId
         self.model = model
         self.osVersion = osVersion
         self.serialNumber = serialNumber
-        self.userID = userID
+        self.userId = userId
         self.userName = userName
         self.rentedAt = rentedAt
         self.dueAt = dueAt

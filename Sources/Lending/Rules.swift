@@ -46,11 +46,11 @@ public struct TagTap: Sendable, Hashable {
     /// UID (ISO 14443-A) or IDm (FeliCa), any hex spelling.
     public var uid: String
     /// `deviceId` from the tag's device record, if any.
-    public var deviceIDOnTag: DeviceID?
+    public var deviceIdOnTag: DeviceID?
 
-    public init(uid: String, deviceIDOnTag: DeviceID? = nil) {
+    public init(uid: String, deviceIdOnTag: DeviceID? = nil) {
         self.uid = CardIdentifier.canonical(uid) ?? uid
-        self.deviceIDOnTag = deviceIDOnTag
+        self.deviceIdOnTag = deviceIdOnTag
     }
 }
 
@@ -70,10 +70,10 @@ public enum TapIdentity: Sendable, Hashable {
 /// known device, (2) the UID's binding to a device or to a badge, (3) unknown.
 public enum TapIdentification {
     /// - Parameters:
-    ///   - deviceOnTag: the inventory record of `tap.deviceIDOnTag` (nil if absent or unknown).
+    ///   - deviceOnTag: the inventory record of `tap.deviceIdOnTag` (nil if absent or unknown).
     ///   - uidBinding: what `tap.uid` is bound to (nil if nothing).
     public static func identify(_ tap: TagTap, deviceOnTag: DeviceRecord?, uidBinding: UIDBinding?) -> TapIdentity {
-        if let deviceOnTag, deviceOnTag.device.id == tap.deviceIDOnTag {
+        if let deviceOnTag, deviceOnTag.device.id == tap.deviceIdOnTag {
             return .device(deviceOnTag)
         }
         switch uidBinding {
@@ -82,7 +82,7 @@ public enum TapIdentification {
         case .badge(let badge, let user):
             return .badge(badge, user)
         case nil:
-            if let id = tap.deviceIDOnTag { return .unknownDevice(id, uid: tap.uid) }
+            if let id = tap.deviceIdOnTag { return .unknownDevice(id, uid: tap.uid) }
             return .unknownTag(uid: tap.uid)
         }
     }
@@ -100,14 +100,14 @@ public enum TapOutcome: Sendable, Hashable {
     case armed(ArmSession, replacing: UserID?)
     /// The armed session was cleared from a client.
     case disarmed(UserID?)
-    case lent(deviceID: DeviceID, model: String, userID: UserID, userName: String, dueAt: Date?)
-    case returned(deviceID: DeviceID, model: String, borrowerID: UserID, borrowerName: String, returnedBy: UserID?)
+    case lent(deviceId: DeviceID, model: String, userId: UserID, userName: String, dueAt: Date?)
+    case returned(deviceId: DeviceID, model: String, borrowerId: UserID, borrowerName: String, returnedBy: UserID?)
     /// An available device was tapped with nobody armed: nothing recorded.
-    case badgeRequired(deviceID: DeviceID, model: String)
+    case badgeRequired(deviceId: DeviceID, model: String)
     /// The device cannot be lent in its state (broken, disposed).
-    case refused(deviceID: DeviceID, model: String, status: DeviceStatus)
+    case refused(deviceId: DeviceID, model: String, status: DeviceStatus)
     /// The tag names a device that is not in the inventory.
-    case unknownDevice(deviceID: DeviceID, uid: String)
+    case unknownDevice(deviceId: DeviceID, uid: String)
     /// Unknown UID: an administrator can bind it to a device or a badge.
     case unknownTag(uid: String)
     /// The store refused or failed (e.g. lost a race with another reader); nothing changed.
@@ -197,27 +197,27 @@ public enum LendingRules {
         case .unknownTag(let uid):
             return TapDecision(outcome: .unknownTag(uid: uid), operation: nil, session: active)
         case .unknownDevice(let id, let uid):
-            return TapDecision(outcome: .unknownDevice(deviceID: id, uid: uid), operation: nil, session: active)
+            return TapDecision(outcome: .unknownDevice(deviceId: id, uid: uid), operation: nil, session: active)
         case .device(let record):
             let device = record.device
             if let rental = record.activeRental {
                 // A return is never refused, whatever the device's status, so it can come back.
-                let request = ReturnRequest(deviceID: device.id, at: now, returnedBy: active?.user.id, location: location)
-                let outcome = TapOutcome.returned(deviceID: device.id, model: device.model, borrowerID: rental.userID,
+                let request = ReturnRequest(deviceId: device.id, at: now, returnedBy: active?.user.id, location: location)
+                let outcome = TapOutcome.returned(deviceId: device.id, model: device.model, borrowerId: rental.userId,
                                                   borrowerName: rental.userName, returnedBy: active?.user.id)
                 return TapDecision(outcome: outcome, operation: .returnDevice(request), session: active)
             }
             guard device.status == .normal else {
-                return TapDecision(outcome: .refused(deviceID: device.id, model: device.model, status: device.status),
+                return TapDecision(outcome: .refused(deviceId: device.id, model: device.model, status: device.status),
                                    operation: nil, session: active)
             }
             guard let active else {
-                return TapDecision(outcome: .badgeRequired(deviceID: device.id, model: device.model),
+                return TapDecision(outcome: .badgeRequired(deviceId: device.id, model: device.model),
                                    operation: nil, session: nil)
             }
             let due = policy.dueDate(for: now)
-            let request = LendRequest(deviceID: device.id, userID: active.user.id, at: now, dueAt: due, location: location)
-            let outcome = TapOutcome.lent(deviceID: device.id, model: device.model, userID: active.user.id,
+            let request = LendRequest(deviceId: device.id, userId: active.user.id, at: now, dueAt: due, location: location)
+            let outcome = TapOutcome.lent(deviceId: device.id, model: device.model, userId: active.user.id,
                                           userName: active.user.name, dueAt: due)
             return TapDecision(outcome: outcome, operation: .lend(request), session: active)
         }

@@ -73,13 +73,13 @@ public final class SQLiteInventoryStore: InventoryStore {
             if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [device.id]) {
                 throw LendingError.deviceAlreadyExists(device.id)
             }
-            try Self.requireGroup(db, device.groupID)
+            try Self.requireGroup(db, device.groupId)
             try db.execute(sql: """
                 INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type,
                                      registered_at, note, is_nfc_registered)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [
-                    device.id, device.groupID, device.model, device.serialNumber, device.osVersion,
+                    device.id, device.groupId, device.model, device.serialNumber, device.osVersion,
                     device.status.rawValue, device.connectorType, Millis.from(device.registeredAt), device.note,
                     device.isNFCRegistered,
                 ])
@@ -93,13 +93,13 @@ public final class SQLiteInventoryStore: InventoryStore {
     public func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry] {
         try await write { db in
             guard let old = try Self.fetchDevice(db, id: device.id) else { throw LendingError.noSuchDevice(device.id) }
-            if old.groupID != device.groupID { try Self.requireGroup(db, device.groupID) }
+            if old.groupId != device.groupId { try Self.requireGroup(db, device.groupId) }
             try db.execute(sql: """
                 UPDATE devices SET group_id = ?, model = ?, serial_number = ?, os_version = ?, status = ?,
                     connector_type = ?, registered_at = ?, note = ?, is_nfc_registered = ?
                 WHERE id = ?
                 """, arguments: [
-                    device.groupID, device.model, device.serialNumber, device.osVersion, device.status.rawValue,
+                    device.groupId, device.model, device.serialNumber, device.osVersion, device.status.rawValue,
                     device.connectorType, Millis.from(device.registeredAt), device.note, device.isNFCRegistered,
                     device.id,
                 ])
@@ -114,8 +114,8 @@ public final class SQLiteInventoryStore: InventoryStore {
     public func deleteDevice(id: DeviceID, at: Date) async throws {
         try await write { db in
             guard let old = try Self.fetchDevice(db, id: id) else { throw LendingError.noSuchDevice(id) }
-            if let active = try Self.fetchActiveRental(db, deviceID: id) {
-                throw LendingError.deviceIsLent(id, userID: active.userID)
+            if let active = try Self.fetchActiveRental(db, deviceId: id) {
+                throw LendingError.deviceIsLent(id, userId: active.userId)
             }
             try db.execute(sql: "DELETE FROM devices WHERE id = ?", arguments: [id])
             for (field, value) in old.loggedFields where value != nil {
@@ -134,7 +134,7 @@ public final class SQLiteInventoryStore: InventoryStore {
     public func devices(_ filter: DeviceFilter, page: PageRequest) async throws -> Page<DeviceRecord> {
         var clauses: [String] = []
         var arguments: StatementArguments = []
-        if let group = filter.groupID { clauses.append("d.group_id = ?"); arguments += [group] }
+        if let group = filter.groupId { clauses.append("d.group_id = ?"); arguments += [group] }
         if let status = filter.status { clauses.append("d.status = ?"); arguments += [status.rawValue] }
         if let lent = filter.isLent { clauses.append(lent ? "r.id IS NOT NULL" : "r.id IS NULL") }
         if let nfc = filter.isNFCRegistered { clauses.append("d.is_nfc_registered = ?"); arguments += [nfc] }
@@ -152,9 +152,9 @@ public final class SQLiteInventoryStore: InventoryStore {
         return Self.page(rows, limit: page.limit) { $0.device.id }
     }
 
-    public func deviceLog(deviceID: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry> {
+    public func deviceLog(deviceId: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry> {
         var sql = "SELECT id, device_id, operation, field, old_value, new_value, at FROM device_log WHERE device_id = ?"
-        var arguments: StatementArguments = [deviceID]
+        var arguments: StatementArguments = [deviceId]
         if let cursor = page.cursor {
             guard let id = Int64(cursor) else { throw LendingError.invalidCursor(cursor) }
             sql += " AND id < ?"
@@ -164,7 +164,7 @@ public final class SQLiteInventoryStore: InventoryStore {
         arguments += [page.limit + 1]
         let entries = try await pool.read { [sql, arguments] db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                DeviceLogEntry(id: row[0], deviceID: row[1],
+                DeviceLogEntry(id: row[0], deviceId: row[1],
                                operation: DeviceLogOperation(rawValue: row[2]) ?? .update,
                                field: row[3], oldValue: row[4], newValue: row[5], at: Millis.date(row[6]))
             }
@@ -198,7 +198,7 @@ public final class SQLiteInventoryStore: InventoryStore {
             let lent = try String.fetchAll(db, sql: """
                 SELECT device_id FROM rentals WHERE user_id = ? AND returned_at IS NULL ORDER BY device_id
                 """, arguments: [id])
-            if !lent.isEmpty { throw LendingError.userHasDevices(id, deviceIDs: lent) }
+            if !lent.isEmpty { throw LendingError.userHasDevices(id, deviceIds: lent) }
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
             if db.changesCount == 0 { throw LendingError.noSuchUser(id) }
         }
@@ -229,11 +229,11 @@ public final class SQLiteInventoryStore: InventoryStore {
     public func addBadge(_ badge: Badge) async throws {
         let identifier = try CardIdentifier.normalize(badge.identifier, kind: badge.kind)
         try await write { db in
-            guard try Self.fetchUser(db, id: badge.userID) != nil else { throw LendingError.noSuchUser(badge.userID) }
+            guard try Self.fetchUser(db, id: badge.userId) != nil else { throw LendingError.noSuchUser(badge.userId) }
             try Self.requireUIDFree(db, identifier)
             try db.execute(sql: """
                 INSERT INTO badges (identifier, kind, user_id, registered_at, label) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [identifier, badge.kind.rawValue, badge.userID, Millis.from(badge.registeredAt), badge.label])
+                """, arguments: [identifier, badge.kind.rawValue, badge.userId, Millis.from(badge.registeredAt), badge.label])
         }
     }
 
@@ -245,18 +245,18 @@ public final class SQLiteInventoryStore: InventoryStore {
         }
     }
 
-    public func badges(userID: UserID) async throws -> [Badge] {
+    public func badges(userId: UserID) async throws -> [Badge] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT identifier, kind, user_id, registered_at, label FROM badges WHERE user_id = ? ORDER BY identifier
-                """, arguments: [userID]).map(Self.decodeBadge)
+                """, arguments: [userId]).map(Self.decodeBadge)
         }
     }
 
     public func bindTag(_ binding: TagBinding) async throws {
         let uid = try Self.canonicalUID(binding.uid)
         try await write { db in
-            try Self.bind(db, uid: uid, deviceID: binding.deviceID, at: binding.boundAt)
+            try Self.bind(db, uid: uid, deviceId: binding.deviceId, at: binding.boundAt)
         }
     }
 
@@ -268,23 +268,23 @@ public final class SQLiteInventoryStore: InventoryStore {
         }
     }
 
-    public func tagBindings(deviceID: DeviceID) async throws -> [TagBinding] {
+    public func tagBindings(deviceId: DeviceID) async throws -> [TagBinding] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT uid, device_id, bound_at FROM tag_bindings WHERE device_id = ? ORDER BY uid",
-                             arguments: [deviceID])
-                .map { TagBinding(uid: $0[0], deviceID: $0[1], boundAt: Millis.date($0[2])) }
+                             arguments: [deviceId])
+                .map { TagBinding(uid: $0[0], deviceId: $0[1], boundAt: Millis.date($0[2])) }
         }
     }
 
-    public func registerTag(uid: String, deviceID: DeviceID, at: Date) async throws {
+    public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
         let uid = try Self.canonicalUID(uid)
         try await write { db in
-            try Self.bind(db, uid: uid, deviceID: deviceID, at: at)
+            try Self.bind(db, uid: uid, deviceId: deviceId, at: at)
             let wasRegistered = try Bool.fetchOne(db, sql: "SELECT is_nfc_registered FROM devices WHERE id = ?",
-                                                  arguments: [deviceID]) ?? false
+                                                  arguments: [deviceId]) ?? false
             if !wasRegistered {
-                try db.execute(sql: "UPDATE devices SET is_nfc_registered = 1 WHERE id = ?", arguments: [deviceID])
-                _ = try Self.log(db, deviceID, .update, "isNFCRegistered", "false", "true", at)
+                try db.execute(sql: "UPDATE devices SET is_nfc_registered = 1 WHERE id = ?", arguments: [deviceId])
+                _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "false", "true", at)
             }
         }
     }
@@ -315,14 +315,14 @@ public final class SQLiteInventoryStore: InventoryStore {
             throw LendingError.invalidField("due date", reason: "\(LendingFormat.iso8601(due)) is before the lend time")
         }
         return try await write { db in
-            guard let device = try Self.fetchDevice(db, id: request.deviceID) else {
-                throw LendingError.noSuchDevice(request.deviceID)
+            guard let device = try Self.fetchDevice(db, id: request.deviceId) else {
+                throw LendingError.noSuchDevice(request.deviceId)
             }
-            if let active = try Self.fetchActiveRental(db, deviceID: device.id) {
-                throw LendingError.alreadyLent(device.id, userID: active.userID, userName: active.userName, since: active.rentedAt)
+            if let active = try Self.fetchActiveRental(db, deviceId: device.id) {
+                throw LendingError.alreadyLent(device.id, userId: active.userId, userName: active.userName, since: active.rentedAt)
             }
             guard device.status == .normal else { throw LendingError.notLendable(device.id, status: device.status) }
-            guard let user = try Self.fetchUser(db, id: request.userID) else { throw LendingError.noSuchUser(request.userID) }
+            guard let user = try Self.fetchUser(db, id: request.userId) else { throw LendingError.noSuchUser(request.userId) }
             do {
                 try db.execute(sql: """
                     INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name,
@@ -334,18 +334,18 @@ public final class SQLiteInventoryStore: InventoryStore {
                     ])
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                 // The unique index is the final arbiter (e.g. a writer that skipped the check above).
-                let active = try Self.fetchActiveRental(db, deviceID: device.id)
-                throw LendingError.alreadyLent(device.id, userID: active?.userID ?? "?",
+                let active = try Self.fetchActiveRental(db, deviceId: device.id)
+                throw LendingError.alreadyLent(device.id, userId: active?.userId ?? "?",
                                                userName: active?.userName ?? "?", since: active?.rentedAt ?? request.at)
             }
             // Both checks above rely on the partial unique index; a damaged index page would let a
             // second rental through. Count again without it before committing.
-            let active = try Self.activeRentalCountWithoutUniqueIndex(db, deviceID: device.id)
+            let active = try Self.activeRentalCountWithoutUniqueIndex(db, deviceId: device.id)
             if active != 1 {
                 throw StoreIntegrityViolation(detail: "device \(device.id) would have \(active) active rentals; the index rentals_one_active_per_device is damaged")
             }
-            return Rental(id: db.lastInsertedRowID, deviceID: device.id, model: device.model,
-                          osVersion: device.osVersion, serialNumber: device.serialNumber, userID: user.id,
+            return Rental(id: db.lastInsertedRowID, deviceId: device.id, model: device.model,
+                          osVersion: device.osVersion, serialNumber: device.serialNumber, userId: user.id,
                           userName: user.name, rentedAt: Millis.date(Millis.from(request.at)),
                           dueAt: request.dueAt.map { Millis.date(Millis.from($0)) }, location: request.location)
         }
@@ -353,11 +353,11 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func returnDevice(_ request: ReturnRequest) async throws -> Rental {
         try await write { db in
-            guard var rental = try Self.fetchActiveRental(db, deviceID: request.deviceID) else {
-                if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [request.deviceID]) {
-                    throw LendingError.notLent(request.deviceID)
+            guard var rental = try Self.fetchActiveRental(db, deviceId: request.deviceId) else {
+                if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [request.deviceId]) {
+                    throw LendingError.notLent(request.deviceId)
                 }
-                throw LendingError.noSuchDevice(request.deviceID)
+                throw LendingError.noSuchDevice(request.deviceId)
             }
             // Clocks of two readers may disagree: never record a return before the lend.
             let returnedAt = max(Millis.from(request.at), Millis.from(rental.rentedAt))
@@ -365,7 +365,7 @@ public final class SQLiteInventoryStore: InventoryStore {
                 UPDATE rentals SET returned_at = ?, returned_by = ?, return_location = ?
                 WHERE id = ? AND returned_at IS NULL
                 """, arguments: [returnedAt, request.returnedBy, request.location, rental.id])
-            if db.changesCount != 1 { throw LendingError.notLent(request.deviceID) }
+            if db.changesCount != 1 { throw LendingError.notLent(request.deviceId) }
             rental.returnedAt = Millis.date(returnedAt)
             rental.returnedBy = request.returnedBy
             rental.returnLocation = request.location
@@ -373,10 +373,10 @@ public final class SQLiteInventoryStore: InventoryStore {
         }
     }
 
-    public func activeRentals(userID: UserID?, page: PageRequest) async throws -> Page<Rental> {
+    public func activeRentals(userId: UserID?, page: PageRequest) async throws -> Page<Rental> {
         var clauses = ["r.returned_at IS NULL"]
         var arguments: StatementArguments = []
-        if let userID { clauses.append("r.user_id = ?"); arguments += [userID] }
+        if let userId { clauses.append("r.user_id = ?"); arguments += [userId] }
         if let cursor = page.cursor {
             let (t, id) = try Self.parseCursor(cursor)
             clauses.append("(r.rented_at, r.id) > (?, ?)")
@@ -384,7 +384,7 @@ public final class SQLiteInventoryStore: InventoryStore {
         }
         // Without statistics the planner prefers the full per-user history index; the
         // partial index only holds active rentals.
-        let index = userID == nil ? "rentals_active_by_time" : "rentals_active_by_user"
+        let index = userId == nil ? "rentals_active_by_time" : "rentals_active_by_user"
         let sql = "SELECT \(Self.rentalColumns) FROM rentals r INDEXED BY \(index) \(Self.whereSQL(clauses)) ORDER BY r.rented_at, r.id LIMIT ?"
         arguments += [page.limit + 1]
         let rentals = try await fetchRentals(sql, arguments)
@@ -408,8 +408,8 @@ public final class SQLiteInventoryStore: InventoryStore {
     public func history(_ query: HistoryQuery, page: PageRequest) async throws -> Page<Rental> {
         var clauses: [String] = []
         var arguments: StatementArguments = []
-        if let device = query.deviceID { clauses.append("r.device_id = ?"); arguments += [device] }
-        if let user = query.userID { clauses.append("r.user_id = ?"); arguments += [user] }
+        if let device = query.deviceId { clauses.append("r.device_id = ?"); arguments += [device] }
+        if let user = query.userId { clauses.append("r.user_id = ?"); arguments += [user] }
         if let since = query.since { clauses.append("r.rented_at >= ?"); arguments += [Millis.from(since)] }
         if let until = query.until { clauses.append("r.rented_at < ?"); arguments += [Millis.from(until)] }
         if !query.includeActive { clauses.append("r.returned_at IS NOT NULL") }
@@ -456,7 +456,7 @@ extension SQLiteInventoryStore {
         """
 
     static func decodeDevice(_ row: Row) -> Device {
-        Device(id: row[0], groupID: row[1], model: row[2], serialNumber: row[3], osVersion: row[4],
+        Device(id: row[0], groupId: row[1], model: row[2], serialNumber: row[3], osVersion: row[4],
                status: DeviceStatus(rawValue: row[5]) ?? .normal, connectorType: row[6],
                registeredAt: Millis.date(row[7]), note: row[8], isNFCRegistered: row[9])
     }
@@ -464,8 +464,8 @@ extension SQLiteInventoryStore {
     static func decodeRental(_ row: Row, offset i: Int) -> Rental {
         let dueAt: Int64? = row[i + 8]
         let returnedAt: Int64? = row[i + 9]
-        return Rental(id: row[i], deviceID: row[i + 1], model: row[i + 2], osVersion: row[i + 3],
-                      serialNumber: row[i + 4], userID: row[i + 5], userName: row[i + 6],
+        return Rental(id: row[i], deviceId: row[i + 1], model: row[i + 2], osVersion: row[i + 3],
+                      serialNumber: row[i + 4], userId: row[i + 5], userName: row[i + 6],
                       rentedAt: Millis.date(row[i + 7]), dueAt: dueAt.map(Millis.date),
                       returnedAt: returnedAt.map(Millis.date), returnedBy: row[i + 10],
                       location: row[i + 11], returnLocation: row[i + 12])
@@ -474,8 +474,8 @@ extension SQLiteInventoryStore {
     static func decodeRental(_ row: Row) -> Rental { decodeRental(row, offset: 0) }
 
     static func decodeDeviceRecord(_ row: Row) -> DeviceRecord {
-        let rentalID: Int64? = row[10]
-        return DeviceRecord(device: decodeDevice(row), activeRental: rentalID == nil ? nil : decodeRental(row, offset: 10))
+        let rentalId: Int64? = row[10]
+        return DeviceRecord(device: decodeDevice(row), activeRental: rentalId == nil ? nil : decodeRental(row, offset: 10))
     }
 
     static func decodeUser(_ row: Row) -> User {
@@ -483,7 +483,7 @@ extension SQLiteInventoryStore {
     }
 
     static func decodeBadge(_ row: Row) -> Badge {
-        Badge(identifier: row[0], kind: BadgeKind(rawValue: row[1]) ?? .iso14443a, userID: row[2],
+        Badge(identifier: row[0], kind: BadgeKind(rawValue: row[1]) ?? .iso14443a, userId: row[2],
               registeredAt: Millis.date(row[3]), label: row[4])
     }
 
@@ -491,9 +491,9 @@ extension SQLiteInventoryStore {
         try Row.fetchOne(db, sql: "SELECT \(deviceColumns) FROM devices d WHERE d.id = ?", arguments: [id]).map(decodeDevice)
     }
 
-    static func fetchActiveRental(_ db: Database, deviceID: DeviceID) throws -> Rental? {
+    static func fetchActiveRental(_ db: Database, deviceId: DeviceID) throws -> Rental? {
         try Row.fetchOne(db, sql: "SELECT \(rentalColumns) FROM rentals r WHERE r.device_id = ? AND r.returned_at IS NULL",
-                         arguments: [deviceID]).map(decodeRental)
+                         arguments: [deviceId]).map(decodeRental)
     }
 
     static func fetchUser(_ db: Database, id: UserID) throws -> User? {
@@ -534,21 +534,21 @@ extension SQLiteInventoryStore {
         }
     }
 
-    static func bind(_ db: Database, uid: String, deviceID: DeviceID, at: Date) throws {
-        guard try exists(db, "SELECT 1 FROM devices WHERE id = ?", [deviceID]) else { throw LendingError.noSuchDevice(deviceID) }
-        try requireUIDFree(db, uid, exceptDevice: deviceID)
+    static func bind(_ db: Database, uid: String, deviceId: DeviceID, at: Date) throws {
+        guard try exists(db, "SELECT 1 FROM devices WHERE id = ?", [deviceId]) else { throw LendingError.noSuchDevice(deviceId) }
+        try requireUIDFree(db, uid, exceptDevice: deviceId)
         try db.execute(sql: "INSERT OR IGNORE INTO tag_bindings (uid, device_id, bound_at) VALUES (?, ?, ?)",
-                       arguments: [uid, deviceID, Millis.from(at)])
+                       arguments: [uid, deviceId, Millis.from(at)])
     }
 
     static func log(
-        _ db: Database, _ deviceID: DeviceID, _ operation: DeviceLogOperation, _ field: String,
+        _ db: Database, _ deviceId: DeviceID, _ operation: DeviceLogOperation, _ field: String,
         _ old: String?, _ new: String?, _ at: Date
     ) throws -> DeviceLogEntry {
         try db.execute(sql: """
             INSERT INTO device_log (device_id, operation, field, old_value, new_value, at) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [deviceID, operation.rawValue, field, old, new, Millis.from(at)])
-        return DeviceLogEntry(id: db.lastInsertedRowID, deviceID: deviceID, operation: operation, field: field,
+            """, arguments: [deviceId, operation.rawValue, field, old, new, Millis.from(at)])
+        return DeviceLogEntry(id: db.lastInsertedRowID, deviceId: deviceId, operation: operation, field: field,
                               oldValue: old, newValue: new, at: Millis.date(Millis.from(at)))
     }
 

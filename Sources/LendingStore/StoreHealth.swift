@@ -111,9 +111,9 @@ extension SQLiteInventoryStore {
 
     /// Active rentals of a device, counted through `rentals_by_device` rather than the partial
     /// unique index whose damage this is meant to catch.
-    static func activeRentalCountWithoutUniqueIndex(_ db: Database, deviceID: DeviceID) throws -> Int {
+    static func activeRentalCountWithoutUniqueIndex(_ db: Database, deviceId: DeviceID) throws -> Int {
         try Int.fetchOne(db, sql: """
             SELECT COUNT(*) FROM rentals INDEXED BY rentals_by_device WHERE device_id = ? AND returned_at IS NULL
-            """, arguments: [deviceID]) ?? 0
+            """, arguments: [deviceId]) ?? 0
     }
 }

@@ -11,7 +11,7 @@ struct LendingTapHandler: TapHandler {
     let lending: LendingCoordinator
 
     func handle(_ tap: Tap, arrival: TagArrival) async {
-        await lending.handleTap(uid: tap.uid, deviceIDOnTag: tap.device?.deviceId, reader: tap.reader)
+        await lending.handleTap(uid: tap.uid, deviceIdOnTag: tap.device?.deviceId, reader: tap.reader)
     }
 }
 

@@ -161,7 +161,7 @@ actor TagRegistrar: TagRegistering {
         // 3. Only now: bind the UID and mark the device NFC registered (one transaction).
         do {
             if case .device = binding { try await store.unbindTag(uid: tap.uid) }
-            try await store.registerTag(uid: tap.uid, deviceID: id, at: Date())
+            try await store.registerTag(uid: tap.uid, deviceId: id, at: Date())
         } catch {
             return .failure(TagRegistrationError(.readerUnavailable, deviceId: id,
                                                  "the tag was written but binding it failed: \(error); run the write again"))

@@ -57,7 +57,7 @@ public struct InventoryInterface: VarlinkInterface {
             guard let model = try f.optionalString("model") else {
                 throw LendingError.invalidField("model", reason: "a new device needs a model")
             }
-            var device = Device(id: id, groupID: group, model: model, registeredAt: t)
+            var device = Device(id: id, groupId: group, model: model, registeredAt: t)
             try apply(f, to: &device)
             try await store.addDevice(device, at: t)
             return ["device": try encode(WireDevice(try await record(id), now: t))]
@@ -75,17 +75,17 @@ public struct InventoryInterface: VarlinkInterface {
             let id = try p.string("id")
             let r = try await record(id)
             return ["device": try encode(WireDevice(r, now: t)),
-                    "tags": try encode(try await store.tagBindings(deviceID: id).map(WireTagBinding.init))]
+                    "tags": try encode(try await store.tagBindings(deviceId: id).map(WireTagBinding.init))]
         case "ListDevices":
             let filter = DeviceFilter(
-                groupID: try p.optionalString("groupId"),
+                groupId: try p.optionalString("groupId"),
                 status: try p.optionalString("status").flatMap(DeviceStatus.init(rawValue:)),
                 isLent: try p.optionalBool("isLent"), isNFCRegistered: try p.optionalBool("isNfcRegistered"),
                 text: try p.optionalString("text"))
             let page = try await store.devices(filter, page: try p.page())
             return try paged("devices", page.items.map { WireDevice($0, now: t) }, page.nextCursor)
         case "DeviceLog":
-            let page = try await store.deviceLog(deviceID: try p.string("id"), page: try p.page())
+            let page = try await store.deviceLog(deviceId: try p.string("id"), page: try p.page())
             return try paged("entries", page.items.map(WireLogEntry.init), page.nextCursor)
 
         case "AddUser":
@@ -105,7 +105,7 @@ public struct InventoryInterface: VarlinkInterface {
             let id = try p.string("id")
             guard let user = try await store.user(id: id) else { throw LendingError.noSuchUser(id) }
             return ["user": try encode(WireUser(user)),
-                    "badges": try encode(try await store.badges(userID: id).map(WireBadge.init))]
+                    "badges": try encode(try await store.badges(userId: id).map(WireBadge.init))]
         case "ListUsers":
             let page = try await store.users(nameContains: try p.optionalString("nameContains"), page: try p.page())
             return try paged("users", page.items.map(WireUser.init), page.nextCursor)
@@ -113,7 +113,7 @@ public struct InventoryInterface: VarlinkInterface {
         case "AddBadge":
             let kind = try p.optionalString("kind").flatMap(BadgeKind.init(rawValue:)) ?? .iso14443a
             let identifier = try CardIdentifier.normalize(try p.string("identifier"), kind: kind)
-            let badge = Badge(identifier: identifier, kind: kind, userID: try p.string("userId"), registeredAt: t,
+            let badge = Badge(identifier: identifier, kind: kind, userId: try p.string("userId"), registeredAt: t,
                               label: try p.optionalString("label"))
             try await store.addBadge(badge)
             return ["badge": try encode(WireBadge(badge))]
@@ -124,14 +124,14 @@ public struct InventoryInterface: VarlinkInterface {
         case "ListBadges":
             let id = try p.string("userId")
             guard try await store.user(id: id) != nil else { throw LendingError.noSuchUser(id) }
-            return ["badges": try encode(try await store.badges(userID: id).map(WireBadge.init))]
+            return ["badges": try encode(try await store.badges(userId: id).map(WireBadge.init))]
 
         case "BindTag":
             let text = try p.string("uid")
             guard let uid = CardIdentifier.canonical(text) else {
                 throw LendingError.invalidField("uid", reason: "expected hex digits such as 04A1B2C3D4E5F6, got '\(text)'")
             }
-            let binding = TagBinding(uid: uid, deviceID: try p.string("deviceId"), boundAt: t)
+            let binding = TagBinding(uid: uid, deviceId: try p.string("deviceId"), boundAt: t)
             try await store.bindTag(binding)
             return ["binding": try encode(WireTagBinding(binding))]
         case "UnbindTag":
@@ -141,7 +141,7 @@ public struct InventoryInterface: VarlinkInterface {
         case "ListTagBindings":
             let id = try p.string("deviceId")
             _ = try await record(id)
-            return ["bindings": try encode(try await store.tagBindings(deviceID: id).map(WireTagBinding.init))]
+            return ["bindings": try encode(try await store.tagBindings(deviceId: id).map(WireTagBinding.init))]
         default:
             throw VarlinkError.methodNotImplemented(call.method)
         }
@@ -160,7 +160,7 @@ public struct InventoryInterface: VarlinkInterface {
 
     /// Applies the present `DeviceFields` to `device`.
     private func apply(_ f: Parameters, to device: inout Device) throws {
-        if let v = try f.optionalString("groupId") { device.groupID = v }
+        if let v = try f.optionalString("groupId") { device.groupId = v }
         if let v = try f.optionalString("model") { device.model = v }
         if let v = try f.optionalString("serialNumber") { device.serialNumber = v }
         if let v = try f.optionalString("osVersion") { device.osVersion = v }

@@ -37,8 +37,8 @@ public actor LendingCoordinator {
     /// A tap at a reader: identifies it (device record, UID binding, badge), applies the rules,
     /// records the lend or return, and publishes the outcome.
     @discardableResult
-    public func handleTap(uid: String, deviceIDOnTag: String?, reader: String) async -> TapOutcome {
-        let outcome = await desk.handle(TagTap(uid: uid, deviceIDOnTag: deviceIDOnTag))
+    public func handleTap(uid: String, deviceIdOnTag: String?, reader: String) async -> TapOutcome {
+        let outcome = await desk.handle(TagTap(uid: uid, deviceIdOnTag: deviceIdOnTag))
         await publish(outcome, uid: uid, reader: reader)
         return outcome
     }
@@ -46,9 +46,9 @@ public actor LendingCoordinator {
     /// Arms lending for a user from a client (as a badge tap would).
     /// - Throws: `LendingError.noSuchUser`.
     @discardableResult
-    public func arm(userID: UserID) async throws -> ArmSession {
+    public func arm(userId: UserID) async throws -> ArmSession {
         let previous = await desk.currentSession()
-        let session = try await desk.arm(userID: userID)
+        let session = try await desk.arm(userId: userId)
         await publish(.armed(session, replacing: previous?.user.id), uid: nil, reader: nil)
         return session
     }
@@ -65,20 +65,20 @@ public actor LendingCoordinator {
     public func session() async -> ArmSession? { await desk.currentSession() }
 
     /// Lends a device by ID (devices without a tag), with the default loan period unless `dueAt` is given.
-    public func lend(deviceID: DeviceID, userID: UserID, dueAt: Date? = nil) async throws -> Rental {
+    public func lend(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil) async throws -> Rental {
         let t = now()
-        let rental = try await store.lend(LendRequest(deviceID: deviceID, userID: userID, at: t,
+        let rental = try await store.lend(LendRequest(deviceId: deviceId, userId: userId, at: t,
                                                       dueAt: dueAt ?? policy.dueDate(for: t), location: location))
-        await publish(.lent(deviceID: rental.deviceID, model: rental.model, userID: rental.userID,
+        await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
                             userName: rental.userName, dueAt: rental.dueAt), uid: nil, reader: nil)
         return rental
     }
 
     /// Returns a device by ID.
-    public func returnDevice(deviceID: DeviceID, returnedBy: UserID? = nil) async throws -> Rental {
-        let rental = try await store.returnDevice(ReturnRequest(deviceID: deviceID, at: now(), returnedBy: returnedBy,
+    public func returnDevice(deviceId: DeviceID, returnedBy: UserID? = nil) async throws -> Rental {
+        let rental = try await store.returnDevice(ReturnRequest(deviceId: deviceId, at: now(), returnedBy: returnedBy,
                                                                 location: location))
-        await publish(.returned(deviceID: rental.deviceID, model: rental.model, borrowerID: rental.userID,
+        await publish(.returned(deviceId: rental.deviceId, model: rental.model, borrowerId: rental.userId,
                                 borrowerName: rental.userName, returnedBy: returnedBy), uid: nil, reader: nil)
         return rental
     }
@@ -124,17 +124,17 @@ public actor LendingCoordinator {
             o.kind = .armed; o.userId = session.user.id; o.userName = session.user.name
         case .disarmed(let user):
             o.kind = .disarmed; o.userId = user
-        case .lent(let deviceID, _, let userID, let userName, _):
-            o.kind = .lent; o.deviceId = deviceID; o.userId = userID; o.userName = userName
-        case .returned(let deviceID, _, let borrowerID, let borrowerName, _):
-            o.kind = .returned; o.deviceId = deviceID; o.userId = borrowerID; o.userName = borrowerName
-        case .badgeRequired(let deviceID, _):
-            o.kind = .badgeRequired; o.deviceId = deviceID
-        case .refused(let deviceID, _, let status):
-            o.kind = .refused; o.deviceId = deviceID
+        case .lent(let deviceId, _, let userId, let userName, _):
+            o.kind = .lent; o.deviceId = deviceId; o.userId = userId; o.userName = userName
+        case .returned(let deviceId, _, let borrowerId, let borrowerName, _):
+            o.kind = .returned; o.deviceId = deviceId; o.userId = borrowerId; o.userName = borrowerName
+        case .badgeRequired(let deviceId, _):
+            o.kind = .badgeRequired; o.deviceId = deviceId
+        case .refused(let deviceId, _, let status):
+            o.kind = .refused; o.deviceId = deviceId
             o.reason = status == .broken ? "deviceBroken" : "deviceDisposed"
-        case .unknownDevice(let deviceID, let tagUID):
-            o.kind = .unknownDevice; o.deviceId = deviceID; o.uid = tagUID
+        case .unknownDevice(let deviceId, let tagUID):
+            o.kind = .unknownDevice; o.deviceId = deviceId; o.uid = tagUID
         case .unknownTag(let tagUID):
             o.kind = .unknownTag; o.uid = tagUID
         case .failed(let reason):

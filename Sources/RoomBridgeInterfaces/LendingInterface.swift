@@ -42,7 +42,7 @@ public struct LendingInterface: VarlinkInterface {
         let store = lending.store
         switch call.methodName {
         case "Arm":
-            let session = try await lending.arm(userID: try p.string("userId"))
+            let session = try await lending.arm(userId: try p.string("userId"))
             return ["session": try WireCoding.encode(WireSession(session))]
         case "Disarm":
             await lending.disarm()
@@ -52,13 +52,13 @@ public struct LendingInterface: VarlinkInterface {
             return ["session": try WireCoding.encode(WireSession(session))]
         case "Lend":
             let due = try p.optionalDate("dueAt", interface: name)
-            let rental = try await lending.lend(deviceID: try p.string("deviceId"), userID: try p.string("userId"), dueAt: due)
+            let rental = try await lending.lend(deviceId: try p.string("deviceId"), userId: try p.string("userId"), dueAt: due)
             return ["rental": try WireCoding.encode(WireRental(rental, now: now()))]
         case "Return":
-            let rental = try await lending.returnDevice(deviceID: try p.string("deviceId"), returnedBy: try p.optionalString("returnedBy"))
+            let rental = try await lending.returnDevice(deviceId: try p.string("deviceId"), returnedBy: try p.optionalString("returnedBy"))
             return ["rental": try WireCoding.encode(WireRental(rental, now: now()))]
         case "ListActive":
-            return try rentals(try await store.activeRentals(userID: try p.optionalString("userId"), page: try p.page()))
+            return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))
         case "ListOverdue":
             return try rentals(try await store.overdueRentals(at: now(), page: try p.page()))
         case "History":
@@ -104,7 +104,7 @@ public struct LendingInterface: VarlinkInterface {
         if let since, let until, until <= since {
             throw LendingError.invalidField("until", reason: "must be after since")
         }
-        return HistoryQuery(deviceID: try p.optionalString("deviceId"), userID: try p.optionalString("userId"),
+        return HistoryQuery(deviceId: try p.optionalString("deviceId"), userId: try p.optionalString("userId"),
                             since: since, until: until, includeActive: !(try p.optionalBool("returnedOnly") ?? false))
     }
 

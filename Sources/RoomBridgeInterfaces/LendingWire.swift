@@ -32,8 +32,8 @@ struct WireRental: Codable, Sendable {
     var overdue: Bool
 
     init(_ r: Rental, now: Date) {
-        id = r.id; deviceId = r.deviceID; model = r.model; osVersion = r.osVersion
-        serialNumber = r.serialNumber; userId = r.userID; userName = r.userName; rentedAt = r.rentedAt
+        id = r.id; deviceId = r.deviceId; model = r.model; osVersion = r.osVersion
+        serialNumber = r.serialNumber; userId = r.userId; userName = r.userName; rentedAt = r.rentedAt
         dueAt = r.dueAt; returnedAt = r.returnedAt; returnedBy = r.returnedBy; location = r.location
         returnLocation = r.returnLocation; overdue = r.isOverdue(at: now)
     }
@@ -55,7 +55,7 @@ struct WireDevice: Codable, Sendable {
 
     init(_ r: DeviceRecord, now: Date) {
         let d = r.device
-        id = d.id; groupId = d.groupID; model = d.model; serialNumber = d.serialNumber
+        id = d.id; groupId = d.groupId; model = d.model; serialNumber = d.serialNumber
         osVersion = d.osVersion; status = d.status.rawValue; connectorType = d.connectorType
         registeredAt = d.registeredAt; note = d.note; isNfcRegistered = d.isNFCRegistered
         rental = r.activeRental.map { WireRental($0, now: now) }
@@ -73,7 +73,7 @@ struct WireLogEntry: Codable, Sendable {
     var at: Date
 
     init(_ e: DeviceLogEntry) {
-        id = e.id; deviceId = e.deviceID; operation = e.operation.rawValue; field = e.field
+        id = e.id; deviceId = e.deviceId; operation = e.operation.rawValue; field = e.field
         oldValue = e.oldValue; newValue = e.newValue; at = e.at
     }
 }
@@ -96,7 +96,7 @@ struct WireBadge: Codable, Sendable {
     var label: String?
 
     init(_ b: Badge) {
-        identifier = b.identifier; kind = b.kind.rawValue; userId = b.userID; registeredAt = b.registeredAt
+        identifier = b.identifier; kind = b.kind.rawValue; userId = b.userId; registeredAt = b.registeredAt
         label = b.label
     }
 }
@@ -107,7 +107,7 @@ struct WireTagBinding: Codable, Sendable {
     var deviceId: String
     var boundAt: Date
 
-    init(_ t: TagBinding) { uid = t.uid; deviceId = t.deviceID; boundAt = t.boundAt }
+    init(_ t: TagBinding) { uid = t.uid; deviceId = t.deviceId; boundAt = t.boundAt }
 }
 
 /// Typed access to a call's parameters (the service has already checked them against the IDL).
@@ -298,14 +298,14 @@ enum LendingWireErrors {
         case .groupAlreadyExists(let id): name = "AlreadyExists"; p["kind"] = "group"; p["id"] = .string(id)
         case .groupInUse(let id, let count):
             name = "GroupInUse"; p["groupId"] = .string(id); p["deviceCount"] = .int(Int64(count))
-        case .alreadyLent(let id, let userID, let userName, let since):
-            name = "AlreadyLent"; p["deviceId"] = .string(id); p["userId"] = .string(userID)
+        case .alreadyLent(let id, let userId, let userName, let since):
+            name = "AlreadyLent"; p["deviceId"] = .string(id); p["userId"] = .string(userId)
             p["userName"] = .string(userName); p["since"] = .string(LendingFormat.iso8601(since))
         case .notLent(let id): name = "NotLent"; p["deviceId"] = .string(id)
         case .notLendable(let id, let status):
             name = "NotLendable"; p["deviceId"] = .string(id); p["status"] = .string(status.rawValue)
-        case .deviceIsLent(let id, let userID):
-            name = "DeviceIsLent"; p["deviceId"] = .string(id); p["userId"] = .string(userID)
+        case .deviceIsLent(let id, let userId):
+            name = "DeviceIsLent"; p["deviceId"] = .string(id); p["userId"] = .string(userId)
         case .userHasDevices(let id, let devices):
             name = "UserHasDevices"; p["userId"] = .string(id); p["deviceIds"] = .array(devices.map { .string($0) })
         case .uidAlreadyBound(let uid, let boundTo):

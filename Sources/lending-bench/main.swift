@@ -98,8 +98,8 @@ let sequential = try await seconds {
     for i in 0..<pairs {
         let device = String(format: "D-%06d", (i * 37 % deviceCount) | 1)  // odd IDs: never open in the fill
         let t = now.addingTimeInterval(Double(i))
-        _ = try await store.lend(LendRequest(deviceID: device, userID: "U-00001", at: t, location: "bench"))
-        _ = try await store.returnDevice(ReturnRequest(deviceID: device, at: t.addingTimeInterval(0.5)))
+        _ = try await store.lend(LendRequest(deviceId: device, userId: "U-00001", at: t, location: "bench"))
+        _ = try await store.returnDevice(ReturnRequest(deviceId: device, at: t.addingTimeInterval(0.5)))
     }
 }
 report("lend+return pairs, 1 task", count: pairs, seconds: sequential)
@@ -112,8 +112,8 @@ let concurrent = try await seconds {
                 for i in 0..<(pairs / 8) {
                     let device = String(format: "D-%06d", ((w * 10_007 + i * 13) % deviceCount) | 1)
                     let t = now.addingTimeInterval(Double(100_000 + i))
-                    _ = try await store.lend(LendRequest(deviceID: device, userID: "U-00002", at: t))
-                    _ = try await store.returnDevice(ReturnRequest(deviceID: device, at: t.addingTimeInterval(0.5)))
+                    _ = try await store.lend(LendRequest(deviceId: device, userId: "U-00002", at: t))
+                    _ = try await store.returnDevice(ReturnRequest(deviceId: device, at: t.addingTimeInterval(0.5)))
                 }
             }
         }
@@ -154,7 +154,7 @@ try rawQueue.close()
 var items = 0
 let userHas = try await seconds {
     for i in 0..<lookups {
-        items += try await store.activeRentals(userID: String(format: "U-%05d", i % userCount), page: .first).items.count
+        items += try await store.activeRentals(userId: String(format: "U-%05d", i % userCount), page: .first).items.count
     }
 }
 report("what does user U have (active rentals)", count: lookups, seconds: userHas)
@@ -166,7 +166,7 @@ let history = try await seconds {
     for i in 0..<monthQueries {
         let month = Int64(i % 24)
         let since = Date(timeIntervalSince1970: Double(start + month * 30 * day) / 1000)
-        let query = HistoryQuery(userID: String(format: "U-%05d", i % userCount), since: since,
+        let query = HistoryQuery(userId: String(format: "U-%05d", i % userCount), since: since,
                                  until: since.addingTimeInterval(30 * 86_400))
         items += try await store.history(query, page: PageRequest(limit: 1000)).items.count
     }

@@ -31,7 +31,7 @@ struct HealthTests {
     /// A store with D-001 lent to U-1 whose unique index of active rentals is then damaged.
     func damagedStore(_ dir: TempDir) async throws -> SQLiteInventoryStore {
         let store = try await seededStore(dir)
-        _ = try await store.lend(LendRequest(deviceID: "D-001", userID: "U-1", at: at(0)))
+        _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0)))
         try store.close()
         try emptyIndexPage("rentals_one_active_per_device", in: dir.database)
         return try await SQLiteInventoryStore.open(quickConfig(dir.database))
@@ -43,7 +43,7 @@ struct HealthTests {
         let store = try await damagedStore(dir)  // quick_check passes
         defer { try? store.close() }
         await #expect {
-            try await store.lend(LendRequest(deviceID: "D-001", userID: "U-2", at: at(60)))
+            try await store.lend(LendRequest(deviceId: "D-001", userId: "U-2", at: at(60)))
         } throws: { error in
             guard case LendingError.storageCorrupt(_, let detail) = error else { return false }
             return detail.contains("D-001")
@@ -52,9 +52,9 @@ struct HealthTests {
         await #expect(throws: LendingError.self) {
             try await store.addUser(User(id: "U-9", name: "Nine", registeredAt: base))
         }
-        let history = try await store.history(HistoryQuery(deviceID: "D-001"), page: .first).items
-        #expect(history.filter { $0.returnedAt == nil }.map(\.userID) == ["U-1"])
-        #expect(try await store.activeRentals(userID: nil, page: .first).items.count == 1)
+        let history = try await store.history(HistoryQuery(deviceId: "D-001"), page: .first).items
+        #expect(history.filter { $0.returnedAt == nil }.map(\.userId) == ["U-1"])
+        #expect(try await store.activeRentals(userId: nil, page: .first).items.count == 1)
     }
 
     @Test func theFullCheckFindsIndexOnlyDamageAndRefusesWrites() async throws {
@@ -74,7 +74,7 @@ struct HealthTests {
         #expect(failure.description.contains("REINDEX") && failure.description.contains("backup"))
         #expect(store.writeRefusal == failure)
         await #expect(throws: failure) {
-            try await store.returnDevice(ReturnRequest(deviceID: "D-001", at: at(60)))
+            try await store.returnDevice(ReturnRequest(deviceId: "D-001", at: at(60)))
         }
         #expect(try await store.device(id: "D-002") != nil)
         #expect(events.withLock { $0 } == [.integrityFailed(failure)])
@@ -85,7 +85,7 @@ struct HealthTests {
         defer { dir.cleanup() }
         let store = try await seededStore(dir)
         defer { try? store.close() }
-        _ = try await store.lend(LendRequest(deviceID: "D-001", userID: "U-1", at: at(0)))
+        _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0)))
         #expect(try await store.checkIntegrity() == nil)
         #expect(store.writeRefusal == nil)
     }

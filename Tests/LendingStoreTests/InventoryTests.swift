@@ -37,7 +37,7 @@ struct InventoryTests {
         try await store.deleteDevice(id: "D-9", at: at(20))
         #expect(try await store.device(id: "D-9") == nil)
         // The log survives the deletion: 9 add rows minus the nil note, 3 updates, 9 deletes.
-        let log = try await store.deviceLog(deviceID: "D-9", page: PageRequest(limit: 100)).items
+        let log = try await store.deviceLog(deviceId: "D-9", page: PageRequest(limit: 100)).items
         #expect(log.filter { $0.operation == .add }.count == 8)
         #expect(log.filter { $0.operation == .update }.count == 3)
         #expect(log.filter { $0.operation == .delete }.count == 9)
@@ -46,8 +46,8 @@ struct InventoryTests {
         #expect(log.allSatisfy { $0.operation != .update || $0.at == at(10) })
 
         // Paging the log.
-        let firstPage = try await store.deviceLog(deviceID: "D-9", page: PageRequest(limit: 15))
-        let secondPage = try await store.deviceLog(deviceID: "D-9", page: PageRequest(limit: 15, cursor: firstPage.nextCursor))
+        let firstPage = try await store.deviceLog(deviceId: "D-9", page: PageRequest(limit: 15))
+        let secondPage = try await store.deviceLog(deviceId: "D-9", page: PageRequest(limit: 15, cursor: firstPage.nextCursor))
         #expect(firstPage.items.count == 15 && secondPage.items.count == 5 && secondPage.nextCursor == nil)
         #expect(firstPage.items + secondPage.items == log)
     }
@@ -80,7 +80,7 @@ struct InventoryTests {
                                                  model: i == 7 ? "Pixel 100%_Pro" : nil), at: base)
         }
         for id in ["D-001", "D-002", "D-003"] {
-            _ = try await store.lend(LendRequest(deviceID: id, userID: "U-1", at: at(0)))
+            _ = try await store.lend(LendRequest(deviceId: id, userId: "U-1", at: at(0)))
         }
 
         var seen: [String] = []
@@ -96,17 +96,17 @@ struct InventoryTests {
         #expect(pages == 3)
         #expect(seen == (1...25).map { String(format: "D-%03d", $0) })
 
-        let iphones = try await store.devices(DeviceFilter(groupID: "iphone"), page: PageRequest(limit: 100)).items
-        #expect(iphones.count == 12 && iphones.allSatisfy { $0.device.groupID == "iphone" })
+        let iphones = try await store.devices(DeviceFilter(groupId: "iphone"), page: PageRequest(limit: 100)).items
+        #expect(iphones.count == 12 && iphones.allSatisfy { $0.device.groupId == "iphone" })
         let broken = try await store.devices(DeviceFilter(status: .broken), page: PageRequest(limit: 100)).items
         #expect(broken.map(\.device.id) == ["D-005", "D-010", "D-015", "D-020", "D-025"])
         let lent = try await store.devices(DeviceFilter(isLent: true), page: PageRequest(limit: 100)).items
         #expect(lent.map(\.device.id) == ["D-001", "D-002", "D-003"])
-        #expect(lent.allSatisfy { $0.activeRental?.userID == "U-1" })
-        let available = try await store.devices(DeviceFilter(groupID: "android-phone", status: .normal, isLent: false),
+        #expect(lent.allSatisfy { $0.activeRental?.userId == "U-1" })
+        let available = try await store.devices(DeviceFilter(groupId: "android-phone", status: .normal, isLent: false),
                                                 page: PageRequest(limit: 100)).items
         #expect(available.count == 13 - 3 - 2)  // odd IDs, minus broken D-005/015/025, minus lent D-001/003
-        #expect(available.allSatisfy { !$0.isLent && $0.device.status == .normal && $0.device.groupID == "android-phone" })
+        #expect(available.allSatisfy { !$0.isLent && $0.device.status == .normal && $0.device.groupId == "android-phone" })
         // LIKE wildcards in the search text are literal.
         let text = try await store.devices(DeviceFilter(text: "100%_p"), page: .first).items
         #expect(text.map(\.device.id) == ["D-007"])
@@ -132,15 +132,15 @@ struct InventoryTests {
         let page2 = try await store.users(nameContains: nil, page: PageRequest(limit: 2, cursor: page1.nextCursor))
         #expect((page1.items + page2.items).map(\.id) == ["U-1", "U-2", "U-3"])
 
-        try await store.addBadge(Badge(identifier: "04:a1:b2:c3", kind: .iso14443a, userID: "U-1", registeredAt: base))
-        try await store.addBadge(Badge(identifier: "0123456789abcdef", kind: .felica, userID: "U-1", registeredAt: base))
+        try await store.addBadge(Badge(identifier: "04:a1:b2:c3", kind: .iso14443a, userId: "U-1", registeredAt: base))
+        try await store.addBadge(Badge(identifier: "0123456789abcdef", kind: .felica, userId: "U-1", registeredAt: base))
         await #expect(throws: LendingError.noSuchUser("U-404")) {
-            try await store.addBadge(Badge(identifier: "04FFFFFF", kind: .iso14443a, userID: "U-404", registeredAt: base))
+            try await store.addBadge(Badge(identifier: "04FFFFFF", kind: .iso14443a, userId: "U-404", registeredAt: base))
         }
         await #expect(throws: LendingError.uidAlreadyBound("04A1B2C3", boundTo: "a badge of user U-1")) {
-            try await store.addBadge(Badge(identifier: "04A1B2C3", kind: .iso14443a, userID: "U-2", registeredAt: base))
+            try await store.addBadge(Badge(identifier: "04A1B2C3", kind: .iso14443a, userId: "U-2", registeredAt: base))
         }
-        #expect(try await store.badges(userID: "U-1").map(\.identifier) == ["0123456789ABCDEF", "04A1B2C3"])
+        #expect(try await store.badges(userId: "U-1").map(\.identifier) == ["0123456789ABCDEF", "04A1B2C3"])
         guard case .badge(let badge, let user)? = try await store.resolve(uid: "04 A1 B2 C3") else {
             Issue.record("badge not resolved")
             return
@@ -149,11 +149,11 @@ struct InventoryTests {
 
         // A badge UID cannot become a device tag, and vice versa (also through raw SQL).
         await #expect(throws: LendingError.uidAlreadyBound("04A1B2C3", boundTo: "a badge of user U-1")) {
-            try await store.bindTag(TagBinding(uid: "04A1B2C3", deviceID: "D-001", boundAt: base))
+            try await store.bindTag(TagBinding(uid: "04A1B2C3", deviceId: "D-001", boundAt: base))
         }
-        try await store.registerTag(uid: "04:11:22:33:44:55:66", deviceID: "D-001", at: at(5))
+        try await store.registerTag(uid: "04:11:22:33:44:55:66", deviceId: "D-001", at: at(5))
         await #expect(throws: LendingError.uidAlreadyBound("04112233445566", boundTo: "device D-001")) {
-            try await store.addBadge(Badge(identifier: "04112233445566", kind: .iso14443a, userID: "U-2", registeredAt: base))
+            try await store.addBadge(Badge(identifier: "04112233445566", kind: .iso14443a, userId: "U-2", registeredAt: base))
         }
         let raw = try DatabaseQueue(path: dir.database)
         defer { try? raw.close() }
@@ -169,10 +169,10 @@ struct InventoryTests {
             return
         }
         #expect(record.device.isNFCRegistered)
-        try await store.registerTag(uid: "04112233445566", deviceID: "D-001", at: at(6))
-        let log = try await store.deviceLog(deviceID: "D-001", page: .first).items
+        try await store.registerTag(uid: "04112233445566", deviceId: "D-001", at: at(6))
+        let log = try await store.deviceLog(deviceId: "D-001", page: .first).items
         #expect(log.filter { $0.field == "isNFCRegistered" && $0.operation == .update }.count == 1)
-        #expect(try await store.tagBindings(deviceID: "D-001").map(\.uid) == ["04112233445566"])
+        #expect(try await store.tagBindings(deviceId: "D-001").map(\.uid) == ["04112233445566"])
 
         // Deleting cascades to badges and tag bindings.
         try await store.deleteUser(id: "U-1")

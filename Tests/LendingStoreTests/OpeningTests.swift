@@ -63,7 +63,7 @@ struct OpeningTests {
 
         // Free-text groups became groups with stable IDs.
         let d1 = try #require(try await store.device(id: "D-1"))
-        #expect(d1.device.groupID == "Androidスマホ")
+        #expect(d1.device.groupId == "Androidスマホ")
         #expect(d1.device.isNFCRegistered)
         #expect(try await store.groups().contains { $0.id == "Androidスマホ" })
         // "Lent" is derived from rentals now.
@@ -72,27 +72,27 @@ struct OpeningTests {
         #expect(try await store.device(id: "D-3")?.device.status == .broken)  // was 故障
         // An unknown status is not lendable until someone looks; the original text is in the log.
         #expect(try await store.device(id: "D-4")?.device.status == .broken)
-        let d4Log = try await store.deviceLog(deviceID: "D-4", page: .first).items
+        let d4Log = try await store.deviceLog(deviceId: "D-4", page: .first).items
         #expect(d4Log.map(\.oldValue) == ["紛失"] && d4Log.map(\.newValue) == ["broken"])
-        #expect(try await store.deviceLog(deviceID: "D-1", page: .first).items.map(\.oldValue) == ["正常"])
+        #expect(try await store.deviceLog(deviceId: "D-1", page: .first).items.map(\.oldValue) == ["正常"])
         #expect(try await store.device(id: "D-3")?.isLent == false)
         // The two open rentals of D-2: the newest stays open, the older is closed when it was lent again.
-        let d2 = try await store.history(HistoryQuery(deviceID: "D-2"), page: .first).items
+        let d2 = try await store.history(HistoryQuery(deviceId: "D-2"), page: .first).items
         #expect(d2.count == 2)
-        #expect(d2[0].userID == "U-2" && d2[0].isActive)
-        #expect(d2[1].userID == "U-1" && d2[1].returnedAt == d2[0].rentedAt)
+        #expect(d2[0].userId == "U-2" && d2[0].isActive)
+        #expect(d2[1].userId == "U-1" && d2[1].returnedAt == d2[0].rentedAt)
         #expect(d2[1].returnLocation?.contains("migration") == true)
         // Log and users survive; a missing registration date became the epoch.
-        let log = try await store.deviceLog(deviceID: "D-2", page: .first).items
+        let log = try await store.deviceLog(deviceId: "D-2", page: .first).items
         #expect(log.map(\.field) == ["osVersion"])
         #expect(log.first?.operation == .update)
         #expect(try await store.user(id: "U-2")?.registeredAt == Date(timeIntervalSince1970: 0))
         // The v2 invariants hold on the upgraded file.
         await #expect(throws: LendingError.self) {
-            try await store.lend(LendRequest(deviceID: "D-2", userID: "U-1", at: at(0)))
+            try await store.lend(LendRequest(deviceId: "D-2", userId: "U-1", at: at(0)))
         }
-        _ = try await store.returnDevice(ReturnRequest(deviceID: "D-1", at: at(0)))
-        let rental = try await store.lend(LendRequest(deviceID: "D-1", userID: "U-1", at: at(1), dueAt: at(100)))
+        _ = try await store.returnDevice(ReturnRequest(deviceId: "D-1", at: at(0)))
+        let rental = try await store.lend(LendRequest(deviceId: "D-1", userId: "U-1", at: at(1), dueAt: at(100)))
         #expect(rental.dueAt == at(100))
     }
 

@@ -28,14 +28,14 @@ struct RaceTests {
                 group.addTask {
                     if i % 5 == 4 {
                         do {
-                            _ = try await store.returnDevice(ReturnRequest(deviceID: device, at: at(Double(i))))
+                            _ = try await store.returnDevice(ReturnRequest(deviceId: device, at: at(Double(i))))
                             return .returned
                         } catch LendingError.notLent {
                             return .notLent
                         }
                     }
                     do {
-                        _ = try await store.lend(LendRequest(deviceID: device, userID: user, at: at(Double(i))))
+                        _ = try await store.lend(LendRequest(deviceId: device, userId: user, at: at(Double(i))))
                         return .lent(device)
                     } catch LendingError.alreadyLent {
                         return .alreadyLent

@@ -49,7 +49,7 @@ struct SchedulingTests {
                 for d in 1...6 {
                     group.addTask {
                         started.increment()
-                        _ = try? await store.lend(LendRequest(deviceID: String(format: "D-%03d", d), userID: "U-1", at: base))
+                        _ = try? await store.lend(LendRequest(deviceId: String(format: "D-%03d", d), userId: "U-1", at: base))
                         finished.increment()
                     }
                 }
@@ -70,6 +70,6 @@ struct SchedulingTests {
         release.signal()
         await lends.value
         #expect(finished.value == 6)
-        #expect(try await store.activeRentals(userID: "U-1", page: .first).items.count == 6)
+        #expect(try await store.activeRentals(userId: "U-1", page: .first).items.count == 6)
     }
 }

@@ -27,7 +27,7 @@ func config(_ path: String) -> StoreConfiguration {
 }
 
 func makeDevice(_ id: String, group: String = "iphone", status: DeviceStatus = .normal, model: String? = nil) -> Device {
-    Device(id: id, groupID: group, model: model ?? "Model \(id)", serialNumber: "SN-\(id)", osVersion: "1.0",
+    Device(id: id, groupId: group, model: model ?? "Model \(id)", serialNumber: "SN-\(id)", osVersion: "1.0",
            status: status, connectorType: "USB-C", registeredAt: base, note: nil)
 }
 

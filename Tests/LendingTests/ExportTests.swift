@@ -23,12 +23,12 @@ struct ExportTests {
     }
 
     let rentals = [
-        Rental(id: 1, deviceID: "D-1", model: "Pixel 7, \"Pro\"", osVersion: "14", serialNumber: "SN1",
-               userID: "U-1", userName: "Yamada\nTaro", rentedAt: Date(timeIntervalSince1970: 1_767_225_600),
+        Rental(id: 1, deviceId: "D-1", model: "Pixel 7, \"Pro\"", osVersion: "14", serialNumber: "SN1",
+               userId: "U-1", userName: "Yamada\nTaro", rentedAt: Date(timeIntervalSince1970: 1_767_225_600),
                dueAt: nil, returnedAt: Date(timeIntervalSince1970: 1_767_229_200), returnedBy: "U-2",
                location: "room-1", returnLocation: nil),
-        Rental(id: 2, deviceID: "D-2", model: "iPad", osVersion: "18", serialNumber: "=cmd",
-               userID: "U-2", userName: "鈴木", rentedAt: Date(timeIntervalSince1970: 1_767_232_800)),
+        Rental(id: 2, deviceId: "D-2", model: "iPad", osVersion: "18", serialNumber: "=cmd",
+               userId: "U-2", userName: "鈴木", rentedAt: Date(timeIntervalSince1970: 1_767_232_800)),
     ]
 
     @Test func csvDocument() {

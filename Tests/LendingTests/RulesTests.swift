@@ -5,17 +5,17 @@ import Testing
 let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 let alice = User(id: "U-1", name: "Alice", registeredAt: t0)
 let bob = User(id: "U-2", name: "Bob", registeredAt: t0)
-let aliceBadge = Badge(identifier: "04A1B2C3", kind: .iso14443a, userID: "U-1", registeredAt: t0)
-let bobBadge = Badge(identifier: "0123456789ABCDEF", kind: .felica, userID: "U-2", registeredAt: t0)
+let aliceBadge = Badge(identifier: "04A1B2C3", kind: .iso14443a, userId: "U-1", registeredAt: t0)
+let bobBadge = Badge(identifier: "0123456789ABCDEF", kind: .felica, userId: "U-2", registeredAt: t0)
 
 func device(_ id: String = "D-1", status: DeviceStatus = .normal) -> Device {
-    Device(id: id, groupID: "iphone", model: "iPhone 15", serialNumber: "SN-\(id)", osVersion: "18.1",
+    Device(id: id, groupId: "iphone", model: "iPhone 15", serialNumber: "SN-\(id)", osVersion: "18.1",
            status: status, connectorType: "USB-C", registeredAt: t0)
 }
 
-func rental(_ deviceID: String = "D-1", to user: User = bob) -> Rental {
-    Rental(id: 7, deviceID: deviceID, model: "iPhone 15", osVersion: "18.1", serialNumber: "SN-\(deviceID)",
-           userID: user.id, userName: user.name, rentedAt: t0.addingTimeInterval(-3600))
+func rental(_ deviceId: String = "D-1", to user: User = bob) -> Rental {
+    Rental(id: 7, deviceId: deviceId, model: "iPhone 15", osVersion: "18.1", serialNumber: "SN-\(deviceId)",
+           userId: user.id, userName: user.name, rentedAt: t0.addingTimeInterval(-3600))
 }
 
 struct RuleRow: CustomTestStringConvertible, Sendable {
@@ -44,7 +44,7 @@ let ruleRows: [RuleRow] = [
             expectedKind: "armed", expectedOperation: nil, armedAfter: "U-1"),
     RuleRow(name: "available device while armed is lent to the armed user",
             identity: .device(DeviceRecord(device: device())), armedBy: alice, at: 10, expectedKind: "lent",
-            expectedOperation: .lend(LendRequest(deviceID: "D-1", userID: "U-1", at: now(10),
+            expectedOperation: .lend(LendRequest(deviceId: "D-1", userId: "U-1", at: now(10),
                                                  dueAt: now(10 + 7 * 86400), location: "desk")),
             armedAfter: "U-1"),
     RuleRow(name: "available device with nobody armed needs a badge",
@@ -55,23 +55,23 @@ let ruleRows: [RuleRow] = [
             expectedOperation: nil, armedAfter: nil),
     RuleRow(name: "available device one moment before expiry is lent",
             identity: .device(DeviceRecord(device: device())), armedBy: alice, at: 29.999, expectedKind: "lent",
-            expectedOperation: .lend(LendRequest(deviceID: "D-1", userID: "U-1", at: now(29.999),
+            expectedOperation: .lend(LendRequest(deviceId: "D-1", userId: "U-1", at: now(29.999),
                                                  dueAt: now(29.999 + 7 * 86400), location: "desk")),
             armedAfter: "U-1"),
     RuleRow(name: "lent device with someone armed is returned by that user",
             identity: .device(DeviceRecord(device: device(), activeRental: rental())), armedBy: alice, at: 5,
             expectedKind: "returned",
-            expectedOperation: .returnDevice(ReturnRequest(deviceID: "D-1", at: now(5), returnedBy: "U-1", location: "desk")),
+            expectedOperation: .returnDevice(ReturnRequest(deviceId: "D-1", at: now(5), returnedBy: "U-1", location: "desk")),
             armedAfter: "U-1"),
     RuleRow(name: "lent device with nobody armed is returned anonymously",
             identity: .device(DeviceRecord(device: device(), activeRental: rental())), armedBy: nil, at: 5,
             expectedKind: "returned",
-            expectedOperation: .returnDevice(ReturnRequest(deviceID: "D-1", at: now(5), returnedBy: nil, location: "desk")),
+            expectedOperation: .returnDevice(ReturnRequest(deviceId: "D-1", at: now(5), returnedBy: nil, location: "desk")),
             armedAfter: nil),
     RuleRow(name: "lent broken device can still be returned",
             identity: .device(DeviceRecord(device: device(status: .broken), activeRental: rental())), armedBy: nil,
             at: 5, expectedKind: "returned",
-            expectedOperation: .returnDevice(ReturnRequest(deviceID: "D-1", at: now(5), returnedBy: nil, location: "desk")),
+            expectedOperation: .returnDevice(ReturnRequest(deviceId: "D-1", at: now(5), returnedBy: nil, location: "desk")),
             armedAfter: nil),
     RuleRow(name: "broken device is refused even when armed",
             identity: .device(DeviceRecord(device: device(status: .broken))), armedBy: alice, at: 1,
@@ -124,7 +124,7 @@ struct LendingRulesTests {
     @Test func refusalSaysWhy() {
         let decision = LendingRules.decide(.device(DeviceRecord(device: device(status: .broken))), session: nil,
                                            now: t0, policy: policy, location: nil)
-        #expect(decision.outcome == .refused(deviceID: "D-1", model: "iPhone 15", status: .broken))
+        #expect(decision.outcome == .refused(deviceId: "D-1", model: "iPhone 15", status: .broken))
         #expect(decision.outcome.message.contains("broken"))
     }
 
@@ -144,10 +144,10 @@ struct LendingRulesTests {
         let session = LendingRules.arm(alice, badgeIdentifier: nil, now: t0, policy: policy)
         let outcomes: [TapOutcome] = [
             .armed(session, replacing: nil), .armed(session, replacing: "U-1"), .disarmed(nil), .disarmed("U-1"),
-            .lent(deviceID: "D-1", model: "M", userID: "U-1", userName: "Alice", dueAt: t0),
-            .returned(deviceID: "D-1", model: "M", borrowerID: "U-2", borrowerName: "Bob", returnedBy: nil),
-            .badgeRequired(deviceID: "D-1", model: "M"), .refused(deviceID: "D-1", model: "M", status: .disposed),
-            .unknownDevice(deviceID: "D-9", uid: "04"), .unknownTag(uid: "04"), .failed(reason: "x"),
+            .lent(deviceId: "D-1", model: "M", userId: "U-1", userName: "Alice", dueAt: t0),
+            .returned(deviceId: "D-1", model: "M", borrowerId: "U-2", borrowerName: "Bob", returnedBy: nil),
+            .badgeRequired(deviceId: "D-1", model: "M"), .refused(deviceId: "D-1", model: "M", status: .disposed),
+            .unknownDevice(deviceId: "D-9", uid: "04"), .unknownTag(uid: "04"), .failed(reason: "x"),
         ]
         for outcome in outcomes {
             #expect(outcome.message.count > 10, "\(outcome.kind)")
@@ -162,7 +162,7 @@ struct IdentificationTests {
     let other = DeviceRecord(device: device("D-2"))
 
     @Test func deviceRecordOnTagWinsOverUIDBinding() {
-        let tap = TagTap(uid: "04:a1:b2:c3", deviceIDOnTag: "D-1")
+        let tap = TagTap(uid: "04:a1:b2:c3", deviceIdOnTag: "D-1")
         #expect(tap.uid == "04A1B2C3")
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .badge(aliceBadge, alice)) == .device(record))
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .device(other)) == .device(record))
@@ -179,13 +179,13 @@ struct IdentificationTests {
     }
 
     @Test func unknownDeviceOnTagFallsBackToTheUID() {
-        let tap = TagTap(uid: "04112233445566", deviceIDOnTag: "D-404")
+        let tap = TagTap(uid: "04112233445566", deviceIdOnTag: "D-404")
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .device(other)) == .device(other))
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: nil) == .unknownDevice("D-404", uid: "04112233445566"))
     }
 
     @Test func mismatchedRecordIsIgnored() {
-        let tap = TagTap(uid: "04112233445566", deviceIDOnTag: "D-2")
+        let tap = TagTap(uid: "04112233445566", deviceIdOnTag: "D-2")
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil) == .unknownDevice("D-2", uid: "04112233445566"))
     }
 
@@ -224,7 +224,7 @@ struct ErrorMessageTests {
     }
 
     @Test func alreadyLentNamesTheBorrower() {
-        let text = LendingError.alreadyLent("D-1", userID: "U-2", userName: "Bob", since: t0).description
+        let text = LendingError.alreadyLent("D-1", userId: "U-2", userName: "Bob", since: t0).description
         #expect(text.contains("Bob (U-2)"))
         #expect(text.contains("return it first"))
     }

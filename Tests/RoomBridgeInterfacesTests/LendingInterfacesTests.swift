@@ -92,9 +92,9 @@ import VarlinkNIO
         let samples: [LendingError] = [
             .noSuchDevice("D-1"), .noSuchUser("U-1"), .noSuchGroup("g"), .noSuchBadge("01020304"),
             .noSuchTagBinding("04"), .deviceAlreadyExists("D-1"), .userAlreadyExists("U-1"), .groupAlreadyExists("g"),
-            .groupInUse("g", deviceCount: 2), .alreadyLent("D-1", userID: "U-1", userName: "Ada", since: Date()),
-            .notLent("D-1"), .notLendable("D-1", status: .broken), .deviceIsLent("D-1", userID: "U-1"),
-            .userHasDevices("U-1", deviceIDs: ["D-1", "D-2"]), .uidAlreadyBound("04", boundTo: "device D-1"),
+            .groupInUse("g", deviceCount: 2), .alreadyLent("D-1", userId: "U-1", userName: "Ada", since: Date()),
+            .notLent("D-1"), .notLendable("D-1", status: .broken), .deviceIsLent("D-1", userId: "U-1"),
+            .userHasDevices("U-1", deviceIds: ["D-1", "D-2"]), .uidAlreadyBound("04", boundTo: "device D-1"),
             .invalidCardIdentifier("xx", reason: "hex"), .invalidField("dueAt", reason: "before"), .invalidCursor("c"),
             .noArmedUser,
         ]
