@@ -19,6 +19,8 @@ let package = Package(
         .executable(name: "pn532-sim", targets: ["pn532-sim"]),
         .executable(name: "bluez-sim", targets: ["bluez-sim"]),
         .executable(name: "roombridge-bench", targets: ["roombridge-bench"]),
+        .executable(name: "idle-peer-essentials", targets: ["idle-peer-essentials"]),
+        .executable(name: "idle-peer-foundation", targets: ["idle-peer-foundation"]),
         .executable(name: "roombridge-web", targets: ["roombridge-web"]),
     ],
     dependencies: [
@@ -121,6 +123,10 @@ let package = Package(
             "CShims", "Varlink", "NDEF", "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
+
+        // roombridge-bench's peers for idle memory: minimal Swift programs that only wait.
+        .executableTarget(name: "idle-peer-essentials", swiftSettings: swiftSettings),
+        .executableTarget(name: "idle-peer-foundation", swiftSettings: swiftSettings),
 
         // The Varlink project's conformance test (org.varlink.certification) on our Varlink
         // server and client; a test tool, not shipped.

@@ -72,13 +72,14 @@ struct Bench: ParsableCommand {
             readyTimes.append(d.readySeconds * 1000)
             if i < starts - 1 { d.stop() } else {
                 Thread.sleep(forTimeInterval: 2)
-                let rssKB = d.rssKB()
+                let memory = MemoryProfile(pid: d.pid)
                 let cpu = d.cpuPercent(over: idleSeconds)
+                let essentials = try idlePeerMemory(bin: bin, name: "idle-peer-essentials", settle: 2)
+                let foundation = try idlePeerMemory(bin: bin, name: "idle-peer-foundation", settle: 2)
                 report.add(section: "Start and idle", rows: [
                     Row("start → READY=1 (ms)", Stats(readyTimes), peer: nil),
-                    Row.single("idle RSS (MiB)", Double(rssKB) / 1024),
                     Row.single("idle CPU, no hardware (% of a core, \(Int(idleSeconds)) s)", cpu),
-                ])
+                ] + Self.idleMemoryRows(memory, essentials: essentials, foundation: foundation))
                 // GetState round trips on one connection, next to a raw ping-pong of the same bytes.
                 let client = try BlockingClient(path: d.socketPath)
                 let request = Array(#"{"method":"io.roombridge.State.GetState"}"#.utf8) + [0]

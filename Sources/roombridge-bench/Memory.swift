@@ -1,0 +1,105 @@
+import Foundation
+
+/// Resident memory of a running process, split the way the kernel accounts it.
+///
+/// - `rss`: every resident page mapped by the process (`Rss` in /proc/PID/smaps_rollup).
+/// - `anonymous`: pages no file backs: heap, stacks, and the copy-on-write pages that relocations
+///   write into a library's data (`Anonymous`).
+/// - `file`: pages of mapped files (code, read-only data such as ICU's tables) (`RssFile` in
+///   /proc/PID/status); other processes mapping the same file share these pages.
+/// - `pss`: the proportional share: each shared page divided by the number of processes mapping it.
+///
+/// `objects` attributes the resident pages to the file each mapping comes from (its pages of
+/// code and data, and the anonymous copy-on-write pages inside its data mappings), largest first;
+/// pages mapped from no file are summed under "[anonymous]", "[heap]" and "[stack]".
+struct MemoryProfile {
+    struct Object {
+        let name: String
+        var rssKB: Int
+        var anonymousKB: Int
+        var fileKB: Int { rssKB - anonymousKB }
+    }
+
+    var rssKB = 0
+    var anonymousKB = 0
+    var fileKB = 0
+    var pssKB = 0
+    var objects: [Object] = []
+
+    init(pid: Int32) {
+        let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        rssKB = Self.field("Rss", in: rollup)
+        anonymousKB = Self.field("Anonymous", in: rollup)
+        pssKB = Self.field("Pss", in: rollup)
+        fileKB = Self.field("RssFile", in: status)
+        objects = Self.objects(smaps: (try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)) ?? "")
+    }
+
+    /// `Name:   123 kB` → 123 (0 when absent).
+    static func field(_ name: String, in text: String) -> Int {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
+            return Int(line.dropFirst(name.count + 1).split(separator: " ").first ?? "") ?? 0
+        }
+        return 0
+    }
+
+    /// Sums Rss and Anonymous per mapped file over the mappings of /proc/PID/smaps.
+    static func objects(smaps: String) -> [Object] {
+        var byName: [String: Object] = [:]
+        var current = "[anonymous]"
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if let first = fields.first, first.contains("-"), first.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+                // "start-end perms offset dev inode [path]"
+                current = fields.count > 5 ? fields[5...].joined(separator: " ") : "[anonymous]"
+                if current.hasPrefix("/") { current = String(current.split(separator: "/").last ?? "") }
+                continue
+            }
+            guard fields.count >= 2, let kB = Int(fields[1]) else { continue }
+            if fields[0] == "Rss:" {
+                byName[current, default: Object(name: current, rssKB: 0, anonymousKB: 0)].rssKB += kB
+            } else if fields[0] == "Anonymous:" {
+                byName[current, default: Object(name: current, rssKB: 0, anonymousKB: 0)].anonymousKB += kB
+            }
+        }
+        return byName.values.sorted { $0.rssKB > $1.rssKB }
+    }
+}
+
+/// Starts one of the minimal peer programs (Sources/idle-peer-*), lets it settle like the daemon,
+/// and reads its memory.
+func idlePeerMemory(bin: String, name: String, settle: Double) throws -> MemoryProfile {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent(name)
+    let out = Pipe()
+    p.standardOutput = out
+    try p.run()
+    defer { p.terminate(); p.waitUntilExit() }
+    let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+    guard line.contains("ready") else { throw BenchError("\(name) did not start: \(line)") }
+    Thread.sleep(forTimeInterval: settle)
+    return MemoryProfile(pid: p.processIdentifier)
+}
+
+extension Bench {
+    /// Idle memory of the daemon next to the minimal Swift programs: totals, then the mapped
+    /// objects holding the most resident pages.
+    static func idleMemoryRows(_ daemon: MemoryProfile, essentials: MemoryProfile, foundation: MemoryProfile) -> [Row] {
+        func mib(_ kB: Int) -> Stats { Stats([Double(kB) / 1024]) }
+        let minimal = "minimal Swift program, FoundationEssentials only"
+        var rows = [
+            Row("idle RSS (MiB)", mib(daemon.rssKB), peer: (minimal, mib(essentials.rssKB))),
+            Row("idle RSS (MiB)", mib(daemon.rssKB), peer: ("minimal Swift program importing Foundation", mib(foundation.rssKB))),
+            Row("idle RSS: anonymous (MiB)", mib(daemon.anonymousKB), peer: (minimal, mib(essentials.anonymousKB))),
+            Row("idle RSS: file-backed (MiB)", mib(daemon.fileKB), peer: (minimal, mib(essentials.fileKB))),
+            Row("idle Pss, shared pages divided among their users (MiB)", mib(daemon.pssKB),
+                peer: (minimal, mib(essentials.pssKB))),
+        ]
+        for o in daemon.objects.prefix(8) {
+            rows.append(Row.single("idle RSS in \(o.name) (MiB; \(fmt(Double(o.anonymousKB) / 1024)) of it anonymous)",
+                                   Double(o.rssKB) / 1024))
+        }
+        return rows
+    }
+}
