@@ -12,8 +12,9 @@ all: build
 deps:
 	scripts/install-deps.sh
 
+# Every `import` must name a dependency the target declares in Package.swift (transitive ones do not count).
 build:
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests --explicit-target-dependency-import-check=error
 
 # The one test command (README, CI): one debug build serves the Swift unit tests and the
 # integration tests, which drive the real binaries through the real C libraries.

@@ -62,11 +62,9 @@ let package = Package(
             "RoomBridgeCore", "NDEF", "CLibNFC", "CShims",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
-        .target(name: "DBus", dependencies: [
-            "CDBus", .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: swiftSettings),
+        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: swiftSettings),
         .target(name: "BlueZClient", dependencies: [
-            "RoomBridgeCore", "CurtainProtocol", "DBus", "CBluetooth",
+            "RoomBridgeCore", "CurtainProtocol", "DBus",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
@@ -87,19 +85,17 @@ let package = Package(
 
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
-            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
-            "NFCReader", "BlueZClient", "Lending", "LendingStore",
+            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO",
+            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
-        .executableTarget(name: "roombridged", dependencies: [
-            "RoomBridgeDaemon",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], swiftSettings: swiftSettings),
+        .executableTarget(name: "roombridged", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
             "Varlink", "VarlinkNIO", "RoomBridgeCore", "RoomBridgeConfig", "Diagnostics",
             "NFCReader", "BlueZClient", "DBus", "LendingStore",
+            "CBluetooth", // the kernel's Bluetooth, for doctor only (roombridged does not link libbluetooth)
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
@@ -120,7 +116,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         .executableTarget(name: "roombridge-bench", dependencies: [
-            "CShims", "Varlink", "NDEF", "PN532Simulator",
+            "Varlink", "NDEF", "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
@@ -150,7 +146,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "bluez-sim", dependencies: [
-            "BlueZSimulator",
+            "BlueZSimulator", "DBus", "CurtainProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
@@ -160,21 +156,25 @@ let package = Package(
         .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PresenceTests", dependencies: ["TestSupport", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "Varlink", "VarlinkNIO"], swiftSettings: swiftSettings),
-        .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "Varlink", "VarlinkNIO",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "NDEF", "PN532Simulator",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBus"], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: ["TestSupport", "Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "BlueZSimulator", "DBus", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
             "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
-        .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics"], swiftSettings: swiftSettings),
+        .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront"], swiftSettings: swiftSettings),
-        .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon", "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
     ]
 )

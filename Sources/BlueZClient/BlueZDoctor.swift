@@ -19,25 +19,8 @@ public struct BluetoothCheck: Sendable, Hashable {
     }
 }
 
-extension BluetoothDiagnostics {
-    /// Kernel-level check (libbluetooth): AF_BLUETOOTH support and HCI controllers.
-    public static func kernelChecks() -> [BluetoothCheck] {
-        switch probe() {
-        case .kernelUnsupported(_, let message):
-            return [BluetoothCheck("kernel Bluetooth support", .failed, "socket(AF_BLUETOOTH) failed: \(message)",
-                                   fix: "use a kernel with Bluetooth (modprobe bluetooth btusb) or run on a machine with an adapter")]
-        case .noControllers:
-            return [BluetoothCheck("HCI controllers", .failed, "none present",
-                                   fix: "plug in a Bluetooth adapter; check `rfkill list` and `dmesg | grep -i bluetooth`")]
-        case .controllers(let list):
-            return list.map { c in
-                c.isUp ? BluetoothCheck("controller \(c.name)", .ok, "\(c.address) UP")
-                       : BluetoothCheck("controller \(c.name)", .warning, "\(c.address) DOWN",
-                                        fix: "bluetoothctl power on (or `rfkill unblock bluetooth`)")
-            }
-        }
-    }
-
+/// The BlueZ side of `roombridgectl doctor`.
+public enum BluetoothDiagnostics {
     /// BlueZ-level checks over D-Bus on `bus` (the system bus in production): bluetoothd present, the
     /// adapter (configured or first) present and powered, the configured curtain known to BlueZ.
     public static func blueZChecks(bus: DBusConnection, adapterName: String?, deviceAddress: String?) async -> [BluetoothCheck] {

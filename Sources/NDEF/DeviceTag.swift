@@ -1,4 +1,4 @@
-// Device tag format version 1 (docs: protocols/device-tag.md).
+// Device tag format version 1 (docs/device-tag.md).
 
 /// Why a device record on a tag could not be used.
 public enum DeviceTagError: Error, Hashable, Sendable {

@@ -3,6 +3,7 @@ import CShims
 import Foundation
 import Logging
 import NDEF
+import Synchronization
 
 /// Configuration of one reader loop.
 public struct ReaderConfiguration: Sendable, Hashable {
@@ -41,6 +42,8 @@ public struct ReaderConfiguration: Sendable, Hashable {
 /// A tag produces one `tagArrived` per physical tap: while it rests on the reader the loop
 /// only runs libnfc's presence check (`nfc_initiator_target_is_present`, a READ of page 0 for
 /// Type 2 tags) every `presenceCheckInterval`, and reports `tagRemoved` when it fails.
+///
+/// Unchecked Sendable: its mutable state is guarded by `cond`, which the compiler cannot check.
 public final class NFCReaderLoop: @unchecked Sendable {
     public let configuration: ReaderConfiguration
     /// Events of this loop (finished after `stop()`).
@@ -49,6 +52,9 @@ public final class NFCReaderLoop: @unchecked Sendable {
     private let sink: @Sendable (ReaderEvent) -> Void
     private let logger: Logger
 
+    /// The reader thread sleeps between polls in `pause(_:wakeOnJobs:)` with a deadline and must wake at
+    /// once on stop or on a queued write: a condition variable on the dedicated libnfc thread (never on
+    /// the cooperative pool), the one place a lock alone (`Mutex`) does not do.
     private let cond = NSCondition()
     private var stopRequested = false
     private var started = false
@@ -375,25 +381,25 @@ public final class NFCReaderLoop: @unchecked Sendable {
 }
 
 /// A queued write or lock request.
-final class WriteJob: @unchecked Sendable {
-    enum Operation { case write([UInt8]), lock }
+final class WriteJob: Sendable {
+    enum Operation: Sendable { case write([UInt8]), lock }
+    typealias Completion = @Sendable (Result<TagWriteResult, TagWriteError>) -> Void
     let operation: Operation
     let expectedUID: [UInt8]?
-    private let lock = NSLock()
-    private var completion: ((Result<TagWriteResult, TagWriteError>) -> Void)?
+    private let completion: Mutex<Completion?>
 
-    init(operation: Operation, expectedUID: [UInt8]?, completion: @escaping (Result<TagWriteResult, TagWriteError>) -> Void) {
+    init(operation: Operation, expectedUID: [UInt8]?, completion: @escaping Completion) {
         self.operation = operation
         self.expectedUID = expectedUID
-        self.completion = completion
+        self.completion = Mutex(completion)
     }
 
     /// Completes the request once; later calls are ignored.
     func finish(_ r: Result<TagWriteResult, TagWriteError>) {
-        lock.lock()
-        let c = completion
-        completion = nil
-        lock.unlock()
+        let c = completion.withLock { c in
+            defer { c = nil }
+            return c
+        }
         c?(r)
     }
 }

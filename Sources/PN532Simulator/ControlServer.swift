@@ -1,18 +1,19 @@
 import CShims
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Line-oriented control socket: each line is a command for `PN532Simulator.execute(_:)`,
 /// each answer one line. Connections are served one after the other on a dedicated thread.
+/// Unchecked Sendable: `listenFD` and `thread` are set in `start()`, before the thread that reads them.
 final class ControlServer: @unchecked Sendable {
     private let path: String
     private unowned let simulator: PN532Simulator
     private var listenFD: Int32 = -1
     private var thread: Thread?
-    private let lock = NSLock()
-    private var stopping = false
+    private let stopping = Mutex(false)
 
     init(path: String, simulator: PN532Simulator) {
         self.path = path
@@ -35,14 +36,14 @@ final class ControlServer: @unchecked Sendable {
     }
 
     func stop() {
-        lock.lock(); stopping = true; lock.unlock()
+        stopping.withLock { $0 = true }
         if listenFD >= 0 { shutdown(listenFD, Int32(SHUT_RDWR)) }
         // Wake accept() by connecting once.
         _ = try? ControlClient.send("status", socketPath: path, timeout: 0.2)
         unlink(path)
     }
 
-    private var isStopping: Bool { lock.lock(); defer { lock.unlock() }; return stopping }
+    private var isStopping: Bool { stopping.withLock { $0 } }
 
     private func serve() {
         _ = rb_set_thread_name("pn532-sim-ctl")

@@ -1,5 +1,6 @@
 import CShims
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,6 +11,8 @@ import Glibc
 ///
 /// All chip state lives on one dedicated I/O thread; the public methods hand work to it and
 /// wait for the result, so they may be called from any thread (not from the I/O thread).
+/// Unchecked Sendable: the chip state is confined to that thread (the compiler cannot see a thread);
+/// what other threads touch is in `shared`.
 public final class PN532Simulator: @unchecked Sendable {
     /// Configuration of a simulator instance.
     public struct Options: Sendable {
@@ -42,16 +45,21 @@ public final class PN532Simulator: @unchecked Sendable {
     private var bytesReceived = 0
     private var bytesSent = 0
     private var removeAt: Double?
-    private var runningFlag = false     // guarded by `lock`
+    /// Work for the I/O thread, queued by other threads.
+    private struct Shared {
+        var running = false
+        var jobs: [@Sendable () -> Void] = []
+    }
+    private let shared = Mutex(Shared())
     private var running: Bool {
-        get { lock.lock(); defer { lock.unlock() }; return runningFlag }
-        set { lock.lock(); runningFlag = newValue; lock.unlock() }
+        get { shared.withLock { $0.running } }
+        set { shared.withLock { $0.running = newValue } }
     }
     private var thread: Thread?
     private var control: ControlServer?
-    private let lock = NSLock()
-    private var jobs: [() -> Void] = []
     private var currentPty = ""
+    /// Signalled when the I/O thread has finished. A semaphore, not a lock: `stop()` is synchronous
+    /// and blocks its caller (a test or pn532-sim's main thread) until the thread is gone.
     private let stopped = DispatchSemaphore(value: 0)
 
     public init(options: Options) {
@@ -217,18 +225,19 @@ public final class PN532Simulator: @unchecked Sendable {
 
     private func log(_ s: String) { options.log?("pn532-sim: \(s)") }
 
-    /// Runs `body` on the I/O thread and returns its result.
+    /// Runs `body` on the I/O thread and returns its result. The caller blocks on a semaphore until
+    /// the I/O thread has run it: this API is synchronous by design (tests and the control thread call it).
     private func sync<T>(_ body: @escaping () -> T) -> T {
         if Thread.current === thread { return body() }
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: T?
-        lock.lock()
-        guard runningFlag else {
-            lock.unlock()
-            return body()
+        nonisolated(unsafe) let body = body
+        let queued = shared.withLock { s in
+            guard s.running else { return false }
+            s.jobs.append { result = body(); done.signal() }
+            return true
         }
-        jobs.append { result = body(); done.signal() }
-        lock.unlock()
+        guard queued else { return body() }
         var b: UInt8 = 1
         _ = write(wakeWrite, &b, 1)
         done.wait()
@@ -270,7 +279,10 @@ public final class PN532Simulator: @unchecked Sendable {
         var buf = [UInt8](repeating: 0, count: 4096)
         while running {
             // Run queued control jobs.
-            lock.lock(); let work = jobs; jobs.removeAll(); lock.unlock()
+            let work = shared.withLock { s in
+                defer { s.jobs.removeAll() }
+                return s.jobs
+            }
             for j in work { j() }
             if !running { break }
             var drain = [UInt8](repeating: 0, count: 64)
@@ -295,7 +307,10 @@ public final class PN532Simulator: @unchecked Sendable {
             }
         }
         // Jobs queued just before the stop still run (their callers are waiting).
-        lock.lock(); let late = jobs; jobs.removeAll(); lock.unlock()
+        let late = shared.withLock { s in
+            defer { s.jobs.removeAll() }
+            return s.jobs
+        }
         for j in late { j() }
         stopped.signal()
     }

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The link between the daemon and the curtain controller (seed 001's connection state).
+/// The link between the daemon and the curtain controller, as the state and the web page show it.
 public enum CurtainConnection: String, Sendable, Codable, CaseIterable {
     /// No curtain is configured; the curtain side is off.
     case disabled
@@ -25,7 +25,7 @@ public enum CurtainMotion: String, Sendable, Codable, CaseIterable {
     case closing
 }
 
-/// The last request a person or client made of the curtain (seed 001's "user request").
+/// The last request a person or client made of the curtain (shown next to the curtain's own state).
 public enum CurtainRequestKind: String, Sendable, Codable, CaseIterable {
     case search, open, close, stop, moveTo, setSchedule, sync, reconnect
 }

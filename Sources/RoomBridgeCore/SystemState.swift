@@ -236,7 +236,7 @@ public actor SystemState {
         updateCurtain(new)
     }
 
-    /// Records a curtain request (seed 001's user request) and counts it.
+    /// Records a curtain request (what a person or client last asked of the curtain) and counts it.
     public func recordCurtainRequest(_ request: CurtainRequest) {
         counters.curtainRequests += 1
         var new = curtain

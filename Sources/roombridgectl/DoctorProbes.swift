@@ -46,7 +46,8 @@ struct BluetoothProbe: DoctorProbe {
         if let config, !config.bool("curtain.enabled") {
             return [Finding("bluetooth", "curtain", .skipped, "curtain.enabled is false")]
         }
-        var checks = await offPool { BluetoothDiagnostics.kernelChecks() }
+        let findings = await offPool { BluetoothKernelProbe.findings() }
+        var checks: [BluetoothCheck] = []
         do {
             let bus = try await DBusConnection.open(.system)
             let address = config?.string("curtain.address") ?? ""
@@ -58,7 +59,7 @@ struct BluetoothProbe: DoctorProbe {
             checks.append(BluetoothCheck("system bus", .failed, "cannot connect: \(error)",
                                          fix: "sudo systemctl start dbus (bluetoothd is reached over the system bus)"))
         }
-        return checks.map { c in
+        return findings + checks.map { c in
             let status: Finding.Status = switch c.status {
             case .ok: .ok
             case .warning: .warning

@@ -487,12 +487,6 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
             #expect(checks.count == 1 && checks[0].status == .failed)
         }
     }
-
-    @Test func kernelChecksGiveAFix() {
-        for c in BluetoothDiagnostics.kernelChecks() where c.status != .ok {
-            #expect(c.fix != nil)
-        }
-    }
 }
 
 @Suite struct ForwardToSystemStateTests {

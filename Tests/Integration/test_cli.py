@@ -178,6 +178,22 @@ def test_doctor_without_a_daemon_checks_the_host_without_libnfc_noise(tmpdir_pat
     assert socket_findings[0]["status"] == "failed" and "not running" in socket_findings[0]["detail"]
 
 
+def test_doctor_without_a_daemon_asks_the_kernel_for_bluetooth(tmpdir_path):
+    """The libbluetooth probe lives in roombridgectl (roombridged does not link libbluetooth): with the
+    curtain enabled it reports what the kernel offers, first among the Bluetooth findings, with a fix
+    for every problem."""
+    conf = tmpdir_path / "roombridged.toml"
+    conf.write_text(f'[database]\npath = "{tmpdir_path}/db.sqlite"\n[nfc]\nenabled = false\n'
+                    '[curtain]\nenabled = true\naddress = "C4:7C:8D:6A:3E:21"\n')
+    r = ctl("doctor", "--json", "--config", str(conf), socket=str(tmpdir_path / "none.sock"), timeout=60)
+    kernel = [f for f in findings(r) if f["area"] == "bluetooth"
+              and (f["check"] in ("kernel Bluetooth support", "HCI controllers") or f["check"].startswith("controller hci"))]
+    assert kernel, findings(r)
+    assert all(f.get("fix") for f in kernel if f["status"] != "ok"), kernel
+    if kernel[0]["check"] == "kernel Bluetooth support":  # a kernel without AF_BLUETOOTH, as on CI
+        assert kernel[0]["status"] == "failed" and "AF_BLUETOOTH" in kernel[0]["detail"]
+
+
 # --- 6. Socket errors ------------------------------------------------------------------------------
 
 def test_a_file_that_is_not_a_socket_is_named_as_such():

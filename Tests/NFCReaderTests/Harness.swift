@@ -13,7 +13,7 @@ import TestSupport
 struct NFCHardwareTests {}
 
 /// A simulator on a pty in a private temporary directory.
-final class SimHarness: @unchecked Sendable {
+final class SimHarness: Sendable {
     let dir: String
     let sim: PN532Simulator
     /// The commands the host (libnfc) sent, as the simulator received them.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import RoomBridgeCore
@@ -190,12 +191,11 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
 }
 
 /// A settable wall clock for tests.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Date
-    init(_ start: Date) { value = start }
+final class TestClock: Sendable {
+    private let value: Mutex<Date>
+    init(_ start: Date) { value = Mutex(start) }
     var now: Date {
-        get { lock.withLock { value } }
-        set { lock.withLock { value = newValue } }
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }
