@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building, running and testing RoomBridge needs on Debian 12 / Raspberry Pi OS:
-# the C libraries (libnfc, libdbus, libbluetooth, SQLite), the reference tools the tests compare
-# against (nfc-list, dbus-daemon, bluetoothctl, systemd-socket-activate) and the Python test clients.
+# the C libraries (libnfc, libdbus, libbluetooth, SQLite), the reference tools the tests and the
+# benchmarks compare against (nfc-list, nfc-poll, dbus-daemon, bluetoothctl,
+# systemd-socket-activate) and the Python test clients.
 # Safe to run again: it installs only what is missing. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
 APT_PACKAGES=(
-  pkg-config libnfc-dev libnfc-bin libusb-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev sqlite3
+  pkg-config libnfc-dev libnfc-bin libnfc-examples libusb-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev sqlite3
   dbus bluez systemd util-linux python3 python3-pip libglib2.0-bin xxd python3-dbus python3-gi
   varlink-go dpkg-dev lintian man-db chromium chromium-driver fonts-noto-cjk
 )

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Text forms of dates used in messages, logs and exports.
 public enum LendingFormat {
@@ -51,7 +55,7 @@ public enum RentalExport {
             v = "'" + v
         }
         if v.contains(where: { $0 == "\"" || $0 == "," || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) {
-            return "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            return "\"" + v.replacing("\"", with: "\"\"") + "\""
         }
         return v
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A page request for keyset paging: at most `limit` items after `cursor`.
 public struct PageRequest: Sendable, Hashable {

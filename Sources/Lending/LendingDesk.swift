@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One reader's lending desk: holds the arm session, applies ``LendingRules`` to taps and
 /// performs the resulting store operation. Create one per reader (its `location`).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Errors of the inventory and lending rules. Each message says what to do next.
 public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Glossary (seeds/000, seeds/003): a *device* is a lendable phone/tablet; a *user* borrows
 // devices; a *badge* is a user's card; a *tag* is the NFC sticker on a device; a *rental* is

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Tunable lending rules (from the daemon's configuration).
 public struct LendingPolicy: Sendable, Hashable {

@@ -12,8 +12,16 @@ public struct ReaderConfiguration: Sendable, Hashable {
     public var connstring: String?
     /// Modulations polled, in order.
     public var modulations: [PollModulation]
-    /// Pause between presence checks while a tag rests on the reader.
+    /// Pause between presence checks while a tag rests on the reader. A lift is reported within
+    /// this pause plus one failed check (`tagResponseTimeout` and the UART bytes of a READ).
     public var presenceCheckInterval: Duration
+    /// How long the PN53x waits for a tag's answer before it reports a timeout: libnfc's
+    /// NP_TIMEOUT_COM, sent as RFConfiguration item 0x02 (fRetryTimeout, 100 µs × 2^(n-1); 13 ms
+    /// becomes 12.8 ms — libnfc/chips/pn53x.c `pn53x_set_property_int`, `pn53x_int_to_timeout`).
+    /// Left alone, the chip waits 51.2 ms, and every presence check of a lifted tag costs that
+    /// (`pn53x_ISO14443A_MFUL_is_present` READs page 0 and reports the timeout as the tag gone).
+    /// NTAG21x answer a READ within about 1 ms and a WRITE within about 5 ms.
+    public var tagResponseTimeout: Duration
     /// InAutoPoll period in units of 150 ms (PN532), and polls per libnfc call.
     public var pollPeriod: UInt8
     public var pollCount: UInt8
@@ -23,11 +31,12 @@ public struct ReaderConfiguration: Sendable, Hashable {
 
     public init(connstring: String? = nil,
                 modulations: [PollModulation] = [.iso14443a, .felica212],
-                presenceCheckInterval: Duration = .milliseconds(100),
+                presenceCheckInterval: Duration = .milliseconds(50), tagResponseTimeout: Duration = .milliseconds(13),
                 pollPeriod: UInt8 = 1, pollCount: UInt8 = 4,
                 reconnectDelay: Duration = .milliseconds(100), maxReconnectDelay: Duration = .seconds(1)) {
         self.connstring = connstring; self.modulations = modulations
         self.presenceCheckInterval = presenceCheckInterval
+        self.tagResponseTimeout = tagResponseTimeout
         self.pollPeriod = pollPeriod; self.pollCount = pollCount
         self.reconnectDelay = reconnectDelay; self.maxReconnectDelay = maxReconnectDelay
     }
@@ -240,6 +249,9 @@ public final class NFCReaderLoop: @unchecked Sendable {
                 failure = LibNFC.strerror(dev)
             } else {
                 _ = nfc_device_set_property_bool(dev, NP_INFINITE_SELECT, false)
+                let timeout = configuration.tagResponseTimeout.components
+                _ = nfc_device_set_property_int(dev, NP_TIMEOUT_COM,
+                                                Int32(timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000))
                 let name = nfc_device_get_name(dev).map { String(cString: $0) } ?? id
                 emit(.connected(reader: id, name: name))
                 logger.info("NFC reader connected: \(name)")

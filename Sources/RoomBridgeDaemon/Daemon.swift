@@ -1,6 +1,11 @@
 import BlueZClient
 import CurtainProtocol
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import Lending
 import LendingStore
 import Logging

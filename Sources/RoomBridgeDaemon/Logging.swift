@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import Synchronization
 
@@ -79,7 +86,26 @@ public struct JournalAwareLogHandler: LogHandler {
     }
 
     private static func timestamp() -> String {
-        Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return utcTimestamp(seconds: Int(now.tv_sec), milliseconds: Int(now.tv_nsec) / 1_000_000)
+    }
+
+    /// ISO 8601 UTC time with milliseconds (`2026-11-24T06:48:01.465Z`), from libc's `gmtime_r`.
+    ///
+    /// Deliberately not `Date.formatted(.iso8601)`: that style builds a Gregorian `Calendar` in the
+    /// current time zone, and in a process that links full Foundation (GRDB does) looking up the
+    /// current zone loads ICU's zone tables, about 3 MiB of resident pages for the first log line.
+    static func utcTimestamp(seconds: Int, milliseconds: Int) -> String {
+        var time = time_t(seconds)
+        var t = tm()
+        gmtime_r(&time, &t)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(t.tm_year + 1900, 4))-\(pad(t.tm_mon + 1, 2))-\(pad(t.tm_mday, 2))"
+            + "T\(pad(t.tm_hour, 2)):\(pad(t.tm_min, 2)):\(pad(t.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
     }
 
     /// True when `$JOURNAL_STREAM` matches stderr (fd 2).

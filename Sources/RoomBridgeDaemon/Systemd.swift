@@ -55,7 +55,7 @@ public struct SystemdNotifier: Sendable {
     public func stopping() { send("STOPPING=1") }
 
     private func oneLine(_ s: String) -> String {
-        s.replacingOccurrences(of: "\n", with: " ")
+        s.replacing("\n", with: " ")
     }
 
     /// Half of `$WATCHDOG_USEC` when the watchdog is enabled for this process, else nil.

@@ -88,10 +88,14 @@ extension Bench {
         let watch = try WatchConnection(path: d.socketPath)
         _ = try watch.wait(for: "reader", where: { $0.contains(#""state":"connected""#) })
         let cpu = d.cpuPercent(over: idleSeconds)
+        var restingCPU = Double.nan
 
         let spec = try Self.deviceTagSpec(uid: "04A1B2C3D4E5F6")
         var tapMs: [Double] = [], wireMs: [Double] = [], removalMs: [Double] = []
-        for _ in 0..<taps {
+        // A hand lifts the tag at no particular moment of the reader's presence-check cycle:
+        // hold it a random 20–220 ms after the arrival event (seeded, the same every run).
+        var random = SeededGenerator(seed: 13)
+        for i in 0..<taps {
             try sim.ctl("counters reset")
             let t0 = monotonicSeconds()
             try sim.ctl("place \(spec)")
@@ -100,6 +104,8 @@ extension Bench {
             let counters = try sim.ctl("counters")
             let bytes = counters.split(separator: " ").dropFirst().compactMap { Int($0.split(separator: "=").last ?? "") }.reduce(0, +)
             wireMs.append(Double(bytes) * 10 / 115200 * 1000)
+            if i == 0 { restingCPU = d.cpuPercent(over: idleSeconds) }
+            Thread.sleep(forTimeInterval: Double.random(in: 0.020..<0.220, using: &random))
             let t1 = monotonicSeconds()
             try sim.ctl("remove")
             _ = try watch.wait(for: "tagRemoved")
@@ -136,14 +142,62 @@ extension Bench {
             p.waitUntilExit()
             if p.terminationStatus == 0 { mfulMs.append((monotonicSeconds() - t0) * 1000) }
         }
+        // A fresh simulator (the daemon shortened the chip's RF timeout on this one).
+        let pollSim = try SimulatorProcess(bin: bin, dir: work.appendingPathComponent("nfc-poll"), realistic: true)
+        defer { pollSim.stop() }
+        let pollMs = try Self.nfcPollRemovals(sim: pollSim, spec: spec, count: 10, random: &random)
         report.add(section: "NFC: PN532 simulator with realistic timing (115200-baud UART byte times + RF time)", rows: [
             Row("tap → Watch event, NTAG216 device tag (ms)", Stats(tapMs), peer: ("wire-time minimum of the bytes exchanged", Stats(wireMs))),
             Row("tap → Watch event (ms)", Stats(tapMs), peer: ("nfc-mfultralight r, same tag (whole memory)", Stats(mfulMs))),
-            Row("lift → removal event (ms)", Stats(removalMs), peer: nil),
+            Row("lift → removal event (ms)", Stats(removalMs),
+                peer: ("nfc-poll: libnfc's presence check back to back, chip timeout left at 51.2 ms", Stats(pollMs))),
+            Row.single("lift → removal event, p95 (ms)", Stats(removalMs).p95),
             Row("replug → reader connected event (ms)", Stats(replugMs), peer: nil),
             Row.single("SIGTERM while polling → daemon exited (ms)", stopMs),
             Row.single("CPU while polling with no tag (% of a core, \(Int(idleSeconds)) s)", cpu),
+            Row.single("CPU while a tag rests, presence checks (% of a core, \(Int(idleSeconds)) s)", restingCPU),
         ])
+    }
+
+    /// The peer for lift → removal: libnfc's example nfc-poll (package libnfc-examples) selects
+    /// the tag, then calls `nfc_initiator_target_is_present` back to back until it fails and
+    /// prints "done." (libnfc examples/nfc-poll.c). The tag is lifted after the same kind of
+    /// random hold as for the daemon; stdout is unbuffered (stdbuf) so lines arrive as printed.
+    static func nfcPollRemovals(sim: SimulatorProcess, spec: String, count: Int,
+                                random: inout SeededGenerator) throws -> [Double] {
+        var out: [Double] = []
+        for _ in 0..<count {
+            try sim.ctl("place \(spec)")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
+            p.arguments = ["-o0", "/usr/bin/nfc-poll"]
+            p.environment = ["LIBNFC_DEVICE": "pn532_uart:\(sim.link)", "LIBNFC_AUTO_SCAN": "false", "LIBNFC_LOG_LEVEL": "0"]
+            let pipe = Pipe()
+            p.standardOutput = pipe
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            var text = ""
+            func read(until marker: String) -> Bool {
+                while !text.contains(marker) {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { return false }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                return true
+            }
+            guard read(until: "Waiting for card removing") else {
+                p.waitUntilExit()
+                throw BenchError("nfc-poll found no tag: \(text)")
+            }
+            Thread.sleep(forTimeInterval: Double.random(in: 0.020..<0.220, using: &random))
+            let t0 = monotonicSeconds()
+            try sim.ctl("remove")
+            let done = read(until: "done.")
+            let ms = (monotonicSeconds() - t0) * 1000
+            p.waitUntilExit()
+            if done { out.append(ms) }
+        }
+        return out
     }
 
     /// Watch fan-out: one tap, delivered to 1,000 subscribers, next to the same with one subscriber.

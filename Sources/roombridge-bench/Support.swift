@@ -4,6 +4,7 @@ import Foundation
 struct Stats {
     let count: Int
     let p50: Double
+    let p95: Double
     let p99: Double
     let mean: Double
 
@@ -15,6 +16,7 @@ struct Stats {
             return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
         }
         p50 = pct(0.5)
+        p95 = pct(0.95)
         p99 = pct(0.99)
         mean = sorted.isEmpty ? .nan : sorted.reduce(0, +) / Double(sorted.count)
     }
@@ -124,6 +126,19 @@ struct TempDir {
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
+}
+
+/// SplitMix64: a seeded generator, so that every run draws the same "random" delays.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
 
 func monotonicSeconds() -> Double {
@@ -285,12 +300,6 @@ final class DaemonProcess {
     }
 
     var pid: Int32 { process.processIdentifier }
-
-    func rssKB() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
-    }
 
     /// utime+stime in clock ticks.
     func cpuTicks() -> Double {

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import RoomBridgeDaemon
 
 // The composition root lives in RoomBridgeDaemon; this file only hands over the process.

@@ -69,7 +69,7 @@ final class SimHarness: Sendable {
 /// from the simulator's traffic log: how a test knows what the reader is doing, without waiting
 /// for a moment.
 final class HostCommands: Sendable {
-    private let state = Mutex<(parser: PN532FrameParser, codes: [UInt8])>((PN532FrameParser(), []))
+    private let state = Mutex<(parser: PN532FrameParser, commands: [[UInt8]])>((PN532FrameParser(), []))
 
     /// Feeds one simulator log line; "pn532-sim: << <hex>" lines are bytes from the host.
     func record(logLine: String) {
@@ -82,13 +82,15 @@ final class HostCommands: Sendable {
             i += 2
         }
         state.withLock { s in
-            for case .command(let c) in s.parser.feed(bytes) { if let code = c.first { s.codes.append(code) } }
+            for case .command(let c) in s.parser.feed(bytes) where !c.isEmpty { s.commands.append(c) }
         }
     }
 
+    /// All commands so far (code first, then the parameters), oldest first.
+    var commands: [[UInt8]] { state.withLock { $0.commands } }
     /// All command codes so far, oldest first.
-    var codes: [UInt8] { state.withLock { $0.codes } }
-    var count: Int { state.withLock { $0.codes.count } }
+    var codes: [UInt8] { state.withLock { $0.commands.map { $0[0] } } }
+    var count: Int { state.withLock { $0.commands.count } }
 }
 
 /// Collects the events of a stream so tests can wait for them.

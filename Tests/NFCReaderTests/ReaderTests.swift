@@ -283,6 +283,18 @@ extension NFCHardwareTests {
             #expect(status == 0 && out.contains("NFC device:"), "\(out)")
         }
 
+        @Test("the chip's wait for a tag's answer is set to 12.8 ms (libnfc leaves 51.2 ms): a lifted tag's presence check fails sooner")
+        func shortTagResponseTimeout() async throws {
+            let h = try SimHarness()
+            let (loop, _) = try await startLoop(h)
+            // RFConfiguration (0x32) item 0x02: RFU, ATR_RES timeout 0x0B (libnfc's 102.4 ms),
+            // fRetryTimeout 0x08 (100 µs × 2^7).
+            try await eventually("the reader configured the RF timeouts") {
+                h.host.commands.contains([0x32, 0x02, 0x00, 0x0B, 0x08])
+            }
+            await loop.stop()
+        }
+
         @Test("realistic timing (UART byte times, RF time): a tap is read whole and its removal seen")
         func realisticTiming() async throws {
             let h = try SimHarness(realisticTiming: true)
