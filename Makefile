@@ -52,11 +52,12 @@ release:
 	$(SWIFT) build -c release --static-swift-stdlib --product bluez-sim
 	$(SWIFT) build -c release --static-swift-stdlib --product roombridge-web
 
-# make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the two binaries
+# make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the three programs
 # (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
 deb:
 	$(SWIFT) build -c release --static-swift-stdlib --product roombridged
 	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridge-web
 	packaging/build-deb.sh .build/release .
 
 BINDIR      = $(PREFIX)/bin
@@ -78,10 +79,11 @@ install:
 	@test -x $(RELEASE_BIN)/roombridged || { echo "run 'make release' first"; exit 1; }
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 	  $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(DBUSDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)/etc/roombridge
-	install -m 0755 $(RELEASE_BIN)/roombridged $(RELEASE_BIN)/roombridgectl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(RELEASE_BIN)/roombridged $(RELEASE_BIN)/roombridgectl $(RELEASE_BIN)/roombridge-web $(DESTDIR)$(BINDIR)/
 	for b in pn532-sim bluez-sim; do [ ! -x $(RELEASE_BIN)/$$b ] || install -m 0755 $(RELEASE_BIN)/$$b $(DESTDIR)$(BINDIR)/; done
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/roombridged.service.in > $(DESTDIR)$(SYSTEMDDIR)/roombridged.service
-	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/roombridged.service
+	sed 's|@BINDIR@|$(BINDIR)|g' systemd/roombridge-web.service.in > $(DESTDIR)$(SYSTEMDDIR)/roombridge-web.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/roombridged.service $(DESTDIR)$(SYSTEMDDIR)/roombridge-web.service
 	install -m 0644 systemd/roombridged.socket $(DESTDIR)$(SYSTEMDDIR)/
 	install -m 0644 systemd/roombridge.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/roombridge.conf
 	install -m 0644 systemd/roombridge.tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/roombridge.conf
@@ -93,8 +95,10 @@ install:
 	$(RELEASE_BIN)/roombridgectl --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/roombridgectl
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/roombridged $(DESTDIR)$(BINDIR)/roombridgectl $(DESTDIR)$(BINDIR)/pn532-sim $(DESTDIR)$(BINDIR)/bluez-sim
-	rm -f $(DESTDIR)$(SYSTEMDDIR)/roombridged.service $(DESTDIR)$(SYSTEMDDIR)/roombridged.socket
+	rm -f $(DESTDIR)$(BINDIR)/roombridged $(DESTDIR)$(BINDIR)/roombridgectl $(DESTDIR)$(BINDIR)/roombridge-web \
+	  $(DESTDIR)$(BINDIR)/pn532-sim $(DESTDIR)$(BINDIR)/bluez-sim
+	rm -f $(DESTDIR)$(SYSTEMDDIR)/roombridged.service $(DESTDIR)$(SYSTEMDDIR)/roombridged.socket \
+	  $(DESTDIR)$(SYSTEMDDIR)/roombridge-web.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/roombridge.conf $(DESTDIR)$(TMPFILESDIR)/roombridge.conf
 	rm -f $(DESTDIR)$(UDEVDIR)/60-roombridge-nfc.rules $(DESTDIR)$(DBUSDIR)/roombridge.conf
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/roombridgectl

@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // MARK: C libraries — one thin module each; nothing outside the adapters imports them.
@@ -146,12 +148,18 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "bluez-sim", dependencies: [
-            "BlueZSimulator", "DBus", "CurtainProtocol",
+            "BlueZSimulator", "DBus", "CurtainProtocol", "DBusTestSupport",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
         // MARK: Tests mirror modules; TestSupport holds what every suite shares (the `eventually` wait).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        // A private dbus-daemon (for the D-Bus suites, and for bluez-sim's own bus) and the reference
+        // tools run to completion, both spawned through swift-subprocess.
+        .target(name: "DBusTestSupport", dependencies: [
+            .product(name: "Subprocess", package: "swift-subprocess"),
+            .product(name: "SystemPackage", package: "swift-system"),
+        ], path: "Tests/DBusTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PresenceTests", dependencies: ["TestSupport", "Presence"], swiftSettings: swiftSettings),
@@ -162,13 +170,15 @@ let package = Package(
         .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "NDEF", "PN532Simulator",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBus"], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBusTestSupport", "DBus",
+            .product(name: "Subprocess", package: "swift-subprocess"),
+        ], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: ["TestSupport", "Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "BlueZSimulator", "DBus", "CurtainProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
             "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),

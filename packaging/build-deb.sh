@@ -17,8 +17,8 @@ maintainer=${DEB_MAINTAINER:-"RoomBridge maintainers <maintainers@roombridge.inv
 for tool in dpkg-deb dpkg-shlibdeps dpkg-parsechangelog strip python3; do
   command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (apt-get install dpkg-dev binutils python3)" >&2; exit 1; }
 done
-[ -x "$bin/roombridged" ] && [ -x "$bin/roombridgectl" ] || {
-  echo "build-deb: no roombridged/roombridgectl in $bin; build them first (make release)" >&2; exit 1; }
+[ -x "$bin/roombridged" ] && [ -x "$bin/roombridgectl" ] && [ -x "$bin/roombridge-web" ] || {
+  echo "build-deb: no roombridged/roombridgectl/roombridge-web in $bin; build them first (make release)" >&2; exit 1; }
 
 version=$("$bin/roombridged" --version | awk '{print $2}')
 arch=$(dpkg --print-architecture)
@@ -43,7 +43,8 @@ make -s -C "$top" install DESTDIR="$root" PREFIX=/usr RELEASE_BIN="$bin" \
 rm -f "$root/usr/bin/pn532-sim" "$root/usr/bin/bluez-sim"   # simulators are not part of the package
 # A completion file is sourced, not run: no "#!" line.
 sed -i '1{/^#!/d}' "$root/usr/share/bash-completion/completions/roombridgectl"
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/roombridged" "$root/usr/bin/roombridgectl"
+programs=("$root/usr/bin/roombridged" "$root/usr/bin/roombridgectl" "$root/usr/bin/roombridge-web")
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "${programs[@]}"
 
 doc="$root/usr/share/doc/roombridge"
 install -m 0644 "$deb/copyright" "$doc/copyright"
@@ -55,6 +56,8 @@ install -d "$man/man1" "$man/man8"
 sed "s/^\.TH ROOMBRIDGED 8 [^ ]*/.TH ROOMBRIDGED 8 $day/" "$top/packaging/man/roombridged.8" | gzip -9n > "$man/man8/roombridged.8.gz"
 "$bin/roombridgectl" --experimental-dump-help \
   | python3 "$top/packaging/manpage.py" roombridgectl 1 "$version" "$day" | gzip -9n > "$man/man1/roombridgectl.1.gz"
+"$bin/roombridge-web" --experimental-dump-help \
+  | python3 "$top/packaging/manpage.py" roombridge-web 1 "$version" "$day" | gzip -9n > "$man/man1/roombridge-web.1.gz"
 
 # Control area.
 install -d -m 0755 "$root/DEBIAN"
@@ -62,7 +65,7 @@ install -m 0755 "$deb/postinst" "$deb/prerm" "$deb/postrm" "$root/DEBIAN/"
 install -m 0644 "$deb/conffiles" "$root/DEBIAN/"
 mkdir -p "$work/src/debian"
 printf 'Source: roombridge\n\nPackage: roombridge\nArchitecture: any\n' > "$work/src/debian/control"
-depends=$(cd "$work/src" && dpkg-shlibdeps -O "$root/usr/bin/roombridged" "$root/usr/bin/roombridgectl" \
+depends=$(cd "$work/src" && dpkg-shlibdeps -O "${programs[@]}" \
             | sed -n 's/^shlibs:Depends=//p')
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \

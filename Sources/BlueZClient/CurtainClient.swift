@@ -47,7 +47,7 @@ public struct CurtainClientConfiguration: Sendable {
     }
 }
 
-/// The BLE curtain over BlueZ's D-Bus API (the adapter side of seeds/001).
+/// The BLE curtain over BlueZ's D-Bus API: the daemon's side of the curtain link.
 ///
 /// ``run()`` keeps a connection to the curtain: it follows `org.bluez` on the bus, caches BlueZ's objects
 /// (GetManagedObjects + InterfacesAdded/Removed + PropertiesChanged), chooses the adapter, searches with a

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// Reads notifications from an AcquireNotify socket (SOCK_SEQPACKET, one notification per packet) on a
 /// dedicated thread, so that waiting never blocks the Swift cooperative pool or an actor.
@@ -13,8 +14,7 @@ import Foundation
 /// with `MSG_DONTWAIT`, treating EAGAIN/EINTR as "wait again". We deliberately do not clear O_NONBLOCK with
 /// `fcntl`: poll works for blocking and non-blocking descriptors alike, leaves the description as BlueZ made
 /// it, and gives the thread one place to sleep that `stop()` (shutdown) wakes.
-/// (`NSLock` rather than `Mutex`: it is built on pthread mutexes, which ThreadSanitizer understands.)
-final class NotifySocketReader: @unchecked Sendable {
+final class NotifySocketReader: Sendable {
     /// What the reader delivers: packets in arrival order, then exactly one `ended`.
     enum Item: Sendable, Equatable {
         case packet([UInt8])
@@ -24,10 +24,8 @@ final class NotifySocketReader: @unchecked Sendable {
     }
 
     let items: AsyncStream<Item>
-    private let lock = NSLock()
     private let fd: Int32
-    private var closed = false // guarded by lock
-    private var stopRequested = false // guarded by lock
+    private let state = Mutex((closed: false, stopRequested: false))
 
     /// Takes ownership of `fd`.
     init(fd: Int32) {
@@ -76,10 +74,10 @@ final class NotifySocketReader: @unchecked Sendable {
                 }
             }
         }
-        let stopped = lock.withLock {
-            closed = true
+        let stopped = state.withLock { s in
+            s.closed = true
             close(fd)
-            return stopRequested
+            return s.stopRequested
         }
         continuation.yield(.ended(reason: stopped ? "stopped" : reason, stopped: stopped))
         continuation.finish()
@@ -87,9 +85,9 @@ final class NotifySocketReader: @unchecked Sendable {
 
     /// Wakes the reader (it then closes the socket). Idempotent.
     func stop() {
-        lock.withLock {
-            stopRequested = true
-            if !closed { shutdown(fd, Int32(SHUT_RDWR)) }
+        state.withLock { s in
+            s.stopRequested = true
+            if !s.closed { shutdown(fd, Int32(SHUT_RDWR)) }
         }
     }
 }

@@ -1,4 +1,4 @@
-/// UUIDs of the curtain controller's GATT profile, version 1 (shared/protocols/curtain-gatt.md).
+/// UUIDs of the curtain controller's GATT profile, version 1 (docs/curtain-gatt.md).
 ///
 /// BlueZ reports UUIDs as lower-case 128-bit strings (`Device1.UUIDs`, `GattService1.UUID`,
 /// `GattCharacteristic1.UUID`), so these are lower case and comparisons should use

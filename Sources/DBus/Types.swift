@@ -1,5 +1,6 @@
 internal import CDBus
 import Glibc
+import Synchronization
 
 
 /// A validated D-Bus object path such as `/org/bluez/hci0`.
@@ -160,10 +161,10 @@ public struct DBusSignature: Sendable, Hashable, CustomStringConvertible, Expres
 /// The descriptor is owned by this object and closed when it is deallocated; use `duplicate()`
 /// to obtain a descriptor you own, or `take()` to take over this one.
 public final class DBusUnixFD: Sendable, Hashable, CustomStringConvertible {
-    private let fd: Locked<Int32>
+    private let fd: Mutex<Int32>
 
     /// Takes ownership of `fd` (it will be closed by this object).
-    public init(taking fd: Int32) { self.fd = Locked(fd) }
+    public init(taking fd: Int32) { self.fd = Mutex(fd) }
 
     /// Duplicates `fd` (close-on-exec); the caller keeps ownership of `fd`.
     public init(duplicating fd: Int32) throws(DBusError) {
@@ -171,7 +172,7 @@ public final class DBusUnixFD: Sendable, Hashable, CustomStringConvertible {
         guard d >= 0 else {
             throw DBusError.invalidArgs("cannot duplicate file descriptor \(fd): errno \(errno)")
         }
-        self.fd = Locked(d)
+        self.fd = Mutex(d)
     }
 
     deinit {

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// Glossary (seeds/000, seeds/003): a *device* is a lendable phone/tablet; a *user* borrows
+// Glossary (docs/glossary.md): a *device* is a lendable phone/tablet; a *user* borrows
 // devices; a *badge* is a user's card; a *tag* is the NFC sticker on a device; a *rental* is
 // one lend..return period (active while `returnedAt` is nil); the *device log* is the
 // per-field change history of a device.
@@ -17,7 +17,7 @@ public typealias UserID = String
 public typealias GroupID = String
 
 /// A kind of device (Android phone, iPhone, tablet, …), kept as data with a stable ID so
-/// that adding a kind needs no code change (seeds/003).
+/// that adding a kind needs no code change.
 public struct DeviceGroup: Sendable, Hashable, Codable {
     /// Stable identifier used by devices (`android-phone`, `iphone`, …).
     public var id: GroupID
@@ -49,7 +49,7 @@ public enum DeviceStatus: String, Sendable, Hashable, Codable, CaseIterable {
     case disposed
 }
 
-/// A lendable device (seeds/000 `DeviceModel`). Whether it is lent is *not* stored here:
+/// A lendable device. Whether it is lent is *not* stored here:
 /// it is derived from the active rental (see ``DeviceRecord``).
 public struct Device: Sendable, Hashable, Codable {
     public var id: DeviceID
@@ -119,7 +119,7 @@ public enum DeviceLogOperation: String, Sendable, Hashable, Codable, CaseIterabl
     case delete
 }
 
-/// One row of a device's change history (seeds/000 `DeviceLogModel`): one row per field.
+/// One row of a device's change history: one row per changed field.
 public struct DeviceLogEntry: Sendable, Hashable, Codable {
     /// Store-assigned, increasing.
     public var id: Int64
@@ -144,7 +144,7 @@ public struct DeviceLogEntry: Sendable, Hashable, Codable {
     }
 }
 
-/// A person who borrows devices (seeds/000 `UserModel`).
+/// A person who borrows devices.
 public struct User: Sendable, Hashable, Codable {
     public var id: UserID
     public var name: String
@@ -206,7 +206,7 @@ public enum UIDBinding: Sendable, Hashable {
     case badge(Badge, User)
 }
 
-/// One lend..return period (seeds/000 `RentalModel`). Device and user facts are copied so
+/// One lend..return period. Device and user facts are copied so
 /// that history survives deleting the device or the user.
 public struct Rental: Sendable, Hashable, Codable {
     /// Store-assigned, increasing.

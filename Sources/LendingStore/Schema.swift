@@ -14,7 +14,7 @@ enum Schema {
         return migrator
     }
 
-    /// Version 1: the seed's data model as first shipped (group as free text, a stored
+    /// Version 1: the data model as first shipped (group as free text, a stored
     /// `is_rental` flag, no badges or tag bindings, no unique active rental).
     static let v1 = """
         CREATE TABLE devices (
@@ -90,7 +90,7 @@ enum Schema {
             CREATE INDEX device_log_by_device ON device_log(device_id, id);
             """)
 
-        // Statuses: v1 stored free text (the seed's app wrote 正常 / 故障 / 廃棄). Unknown
+        // Statuses: v1 stored free text (the earlier lending app wrote 正常 / 故障 / 廃棄). Unknown
         // values become `broken` — not lendable until an administrator looks — and every
         // mapped value is logged with its original text.
         let mappedStatus = """

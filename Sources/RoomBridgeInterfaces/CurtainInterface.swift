@@ -85,7 +85,7 @@ public protocol CurtainControlling: Sendable {
     func perform(_ request: CurtainControlRequest) async throws(CurtainControlError)
 }
 
-/// `io.roombridge.Curtain`: the BLE curtain (seeds/001, curtain-gatt.md).
+/// `io.roombridge.Curtain`: the BLE curtain (docs/curtain-gatt.md).
 public struct CurtainInterface: VarlinkInterface {
     /// The interface name.
     public static let interfaceName = "io.roombridge.Curtain"
@@ -171,7 +171,7 @@ public struct CurtainInterface: VarlinkInterface {
     }
 
     public static let idl = """
-        # The BLE curtain (seeds/001): its state, motions and the controller's own schedule.
+        # The BLE curtain: its state, motions and the controller's own schedule.
         # The controller is the source of truth: state comes from what it notifies.
         # Commands return once the controller accepted the write; follow the motion with
         # io.roombridge.State.Watch (curtain events). Commands need the authorised group.

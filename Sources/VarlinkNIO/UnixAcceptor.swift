@@ -93,7 +93,7 @@ final class UnixAcceptor: Sendable {
 }
 
 /// The accept thread's state (owned by that thread).
-private final class AcceptLoop: @unchecked Sendable {
+private final class AcceptLoop: Sendable {
     let listenFD: Int32
     let wakeFD: Int32
     let continuation: AsyncStream<UnixAcceptor.Accepted>.Continuation

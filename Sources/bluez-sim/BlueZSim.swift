@@ -1,3 +1,4 @@
+import DBusTestSupport
 import ArgumentParser
 import BlueZSimulator
 import CurtainProtocol

@@ -212,10 +212,9 @@ final class BlockingClient {
 }
 
 /// The peer for socket figures: a thread that answers each NUL-terminated message with fixed bytes.
-final class EchoServer: @unchecked Sendable {
+final class EchoServer: Sendable {
     let path: String
     private let listener: Int32
-    private var thread: Thread?
 
     init(path: String, reply: [UInt8]) throws {
         self.path = path
@@ -246,7 +245,6 @@ final class EchoServer: @unchecked Sendable {
             Glibc.close(conn)
         }
         t.start()
-        thread = t
     }
 
     func stop() {

@@ -1,3 +1,4 @@
+import DBusTestSupport
 import BlueZSimulator
 import CurtainProtocol
 import DBus

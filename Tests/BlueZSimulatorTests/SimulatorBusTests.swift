@@ -1,3 +1,4 @@
+import DBusTestSupport
 import CurtainProtocol
 import DBus
 import Foundation

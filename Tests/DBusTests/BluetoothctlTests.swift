@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Glibc
 import Testing
 @testable import DBus
@@ -33,9 +34,9 @@ import Testing
         ])])
         try await bluez.requestName("org.bluez")
         let env = ["DBUS_SYSTEM_BUS_ADDRESS": daemon.address, "PATH": "/usr/bin:/bin"]
-        let list = try await ChildProcess.run("/usr/bin/bluetoothctl", ["--timeout", "2", "list"], environment: env)
+        let list = try await runTool("/usr/bin/bluetoothctl", ["--timeout", "2", "list"], environment: env)
         #expect(list.stdout.contains("Controller 00:11:22:33:44:55 roombridge [default]"), "\(list.stdout) \(list.stderr)")
-        let devices = try await ChildProcess.run("/usr/bin/bluetoothctl", ["--timeout", "2", "devices"], environment: env)
+        let devices = try await runTool("/usr/bin/bluetoothctl", ["--timeout", "2", "devices"], environment: env)
         #expect(devices.stdout.contains("Device AA:BB:CC:DD:EE:FF Curtain"), "\(devices.stdout) \(devices.stderr)")
         await bluez.close()
         await daemon.stop()

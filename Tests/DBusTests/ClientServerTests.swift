@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Glibc
 import Testing
 import TestSupport
@@ -108,7 +109,7 @@ import TestSupport
 
     @Test func cancellingACallThrowsCancellationError() async throws {
         let bus = try await Bus.start()
-        let sleeping = Locked(0)
+        let sleeping = SharedValue(0)
         try bus.server.export(testPath, interfaces: [echoInterface(sleeping: sleeping)])
         let dest = bus.server.uniqueName
         let client = bus.client
@@ -168,7 +169,7 @@ import TestSupport
 
     @Test func busGoingAwayIsReportedAndDoesNotExit() async throws {
         let bus = try await Bus.start()
-        let sleeping = Locked(0)
+        let sleeping = SharedValue(0)
         try bus.server.export(testPath, interfaces: [echoInterface(sleeping: sleeping)])
         let stream = try await bus.client.signals(matching: DBusMatchRule(interface: testInterface))
         let dest = bus.server.uniqueName
@@ -202,7 +203,7 @@ import TestSupport
     @Test func callsCanBeHandledInArrivalOrder() async throws {
         let bus = try await Bus.start()
         bus.server.handleCallsInOrder()
-        let log = Locked<[UInt32]>([])
+        let log = SharedValue<[UInt32]>([])
         try bus.server.export(testPath, interfaces: [DBusInterface(testInterface, methods: [
             DBusMethod("Append", in: [DBusArgument("n", "u")]) { call in
                 let n = try UInt32(dbusValue: call.arguments[0])
@@ -317,7 +318,7 @@ import TestSupport
 
     @Test func closingFailsPendingCallsWithDisconnected() async throws {
         let bus = try await Bus.start()
-        let sleeping = Locked(0)
+        let sleeping = SharedValue(0)
         try bus.server.export(testPath, interfaces: [echoInterface(sleeping: sleeping)])
         let dest = bus.server.uniqueName
         let client = bus.client
@@ -363,6 +364,7 @@ import TestSupport
     }
 }
 
-final class WeakRef: @unchecked Sendable {
+/// A weak reference the test keeps on its own task (not Sendable: it is never shared).
+final class WeakRef {
     weak var value: AnyObject?
 }

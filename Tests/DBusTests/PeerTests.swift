@@ -1,4 +1,6 @@
+import DBusTestSupport
 import Glibc
+import Subprocess
 import Testing
 @testable import DBus
 
@@ -69,41 +71,43 @@ let pythonObserver = pythonConversion + """
         let client = try await DBusConnection.open(.address(daemon.address))
         let owners = try await client.nameOwnerChanges(of: "com.example.Ref")
         #expect(try await next(owners) == .unowned)
-        let python = try ChildProcess("/usr/bin/python3", ["-c", pythonService, daemon.address])
-        #expect(await python.readLine() == "READY")
-        guard case .owned(let unique) = try await next(owners) else {
-            Issue.record("no owner")
-            return
+        _ = try await run(.path("/usr/bin/python3"), arguments: ["-c", pythonService, daemon.address],
+                          input: .none, output: .sequence, error: .discarded) { python in
+            defer { try? python.send(signal: .terminate) }
+            var lines = python.standardOutput.strings().makeAsyncIterator()
+            #expect(try await lines.next() == "READY")
+            guard case .owned(let unique) = try await next(owners) else {
+                Issue.record("no owner")
+                return
+            }
+            let reply = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref",
+                                              member: "Concat", arguments: [.string("id"), .bytes([0xCA, 0xFE])])
+            #expect(reply.count == 2)
+            #expect(try reply[0].string() == "id:cafe")
+            #expect(try reply[1].stringVariantDictionary() == ["len": .uint32(2)])
+            await #expect(throws: DBusError(name: "com.example.Error.Bad", message: "bad thing happened")) {
+                _ = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref", member: "Fail")
+            }
+            let signals = try await client.signals(matching: DBusMatchRule(sender: "com.example.Ref", interface: "com.example.Ref", member: "Changed"))
+            _ = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref",
+                                      member: "Emit", arguments: [.string("moved")])
+            let s = try await next(signals)
+            #expect(s.body == [.string("moved")])
+            #expect(s.sender == unique)
+            // Pass a pipe's read end; python reads it to EOF.
+            if client.canPassUnixFDs {
+                var fds: [Int32] = [-1, -1]
+                #expect(pipe(&fds) == 0)
+                _ = "through a pipe".withCString { write(fds[1], $0, strlen($0)) }
+                close(fds[1])
+                let fd = DBusUnixFD(taking: fds[0])
+                let r = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref",
+                                              member: "ReadFD", arguments: [.unixFD(fd)])
+                #expect(r == [.string("through a pipe")])
+            } else {
+                Issue.record("the private bus should support unix fd passing")
+            }
         }
-        let reply = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref",
-                                          member: "Concat", arguments: [.string("id"), .bytes([0xCA, 0xFE])])
-        #expect(reply.count == 2)
-        #expect(try reply[0].string() == "id:cafe")
-        #expect(try reply[1].stringVariantDictionary() == ["len": .uint32(2)])
-        await #expect(throws: DBusError(name: "com.example.Error.Bad", message: "bad thing happened")) {
-            _ = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref", member: "Fail")
-        }
-        let signals = try await client.signals(matching: DBusMatchRule(sender: "com.example.Ref", interface: "com.example.Ref", member: "Changed"))
-        _ = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref",
-                                  member: "Emit", arguments: [.string("moved")])
-        let s = try await next(signals)
-        #expect(s.body == [.string("moved")])
-        #expect(s.sender == unique)
-        // Pass a pipe's read end; python reads it to EOF.
-        if client.canPassUnixFDs {
-            var fds: [Int32] = [-1, -1]
-            #expect(pipe(&fds) == 0)
-            _ = "through a pipe".withCString { write(fds[1], $0, strlen($0)) }
-            close(fds[1])
-            let fd = DBusUnixFD(taking: fds[0])
-            let r = try await client.call(destination: "com.example.Ref", path: "/com/example/Ref", interface: "com.example.Ref",
-                                          member: "ReadFD", arguments: [.unixFD(fd)])
-            #expect(r == [.string("through a pipe")])
-        } else {
-            Issue.record("the private bus should support unix fd passing")
-        }
-        python.signal(SIGTERM)
-        _ = await python.waitForExit()
         #expect(try await next(owners) == .unowned)
         await client.close()
         await daemon.stop()
@@ -216,23 +220,29 @@ let pythonObserver = pythonConversion + """
             DBusProperty("Powered", value: .boolean(true), access: .readwrite),
             DBusProperty("Address", value: .string("00:11:22:33:44:55")),
         ])])
-        let python = try ChildProcess("/usr/bin/python3", ["-c", pythonObserver, bus.daemon.address])
-        let objects = await python.readLine()
-        #expect(objects == """
-            ["objects", {"/org/bluez/hci0": {"org.bluez.Adapter1": {"Address": "00:11:22:33:44:55", "Powered": true}, \
-            "org.freedesktop.DBus.Introspectable": {}, "org.freedesktop.DBus.Properties": {}}}]
-            """)
-        #expect(await python.readLine() == "READY")
-        let device: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
-        try bus.server.export(device, interfaces: [DBusInterface("org.bluez.Device1", properties: [
-            DBusProperty("Connected", value: .boolean(false)),
-            DBusProperty("ManufacturerData", value: .dictionary(keySignature: "q", valueSignature: "v",
-                                                                 [DBusDictEntry(.uint16(0xFFFF), .variant(.bytes([1, 2])))])),
-        ])])
-        try bus.server.updateProperty("Connected", interface: "org.bluez.Device1", path: device, value: .boolean(true))
-        bus.server.unexport(device)
-        let (_, stdout, stderr) = await python.finish()
-        let lines = stdout.split(separator: "\n").map(String.init)
+        let python = try await run(.path("/usr/bin/python3"), arguments: ["-c", pythonObserver, bus.daemon.address],
+                                   input: .none, output: .sequence, error: .string(limit: 1 << 20)) { python in
+            defer { try? python.send(signal: .terminate) }  // on a failure; it exits by itself after "removed"
+            var lines = python.standardOutput.strings().makeAsyncIterator()
+            let objects = try await lines.next()
+            #expect(objects == """
+                ["objects", {"/org/bluez/hci0": {"org.bluez.Adapter1": {"Address": "00:11:22:33:44:55", "Powered": true}, \
+                "org.freedesktop.DBus.Introspectable": {}, "org.freedesktop.DBus.Properties": {}}}]
+                """)
+            #expect(try await lines.next() == "READY")
+            let device: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
+            try bus.server.export(device, interfaces: [DBusInterface("org.bluez.Device1", properties: [
+                DBusProperty("Connected", value: .boolean(false)),
+                DBusProperty("ManufacturerData", value: .dictionary(keySignature: "q", valueSignature: "v",
+                                                                     [DBusDictEntry(.uint16(0xFFFF), .variant(.bytes([1, 2])))])),
+            ])])
+            try bus.server.updateProperty("Connected", interface: "org.bluez.Device1", path: device, value: .boolean(true))
+            bus.server.unexport(device)
+            var rest: [String] = []
+            while let line = try await lines.next() { rest.append(line) }
+            return rest
+        }
+        let lines = python.closureResult, stderr = python.standardError ?? ""
         #expect(lines == [
             """
             ["added", "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF", {"org.bluez.Device1": {"Connected": false, "ManufacturerData": {"65535": [1, 2]}}, \

@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Glibc
 import Testing
 @testable import DBus
@@ -36,7 +37,7 @@ import Testing
 
     @Test func dbusSendCallsOurObject() async throws {
         try await withServer { _, address in
-            let r = try await ChildProcess.run("/usr/bin/dbus-send", [
+            let r = try await runTool("/usr/bin/dbus-send", [
                 "--bus=\(address)", "--print-reply", "--dest=org.roombridge.Ref", testPath.rawValue, "org.roombridge.Test.Echo",
                 "string:héllo", "int32:-5", "uint64:18446744073709551615", "byte:255", "boolean:true", "double:2.5",
                 "objpath:/a/b", "array:string:x,y", "dict:string:int32:k,7", "variant:uint16:9",
@@ -50,7 +51,7 @@ import Testing
                 "array [", "dict entry(", "string \"k\"", "int32 7", ")", "]", "variant uint16 9",
             ])
             // Errors keep name and text.
-            let e = try await ChildProcess.run("/usr/bin/dbus-send", [
+            let e = try await runTool("/usr/bin/dbus-send", [
                 "--bus=\(address)", "--print-reply", "--dest=org.roombridge.Ref", testPath.rawValue, "org.roombridge.Test.Fail",
                 "string:org.bluez.Error.Failed", "string:Operation failed with ATT error: 0x13",
             ])
@@ -61,7 +62,7 @@ import Testing
 
     @Test func gdbusCallsOurObject() async throws {
         try await withServer { _, address in
-            let r = try await ChildProcess.run("/usr/bin/gdbus", [
+            let r = try await runTool("/usr/bin/gdbus", [
                 "call", "--address", address, "--dest", "org.roombridge.Ref", "--object-path", testPath.rawValue,
                 "--method", "org.roombridge.Typed.Mirror",
                 "'text'", "{'RSSI': <int16 -60>, 'UUIDs': <['180f']>}", "[byte 1, 2, 0xff]", "(-1, 9000000000)", "true", "0.5", "'/org/bluez/hci0'",
@@ -69,13 +70,13 @@ import Testing
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.trimmingCharacters() ==
                 "('text', {'RSSI': <int16 -60>, 'UUIDs': <['180f']>}, [byte 0x01, 0x02, 0xff], (-1, int64 9000000000), true, 0.5, objectpath '/org/bluez/hci0')")
-            let d = try await ChildProcess.run("/usr/bin/gdbus", [
+            let d = try await runTool("/usr/bin/gdbus", [
                 "call", "--address", address, "--dest", "org.roombridge.Ref", "--object-path", testPath.rawValue,
                 "--method", "org.roombridge.Typed.Describe", "<(uint32 7, <'x'>)>",
             ])
             #expect(d.stdout.trimmingCharacters() == "('(uv)=(uint32 7, <\"x\">)',)", "\(d.stderr)")
             // Properties through GLib's client.
-            let g = try await ChildProcess.run("/usr/bin/gdbus", [
+            let g = try await runTool("/usr/bin/gdbus", [
                 "call", "--address", address, "--dest", "org.roombridge.Ref", "--object-path", testPath.rawValue,
                 "--method", "org.freedesktop.DBus.Properties.GetAll", "org.roombridge.Typed",
             ])
@@ -85,7 +86,7 @@ import Testing
 
     @Test func busctlCallsOurObject() async throws {
         try await withServer { bus, address in
-            let r = try await ChildProcess.run("/usr/bin/busctl", [
+            let r = try await runTool("/usr/bin/busctl", [
                 "--address=\(address)", "call", "org.roombridge.Ref", testPath.rawValue, "org.roombridge.Test", "Echo", "--",
                 "sa{sv}aynqtxg", "hi", "2", "Powered", "b", "true", "Alias", "s", "room", "3", "1", "2", "3",
                 "-7", "65535", "18446744073709551615", "-9223372036854775808", "a{sv}",
@@ -94,16 +95,16 @@ import Testing
             // Dictionary entries keep their wire order.
             #expect(r.stdout.trimmingCharacters() ==
                 "sa{sv}aynqtxg \"hi\" 2 \"Powered\" b true \"Alias\" s \"room\" 3 1 2 3 -7 65535 18446744073709551615 -9223372036854775808 \"a{sv}\"")
-            let p = try await ChildProcess.run("/usr/bin/busctl", [
+            let p = try await runTool("/usr/bin/busctl", [
                 "--address=\(address)", "get-property", "org.roombridge.Ref", testPath.rawValue, "org.roombridge.Typed", "Position",
             ])
             #expect(p.stdout.trimmingCharacters() == "y 10", "\(p.stderr)")
-            let s = try await ChildProcess.run("/usr/bin/busctl", [
+            let s = try await runTool("/usr/bin/busctl", [
                 "--address=\(address)", "set-property", "org.roombridge.Ref", testPath.rawValue, "org.roombridge.Typed", "Position", "y", "77",
             ])
             #expect(s.status == 0, "\(s.stderr)")
             #expect(bus.server.exportedProperty("Position", interface: "org.roombridge.Typed", path: testPath) == .byte(77))
-            let i = try await ChildProcess.run("/usr/bin/busctl", [
+            let i = try await runTool("/usr/bin/busctl", [
                 "--address=\(address)", "introspect", "--no-pager", "org.roombridge.Ref", testPath.rawValue, "org.roombridge.Typed",
             ])
             #expect(i.status == 0, "\(i.stderr)")
@@ -119,14 +120,14 @@ import Testing
     @Test func gdbusIntrospectsTheObjectTree() async throws {
         try await withServer { bus, address in
             bus.server.addObjectManager(at: "/")
-            let r = try await ChildProcess.run("/usr/bin/gdbus", [
+            let r = try await runTool("/usr/bin/gdbus", [
                 "introspect", "--address", address, "--dest", "org.roombridge.Ref", "--object-path", "/", "--recurse", "--only-properties",
             ])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("node /org/roombridge/test {"), "\(r.stdout)")
             #expect(r.stdout.contains("readonly s Name = 'Curtain';"), "\(r.stdout)")
             #expect(r.stdout.contains("readwrite y Position = 0x0a;"), "\(r.stdout)")
-            let x = try await ChildProcess.run("/usr/bin/gdbus", [
+            let x = try await runTool("/usr/bin/gdbus", [
                 "introspect", "--address", address, "--dest", "org.roombridge.Ref", "--object-path", "/", "--xml",
             ])
             #expect(x.stdout.contains("<interface name=\"org.freedesktop.DBus.ObjectManager\">"), "\(x.stdout)")

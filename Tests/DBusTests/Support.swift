@@ -1,5 +1,7 @@
+import DBusTestSupport
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 @testable import DBus
 
@@ -30,7 +32,8 @@ func next<T: Sendable>(_ stream: AsyncStream<T>, _ what: String = "stream elemen
     }
 }
 
-/// Lets a stream's iterator be used from a child task.
+/// Lets a stream's iterator be used from a child task. Unchecked: the iterator is a `var` the compiler
+/// cannot prove exclusive; `next(_:_:)` hands it to one child task at a time.
 final class StreamBox<T: Sendable>: @unchecked Sendable {
     var iterator: AsyncStream<T>.Iterator
     init(_ s: AsyncStream<T>) { iterator = s.makeAsyncIterator() }
@@ -83,7 +86,7 @@ let testPath: DBusObjectPath = "/org/roombridge/test"
 /// An interface with `Echo` (returns its arguments, any signature), `Fail` (throws the
 /// error named by its two string arguments) and `Sleep` (waits the given milliseconds; counts
 /// in `sleeping` the calls that reached it: the proof that a call left the caller).
-func echoInterface(sleeping: Locked<Int>? = nil) -> DBusInterface {
+func echoInterface(sleeping: SharedValue<Int>? = nil) -> DBusInterface {
     DBusInterface(testInterface, methods: [
         DBusMethod("Echo", checksArguments: false) { call in call.arguments },
         DBusMethod("Fail", in: [DBusArgument("name", "s"), DBusArgument("message", "s")]) { call in
@@ -95,4 +98,11 @@ func echoInterface(sleeping: Locked<Int>? = nil) -> DBusInterface {
             return []
         },
     ])
+}
+
+/// A value a test shares with the handlers it exports: a reference to one `Mutex`.
+final class SharedValue<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }

@@ -45,7 +45,7 @@ def deb(tmp_path_factory):
     for tool in ("dpkg-deb", "dpkg-shlibdeps", "lintian"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is missing: apt-get install dpkg-dev lintian (scripts/install-deps.sh)")
-    binary("roombridged"), binary("roombridgectl")
+    binary("roombridged"), binary("roombridgectl"), binary("roombridge-web")
     return build_package(BIN, tmp_path_factory.mktemp("deb"))
 
 
@@ -71,8 +71,9 @@ def test_package_name_fields_and_dependencies(deb):
 def test_package_contents(deb):
     listing = run(["dpkg-deb", "--contents", deb]).stdout
     files = {line.split()[-1].lstrip(".") for line in listing.splitlines()}
-    for path in ["/usr/bin/roombridged", "/usr/bin/roombridgectl",
+    for path in ["/usr/bin/roombridged", "/usr/bin/roombridgectl", "/usr/bin/roombridge-web",
                  "/lib/systemd/system/roombridged.service", "/lib/systemd/system/roombridged.socket",
+                 "/lib/systemd/system/roombridge-web.service", "/usr/share/man/man1/roombridge-web.1.gz",
                  "/usr/lib/sysusers.d/roombridge.conf", "/usr/lib/tmpfiles.d/roombridge.conf",
                  "/lib/udev/rules.d/60-roombridge-nfc.rules", "/usr/share/dbus-1/system.d/roombridge.conf",
                  "/usr/share/bash-completion/completions/roombridgectl",
@@ -124,9 +125,14 @@ def test_installs_into_a_throwaway_root_and_purge_keeps_the_database(deb, tmp_pa
     assert out.returncode == 0, out.stdout + out.stderr
 
     # The files landed, and the binaries start from there.
-    for path in ["usr/bin/roombridged", "usr/bin/roombridgectl", "etc/roombridge/roombridged.toml",
+    for path in ["usr/bin/roombridged", "usr/bin/roombridgectl", "usr/bin/roombridge-web",
+                 "lib/systemd/system/roombridge-web.service", "etc/roombridge/roombridged.toml",
                  "usr/share/man/man8/roombridged.8.gz"]:
         assert (root / path).exists(), path
+    out = run([str(root / "usr/bin/roombridge-web"), "--help"])
+    assert out.returncode == 0 and "kiosk" in out.stdout, out.stderr
+    unit = (root / "lib/systemd/system/roombridge-web.service").read_text()
+    assert "ExecStart=/usr/bin/roombridge-web " in unit and "@BINDIR@" not in unit
     out = run([str(root / "usr/bin/roombridged"), "--version"])
     assert out.returncode == 0 and out.stdout.strip() == f"roombridged {version()}", out.stderr
     out = run([str(root / "usr/bin/roombridged"), "--config", str(root / "etc/roombridge/roombridged.toml"),
@@ -143,6 +149,8 @@ def test_installs_into_a_throwaway_root_and_purge_keeps_the_database(deb, tmp_pa
     assert state.is_dir() and oct(state.stat().st_mode & 0o777) == "0o750"
     assert (root / "etc/systemd/system/sockets.target.wants/roombridged.socket").is_symlink()
     assert (root / "etc/systemd/system/multi-user.target.wants/roombridged.service").is_symlink()
+    # The web front end is installed, not enabled: the administrator chooses it.
+    assert not (root / "etc/systemd/system/multi-user.target.wants/roombridge-web.service").exists()
 
     # purge with a database: the database and its owner stay, and the script says so.
     (state / "roombridge.sqlite").write_bytes(b"SQLite format 3\0")
@@ -200,7 +208,7 @@ def page(deb, tmp_path, name):
 
 
 def test_man_pages_render_without_warnings(deb, tmp_path):
-    for name in ("roombridged", "roombridgectl"):
+    for name in ("roombridged", "roombridgectl", "roombridge-web"):
         path, _ = page(deb, tmp_path, name)
         out = run(["man", "--warnings=w", "-l", str(path)], env={**os.environ, "MANWIDTH": "80"})
         assert out.returncode == 0 and not out.stderr.strip(), f"{name}: {out.stderr}"

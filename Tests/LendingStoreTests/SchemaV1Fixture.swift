@@ -1,5 +1,5 @@
 /// A database as schema version 1 left it (a frozen copy, independent of the migrations in
-/// the product): the seed's model with free-text groups, a stored `is_rental` flag, no
+/// the product): the first data model, with free-text groups, a stored `is_rental` flag, no
 /// badges, and — because v1 had no unique index — two open rentals of D-2.
 let schemaV1FixtureSQL = """
     CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
