@@ -42,7 +42,7 @@ let package = Package(
                        providers: [.apt(["libbluetooth-dev"])]),
 
         // MARK: Pure modules — codecs and domain logic, no I/O, no C.
-        .target(name: "RoomBridgeCore", swiftSettings: swiftSettings),
+        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol"], swiftSettings: swiftSettings),
         .target(name: "NDEF", swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "Varlink", swiftSettings: swiftSettings),
@@ -72,7 +72,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
-            "RoomBridgeCore", "Lending", "Varlink",
+            "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
 
         // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
@@ -96,7 +96,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
-            "Varlink", "VarlinkNIO", "RoomBridgeCore", "RoomBridgeConfig", "Diagnostics",
+            "Varlink", "VarlinkNIO", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
             "NFCReader", "BlueZClient", "DBus", "LendingStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
@@ -150,7 +150,7 @@ let package = Package(
 
         // MARK: Tests mirror modules; TestSupport holds what every suite shares (the `eventually` wait).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PresenceTests", dependencies: ["TestSupport", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
@@ -164,7 +164,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "BlueZSimulator"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
-            "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
+            "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics"], swiftSettings: swiftSettings),
