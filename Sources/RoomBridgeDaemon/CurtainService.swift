@@ -80,18 +80,19 @@ struct CurtainService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown { [self] in
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.supervise(configuration) }
-                for await next in reconfigurations {
-                    let old = controller.client
-                    group.cancelAll()
-                    await group.waitForAll()
-                    await old?.disconnectDevice()
-                    logger.notice("curtain: settings changed; starting again")
-                    group.addTask { await self.supervise(next) }
-                }
-                await group.waitForAll()
+            // One task per configuration (a cancelled task group would cancel the next one at once); this task's
+            // cancellation (graceful shutdown) ends the loop, then the current one is cancelled too.
+            var current = Task { await self.supervise(configuration) }
+            for await next in reconfigurations {
+                let old = controller.client
+                current.cancel()
+                await current.value
+                await old?.disconnectDevice()
+                logger.notice("curtain: settings changed; starting again")
+                current = Task { await self.supervise(next) }
             }
+            current.cancel()
+            await current.value
         }
         controller.attach(nil)
         logger.info("curtain released")
