@@ -46,7 +46,7 @@ let package = Package(
                        providers: [.apt(["libbluetooth-dev"])]),
 
         // MARK: Pure modules — codecs and domain logic, no I/O, no C.
-        .target(name: "RoomBridgeCore", swiftSettings: swiftSettings),
+        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol"], swiftSettings: swiftSettings),
         .target(name: "NDEF", swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "Varlink", swiftSettings: swiftSettings),
@@ -74,7 +74,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
-            "RoomBridgeCore", "Lending", "Varlink",
+            "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
 
         // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
@@ -95,7 +95,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridged", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
-            "Varlink", "VarlinkNIO", "RoomBridgeCore", "RoomBridgeConfig", "Diagnostics",
+            "Varlink", "VarlinkNIO", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
             "NFCReader", "BlueZClient", "DBus", "LendingStore",
             "CBluetooth", // the kernel's Bluetooth, for doctor only (roombridged does not link libbluetooth)
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -160,7 +160,7 @@ let package = Package(
             .product(name: "Subprocess", package: "swift-subprocess"),
             .product(name: "SystemPackage", package: "swift-system"),
         ], path: "Tests/DBusTestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PresenceTests", dependencies: ["TestSupport", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
@@ -180,7 +180,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
-            "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
+            "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),

@@ -1,6 +1,6 @@
 import CurtainProtocol
 
-/// The link to the curtain as the daemon shows it (searching / connected / disconnected).
+/// The link to the curtain as the daemon shows it (searching / connecting / connected / disconnected).
 public enum CurtainConnectionState: String, Sendable, Hashable, CustomStringConvertible {
     /// Looking for the curtain (discovery running or waiting for it to appear).
     case searching

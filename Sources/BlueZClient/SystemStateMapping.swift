@@ -22,20 +22,14 @@ extension RoomBridgeCore.CurtainState {
             self.address = address
             self.name = name
         case .status(let s):
-            switch s.motion {
-            case .idle: motion = .idle
-            case .opening: motion = .opening
-            case .closing: motion = .closing
-            }
+            motion = s.motion
             position = s.position
             target = s.target
             manual = s.manual
             scheduled = s.scheduled
         case .schedule(let s):
-            openSchedule = TimeOfDay(hour: s.openTime.hour, minute: s.openTime.minute)
-                .map { ScheduleEntry(time: $0, enabled: s.openEnabled) }
-            closeSchedule = TimeOfDay(hour: s.closeTime.hour, minute: s.closeTime.minute)
-                .map { ScheduleEntry(time: $0, enabled: s.closeEnabled) }
+            openSchedule = s.open
+            closeSchedule = s.close
         case .deviceError(let opcode, let code):
             lastError = "the curtain refused command 0x\(String(opcode, radix: 16)): \(code)"
         case .error(let error):

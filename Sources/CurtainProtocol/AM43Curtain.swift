@@ -42,7 +42,7 @@ public struct AM43Codec: CurtainWireCodec, Hashable {
 
     // MARK: Requests
 
-    public func frames(for request: CurtainRequest) throws(CurtainCommandError) -> [[UInt8]] {
+    public func frames(for request: CurtainWireRequest) throws(CurtainCommandError) -> [[UInt8]] {
         switch request {
         case .command(let command):
             try command.validate()
@@ -94,7 +94,7 @@ public struct AM43Codec: CurtainWireCodec, Hashable {
 
     // MARK: Notifications
 
-    public func decode(notification b: [UInt8], replyingTo request: CurtainRequest?) throws(CurtainDecodeError)
+    public func decode(notification b: [UInt8], replyingTo request: CurtainWireRequest?) throws(CurtainDecodeError)
         -> [CurtainDeviceEvent] {
         guard b.count >= 4, b[0] == Self.start else {
             throw .badLength(opcode: b.count > 1 ? b[1] : 0, expected: 4, actual: b.count)

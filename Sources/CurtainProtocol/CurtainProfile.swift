@@ -19,7 +19,7 @@ public struct CurtainProfile: Sendable, Identifiable, CustomStringConvertible {
     /// How a client authenticates, if at all.
     public enum Login: Sendable, Hashable {
         case none
-        /// A 16-bit PIN sent after connecting (``CurtainRequest/login(pin:)``), with the factory default.
+        /// A 16-bit PIN sent after connecting (``CurtainWireRequest/login(pin:)``), with the factory default.
         case pin(default: UInt16)
         /// A password carried in every request (SwitchBot; set in its app).
         case password
@@ -114,7 +114,7 @@ public struct CurtainProfile: Sendable, Identifiable, CustomStringConvertible {
 public struct RoomBridgeCodec: CurtainWireCodec, Hashable {
     public init() {}
 
-    public func frames(for request: CurtainRequest) throws(CurtainCommandError) -> [[UInt8]] {
+    public func frames(for request: CurtainWireRequest) throws(CurtainCommandError) -> [[UInt8]] {
         switch request {
         case .command(let command): [try command.encode()]
         case .login: []
@@ -122,7 +122,7 @@ public struct RoomBridgeCodec: CurtainWireCodec, Hashable {
         }
     }
 
-    public func decode(notification: [UInt8], replyingTo request: CurtainRequest?) throws(CurtainDecodeError)
+    public func decode(notification: [UInt8], replyingTo request: CurtainWireRequest?) throws(CurtainDecodeError)
         -> [CurtainDeviceEvent] {
         switch try CurtainFrame.decode(notification) {
         case .status(let s): [.status(s)]

@@ -48,3 +48,20 @@ public struct CurtainTime: Sendable, Hashable, Comparable, CustomStringConvertib
 extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
+
+/// In JSON and on the Varlink wire: `"HH:MM"`.
+extension CurtainTime: Codable {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do {
+            try self.init(parsing: text)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}

@@ -13,6 +13,23 @@ public enum CurtainMotion: UInt8, Sendable, Hashable, CaseIterable, CustomString
     }
 }
 
+/// On the Varlink wire and in JSON: `"idle"`, `"opening"`, `"closing"` (not the STATUS byte).
+extension CurtainMotion: Codable {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let motion = Self.allCases.first(where: { $0.description == text }) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "expected idle, opening or closing, got \(text)"))
+        }
+        self = motion
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}
+
 /// One STATUS frame (`81 ST PP TT FL`).
 public struct CurtainStatus: Sendable, Hashable, CustomStringConvertible {
     /// Motor state.
@@ -81,6 +98,22 @@ public struct CurtainSchedule: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "open \(openTime)\(openEnabled ? "" : " (off)"), close \(closeTime)\(closeEnabled ? "" : " (off)")"
     }
+
+    /// One half of a schedule: a time and whether it is on (how the state and the Varlink interface show it).
+    public struct Entry: Sendable, Hashable, Codable {
+        public var time: CurtainTime
+        public var enabled: Bool
+
+        public init(time: CurtainTime, enabled: Bool) {
+            self.time = time
+            self.enabled = enabled
+        }
+    }
+
+    /// The open time and its flag.
+    public var open: Entry { Entry(time: openTime, enabled: openEnabled) }
+    /// The close time and its flag.
+    public var close: Entry { Entry(time: closeTime, enabled: closeEnabled) }
 }
 
 /// Advertised service data for the curtain service: `PP ST FL BB`.

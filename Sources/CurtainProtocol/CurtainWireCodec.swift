@@ -1,5 +1,5 @@
 /// What a client asks of a curtain, whatever its wire format.
-public enum CurtainRequest: Sendable, Hashable, CustomStringConvertible {
+public enum CurtainWireRequest: Sendable, Hashable, CustomStringConvertible {
     /// Move, stop, schedule or resynchronise (``CurtainCommand``; positions in our API: 0 = closed, 100 = open).
     case command(CurtainCommand)
     /// Log in with a PIN (AM43; ignored by devices without a login).
@@ -84,11 +84,11 @@ public struct CurtainAdvertisementData: Sendable, Hashable {
 /// The wire format of one kind of curtain: pure encoding and decoding, no I/O and no state.
 public protocol CurtainWireCodec: Sendable {
     /// The values to write, in order, for `request` (an empty list: nothing to write for this device).
-    func frames(for request: CurtainRequest) throws(CurtainCommandError) -> [[UInt8]]
+    func frames(for request: CurtainWireRequest) throws(CurtainCommandError) -> [[UInt8]]
 
     /// Decodes one notification. `request` is the request whose reply is awaited, for devices whose replies
     /// do not say what they answer (SwitchBot); it is ignored by self-describing formats.
-    func decode(notification: [UInt8], replyingTo request: CurtainRequest?) throws(CurtainDecodeError)
+    func decode(notification: [UInt8], replyingTo request: CurtainWireRequest?) throws(CurtainDecodeError)
         -> [CurtainDeviceEvent]
 
     /// Decodes what a device advertises; empty when it advertises nothing we understand.

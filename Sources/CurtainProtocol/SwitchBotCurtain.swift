@@ -45,7 +45,7 @@ public struct SwitchBotCurtainCodec: CurtainWireCodec, Hashable {
 
     // MARK: Requests
 
-    public func frames(for request: CurtainRequest) throws(CurtainCommandError) -> [[UInt8]] {
+    public func frames(for request: CurtainWireRequest) throws(CurtainCommandError) -> [[UInt8]] {
         switch request {
         case .command(let command):
             try command.validate()
@@ -91,7 +91,7 @@ public struct SwitchBotCurtainCodec: CurtainWireCodec, Hashable {
 
     // MARK: Replies
 
-    public func decode(notification bytes: [UInt8], replyingTo request: CurtainRequest?) throws(CurtainDecodeError)
+    public func decode(notification bytes: [UInt8], replyingTo request: CurtainWireRequest?) throws(CurtainDecodeError)
         -> [CurtainDeviceEvent] {
         guard let first = bytes.first else { throw .badLength(opcode: 0, expected: 1, actual: 0) }
         let status = SwitchBotReplyStatus(byte: first)
@@ -105,7 +105,7 @@ public struct SwitchBotCurtainCodec: CurtainWireCodec, Hashable {
         return events
     }
 
-    static func expectsBasicInfo(_ request: CurtainRequest?) -> Bool {
+    static func expectsBasicInfo(_ request: CurtainWireRequest?) -> Bool {
         switch request {
         case .command(.sync), .query(.status), .query(.battery): true
         default: false

@@ -54,6 +54,11 @@ private func nonNegativeInt(_ v: ConfigValue) -> String? {
     return nil
 }
 
+private func absolutePathOrEmpty(_ v: ConfigValue) -> String? {
+    if case .string(let s) = v, !s.isEmpty, !s.hasPrefix("/") { return "must be an absolute path" }
+    return nil
+}
+
 /// Every key roombridged understands.
 public let configKeys: [ConfigKey] = [
     ConfigKey("socket.path", .string("/run/roombridge/roombridge.sock"),
@@ -135,11 +140,19 @@ public let configKeys: [ConfigKey] = [
         }
         return nil
     },
-    ConfigKey("curtain.pin", .int(8888), "AM43: the PIN set in the Blind Engine app (default 8888).") { v in
+    ConfigKey("curtain.pin", .int(8888),
+              "AM43: the PIN set in the Blind Engine app (default 8888; better kept in curtain.pin_file).") { v in
         if case .int(let n) = v, !(0...65535).contains(n) { return "must be 0 to 65535" }
         return nil
     },
-    ConfigKey("curtain.password", .string(""), "SwitchBot: the password set in the SwitchBot app, if any."),
+    ConfigKey("curtain.pin_file", .string(""),
+              "AM43: a file (mode 0600) holding the PIN; wins over curtain.pin and the systemd credential curtain.pin.",
+              validate: absolutePathOrEmpty),
+    ConfigKey("curtain.password", .string(""),
+              "SwitchBot: the password set in the SwitchBot app, if any (better kept in curtain.password_file)."),
+    ConfigKey("curtain.password_file", .string(""),
+              "SwitchBot: a file (mode 0600) holding the password; wins over curtain.password and the systemd "
+              + "credential curtain.password.", validate: absolutePathOrEmpty),
     ConfigKey("lending.arm_seconds", .int(30), "How long a badge tap arms a lend session.",
               validate: positiveInt),
     ConfigKey("lending.loan_days", .int(0), "Default loan period in days; 0 means no due date.",

@@ -61,6 +61,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// to any other key takes effect at the next restart.
     public static func isReloadable(_ key: String) -> Bool {
         key == "log.level" || key.hasPrefix("lending.") || key == "nfc.readers"
+            || (key.hasPrefix("curtain.") && key != "curtain.enabled")
     }
 
     mutating func set(_ key: ConfigKey, _ value: ConfigValue, origin: String) throws(ConfigError) {

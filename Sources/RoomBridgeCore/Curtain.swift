@@ -3,8 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CurtainProtocol
 
-/// The link between the daemon and the curtain controller, as the state and the web page show it.
+/// The link between the daemon and the curtain controller.
 public enum CurtainConnection: String, Sendable, Codable, CaseIterable {
     /// No curtain is configured; the curtain side is off.
     case disabled
@@ -18,14 +19,7 @@ public enum CurtainConnection: String, Sendable, Codable, CaseIterable {
     case disconnected
 }
 
-/// What the curtain motor is doing.
-public enum CurtainMotion: String, Sendable, Codable, CaseIterable {
-    case idle
-    case opening
-    case closing
-}
-
-/// The last request a person or client made of the curtain (shown next to the curtain's own state).
+/// The last request a person or client made of the curtain.
 public enum CurtainRequestKind: String, Sendable, Codable, CaseIterable {
     case search, open, close, stop, moveTo, setSchedule, sync, reconnect
 }
@@ -44,57 +38,6 @@ public struct CurtainRequest: Sendable, Codable, Equatable {
     }
 }
 
-/// A time of day on the controller's clock, 24-hour.
-public struct TimeOfDay: Sendable, Codable, Equatable, Hashable, CustomStringConvertible {
-    public var hour: Int
-    public var minute: Int
-
-    /// Creates a time; returns nil when hour is not 0–23 or minute not 0–59.
-    public init?(hour: Int, minute: Int) {
-        guard (0...23).contains(hour), (0...59).contains(minute) else { return nil }
-        self.hour = hour
-        self.minute = minute
-    }
-
-    /// Parses `HH:MM` (24-hour); nil when malformed or out of range.
-    public init?(parsing text: String) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].count <= 2, parts[1].count == 2,
-              let h = Int(parts[0]), let m = Int(parts[1]) else { return nil }
-        self.init(hour: h, minute: m)
-    }
-
-    /// `HH:MM`.
-    public var description: String {
-        (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let value = TimeOfDay(parsing: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "expected HH:MM (24-hour), got \(text)"))
-        }
-        self = value
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(description)
-    }
-}
-
-/// One schedule entry (open time or close time) with its enable flag.
-public struct ScheduleEntry: Sendable, Codable, Equatable {
-    public var time: TimeOfDay
-    public var enabled: Bool
-
-    public init(time: TimeOfDay, enabled: Bool) {
-        self.time = time
-        self.enabled = enabled
-    }
-}
-
 /// The curtain as last reported by the controller, plus the daemon's view of the link.
 public struct CurtainState: Sendable, Codable, Equatable {
     public var connection: CurtainConnection
@@ -109,9 +52,9 @@ public struct CurtainState: Sendable, Codable, Equatable {
     /// Where the current motion ends, percent open.
     public var target: Int?
     /// The open schedule as the controller reported it (the controller is the source of truth).
-    public var openSchedule: ScheduleEntry?
+    public var openSchedule: CurtainSchedule.Entry?
     /// The close schedule as the controller reported it.
-    public var closeSchedule: ScheduleEntry?
+    public var closeSchedule: CurtainSchedule.Entry?
     /// The latest motion was started by the wall switch.
     public var manual: Bool
     /// The latest motion was started by the controller's own schedule.
@@ -129,7 +72,7 @@ public struct CurtainState: Sendable, Codable, Equatable {
 
     public init(connection: CurtainConnection = .disconnected, address: String? = nil, name: String? = nil,
                 lastRequest: CurtainRequest? = nil, motion: CurtainMotion = .idle, position: Int? = nil,
-                target: Int? = nil, openSchedule: ScheduleEntry? = nil, closeSchedule: ScheduleEntry? = nil,
+                target: Int? = nil, openSchedule: CurtainSchedule.Entry? = nil, closeSchedule: CurtainSchedule.Entry? = nil,
                 manual: Bool = false, scheduled: Bool = false, lastError: String? = nil) {
         self.connection = connection
         self.address = address

@@ -21,6 +21,9 @@ final class CurtainController: CurtainControlling {
         current.withLock { $0 = client }
     }
 
+    /// The client that takes requests now.
+    var client: CurtainClient? { current.withLock { $0 } }
+
     func perform(_ request: CurtainControlRequest) async throws(CurtainControlError) {
         guard let client = current.withLock({ $0 }) else {
             // Between bus connections: the service is already retrying, which is what Reconnect asks for.
@@ -37,16 +40,8 @@ final class CurtainController: CurtainControlling {
             case .stop: try await client.stop()
             case .moveTo(let position): try await client.move(to: position)
             case .setSchedule(let open, let openEnabled, let close, let closeEnabled):
-                let schedule: CurtainSchedule
-                do throws(CurtainCommandError) {
-                    schedule = CurtainSchedule(openTime: try CurtainTime(hour: open.hour, minute: open.minute),
-                                               openEnabled: openEnabled,
-                                               closeTime: try CurtainTime(hour: close.hour, minute: close.minute),
-                                               closeEnabled: closeEnabled)
-                } catch {
-                    throw CurtainError.invalidCommand(error)
-                }
-                try await client.setSchedule(schedule)
+                try await client.setSchedule(CurtainSchedule(openTime: open, openEnabled: openEnabled,
+                                                             closeTime: close, closeEnabled: closeEnabled))
             case .sync: try await client.sync()
             case .reconnect: await client.reconnect()
             }
@@ -72,26 +67,46 @@ final class CurtainController: CurtainControlling {
 /// libdbus): runs it, feeds its events into `SystemState`, and when the bus connection is lost or
 /// cannot be opened shows `disconnected` with the reason and retries with bounded backoff. The
 /// client itself handles BlueZ restarts, adapter power and link loss. Cancelled on graceful shutdown.
+///
+/// A configuration from `reconfigurations` (a reload) replaces the client: the current one disconnects
+/// its curtain and stops, and a client with the new settings starts at once.
 struct CurtainService: Service {
     let controller: CurtainController
     let state: SystemState
     let configuration: CurtainClientConfiguration
+    var reconfigurations: AsyncStream<CurtainClientConfiguration> = AsyncStream { $0.finish() }
     var backoff = Backoff(initial: .milliseconds(500), multiplier: 2, maximum: .seconds(30))
     let logger: Logger
 
     func run() async throws {
-        await state.updateCurtain { $0.connection = .searching }
-        let target = configuration.deviceAddress ?? "the first curtain advertising the curtain service"
-        let adapter = configuration.adapterName.map { " on \($0)" } ?? ""
-        logger.info("curtain: looking for \(target)\(adapter)")
         await cancelWhenGracefulShutdown { [self] in
-            await superviseClients()
+            // One task per configuration (a cancelled task group would cancel the next one at once); this task's
+            // cancellation (graceful shutdown) ends the loop, then the current one is cancelled too.
+            var current = Task { await self.supervise(configuration) }
+            for await next in reconfigurations {
+                let old = controller.client
+                current.cancel()
+                await current.value
+                await old?.disconnectDevice()
+                logger.notice("curtain: settings changed; starting again")
+                current = Task { await self.supervise(next) }
+            }
+            current.cancel()
+            await current.value
         }
         controller.attach(nil)
         logger.info("curtain released")
     }
 
-    private func superviseClients() async {
+    private func supervise(_ configuration: CurtainClientConfiguration) async {
+        await state.updateCurtain { $0 = CurtainState(connection: .searching, lastRequest: $0.lastRequest) }
+        let target = configuration.deviceAddress ?? "the first curtain advertising the curtain service"
+        let adapter = configuration.adapterName.map { " on \($0)" } ?? ""
+        logger.info("curtain: looking for \(target)\(adapter) (profile \(configuration.profile.id.rawValue))")
+        await superviseClients(configuration)
+    }
+
+    private func superviseClients(_ configuration: CurtainClientConfiguration) async {
         var attempt = 0
         let clock = ContinuousClock()
         while !Task.isCancelled {

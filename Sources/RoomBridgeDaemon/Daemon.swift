@@ -207,26 +207,41 @@ public enum Daemon {
                       logger: logger)
         }
         if let bridge { services.append(bridge) }
+        let (curtainReconfigurations, reconfigureCurtain) = AsyncStream.makeStream(
+            of: CurtainClientConfiguration.self, bufferingPolicy: .bufferingNewest(1))
         if let curtain {
-            let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
-            var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
-                                                           deviceAddress: address.isEmpty ? nil : address)
-            configuration.notifyMethod = CurtainNotifyMethod(rawValue: config.string("curtain.notify")) ?? .startNotify
-            configuration.profile = (CurtainProfile.named(config.string("curtain.profile")) ?? .roombridge)
-                .with(password: config.string("curtain.password"))
-            configuration.pin = UInt16(clamping: config.int("curtain.pin"))
+            let configuration: CurtainClientConfiguration
+            do {
+                configuration = try curtainConfiguration(config, environment: environment)
+            } catch {
+                throw StartupError(.config, "\(error)")
+            }
             services.append(CurtainService(controller: curtain, state: state, configuration: configuration,
+                                           reconfigurations: curtainReconfigurations,
                                            logger: Logger(label: "roombridged.curtain")))
         }
+        let reloadLogger = Logger(label: "roombridged.reload")
         services.append(ReloadService(
-            signals: hangups, commandLine: commandLine, current: config, logger: Logger(label: "roombridged.reload"),
-            // The reader list can change only while NFC runs (nfc.enabled itself needs a restart).
-            reloadable: { [nfcRuns = bridge != nil] key in DaemonConfig.isReloadable(key) && (key != "nfc.readers" || nfcRuns) },
+            signals: hangups, commandLine: commandLine, current: config, logger: reloadLogger,
+            // The reader list can change only while NFC runs, the curtain settings only while the curtain
+            // runs (nfc.enabled and curtain.enabled themselves need a restart).
+            reloadable: { [nfcRuns = bridge != nil, curtainRuns = curtain != nil] key in
+                DaemonConfig.isReloadable(key) && (key != "nfc.readers" || nfcRuns)
+                    && (!key.hasPrefix("curtain.") || curtainRuns)
+            },
+            notifier: SystemdNotifier(environment: environment),
             apply: { [bridge] new, changed in
                 if let level = Logger.Level(configName: new.string("log.level")) { levels.level = level }
                 let settings = lendingSettings(new)
                 await lending.reconfigure(policy: settings.policy, location: settings.location)
                 if changed.contains("nfc.readers") { await bridge?.reconfigure(ReaderEntry.all(in: new)) }
+                if changed.contains(where: { $0.hasPrefix("curtain.") }) {
+                    do {
+                        reconfigureCurtain.yield(try curtainConfiguration(new, environment: environment))
+                    } catch {
+                        reloadLogger.error("SIGHUP: the curtain keeps its current settings: \(error)")
+                    }
+                }
             }))
         services.append(SystemdService(notifier: SystemdNotifier(environment: environment), state: state,
                                        watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
@@ -238,6 +253,20 @@ public enum Daemon {
         try await group.run()
         logger.info("stopped")
         return DaemonExit.ok.rawValue
+    }
+
+    /// The curtain client settings a configuration asks for; the password and PIN come from their files or
+    /// systemd credentials where given (``Secrets``).
+    static func curtainConfiguration(_ config: DaemonConfig,
+                                     environment: [String: String]) throws(ConfigError) -> CurtainClientConfiguration {
+        let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
+        var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
+                                                       deviceAddress: address.isEmpty ? nil : address)
+        configuration.notifyMethod = CurtainNotifyMethod(rawValue: config.string("curtain.notify")) ?? .startNotify
+        configuration.profile = (CurtainProfile.named(config.string("curtain.profile")) ?? .roombridge)
+            .with(password: try Secrets.value(of: "curtain.password", in: config, environment: environment) ?? "")
+        configuration.pin = try Secrets.pin("curtain.pin", in: config, environment: environment)
+        return configuration
     }
 
     /// The lending policy and location a configuration asks for.

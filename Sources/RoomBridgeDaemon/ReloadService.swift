@@ -8,25 +8,30 @@ import UnixSignals
 /// The file is read again with the same command line (flags still win). A file with an error
 /// changes nothing: the daemon keeps running with its current settings and says why. Keys that
 /// can change safely at run time (`reloadable`, by default `DaemonConfig.isReloadable`: the log
-/// level, the lending settings and the reader list) are applied; every other changed key is named as taking effect at the next restart.
-/// Connections, Watch streams and the readers are not touched.
+/// level, the lending settings, the reader list and the curtain settings) are applied; every other
+/// changed key is named as taking effect at the next restart. Connections and Watch streams are not
+/// touched; readers and the curtain client only when their settings changed. systemd hears
+/// `RELOADING=1` when a reload starts and `READY=1` when it is done (sd_notify(3)).
 struct ReloadService: Service {
     let signals: UnixSignalsSequence
     let commandLine: DaemonCommandLine
     let current: DaemonConfig
     let logger: Logger
     let reloadable: @Sendable (String) -> Bool
+    let notifier: SystemdNotifier
     /// Applies the reloadable settings of a configuration; gets the reloadable keys that changed.
     let apply: @Sendable (DaemonConfig, Set<String>) async -> Void
 
     init(signals: UnixSignalsSequence, commandLine: DaemonCommandLine, current: DaemonConfig, logger: Logger,
          reloadable: @escaping @Sendable (String) -> Bool = DaemonConfig.isReloadable,
+         notifier: SystemdNotifier = SystemdNotifier(environment: [:]),
          apply: @escaping @Sendable (DaemonConfig, Set<String>) async -> Void) {
         self.signals = signals
         self.commandLine = commandLine
         self.current = current
         self.logger = logger
         self.reloadable = reloadable
+        self.notifier = notifier
         self.apply = apply
     }
 
@@ -39,8 +44,15 @@ struct ReloadService: Service {
         }
     }
 
+    /// Keys whose values never go into the log (the curtain's password and PIN).
+    static func isSecret(_ key: String) -> Bool {
+        key == "curtain.password" || key == "curtain.pin"
+    }
+
     /// Applies the configuration file's current contents; returns the configuration now in effect.
     func reload(from current: DaemonConfig) async -> DaemonConfig {
+        notifier.reloading()
+        defer { notifier.ready(status: "configuration reloaded") }
         let new: DaemonConfig
         do {
             new = try commandLine.load()
@@ -55,7 +67,9 @@ struct ReloadService: Service {
         if changed.isEmpty {
             logger.notice("SIGHUP: configuration reloaded; nothing changed")
         } else {
-            let describe = { (keys: [String]) in keys.map { "\($0) = \(new[$0])" }.joined(separator: ", ") }
+            let describe = { (keys: [String]) in
+                keys.map { "\($0) = \(Self.isSecret($0) ? "(not shown)" : "\(new[$0])")" }.joined(separator: ", ")
+            }
             let later = restart.isEmpty ? "" : "; needs a restart to take effect: \(describe(restart))"
             logger.notice("SIGHUP: configuration reloaded; applied: \(applied.isEmpty ? "nothing" : describe(applied))\(later)")
         }

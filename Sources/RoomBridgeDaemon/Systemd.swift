@@ -53,6 +53,14 @@ public struct SystemdNotifier: Sendable {
     public func watchdog() { send("WATCHDOG=1") }
     /// `STOPPING=1`.
     public func stopping() { send("STOPPING=1") }
+    /// `RELOADING=1` with `MONOTONIC_USEC=` (CLOCK_MONOTONIC now, as sd_notify(3) asks for reloads), before a
+    /// configuration reload starts; send ``ready(status:)`` when it is done. systemd 253's `Type=notify-reload`
+    /// relies on the pair; older systemd ignores it.
+    public func reloading() {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        send("RELOADING=1\nMONOTONIC_USEC=\(UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000)")
+    }
 
     private func oneLine(_ s: String) -> String {
         s.replacing("\n", with: " ")

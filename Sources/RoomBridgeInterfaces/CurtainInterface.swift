@@ -5,6 +5,7 @@ import Foundation
 #endif
 import RoomBridgeCore
 import Varlink
+import CurtainProtocol
 
 /// A validated request for the curtain, as the daemon's curtain side receives it.
 public enum CurtainControlRequest: Sendable, Equatable {
@@ -13,7 +14,7 @@ public enum CurtainControlRequest: Sendable, Equatable {
     case stop
     /// Percent open, 0–100 (already checked).
     case moveTo(Int)
-    case setSchedule(open: TimeOfDay, openEnabled: Bool, close: TimeOfDay, closeEnabled: Bool)
+    case setSchedule(open: CurtainTime, openEnabled: Bool, close: CurtainTime, closeEnabled: Bool)
     case sync
     case reconnect
 
@@ -151,11 +152,11 @@ public struct CurtainInterface: VarlinkInterface {
     }
 
     static func schedule(_ parameters: [String: JSONValue]) throws(VarlinkError) -> CurtainControlRequest {
-        func time(_ key: String) throws(VarlinkError) -> TimeOfDay {
+        func time(_ key: String) throws(VarlinkError) -> CurtainTime {
             guard let text = parameters[key]?.stringValue else {
                 throw invalid(key, "\(key) is missing: give a time as HH:MM (24-hour), e.g. 07:30")
             }
-            guard let t = TimeOfDay(parsing: text) else {
+            guard let t = try? CurtainTime(parsing: text) else {
                 throw invalid(key, "\(key) \"\(text)\" is not a time: use HH:MM (24-hour, 00:00–23:59), e.g. 07:30")
             }
             return t

@@ -3,6 +3,7 @@ import Foundation
 import RoomBridgeCore
 import Varlink
 import VarlinkNIO
+import CurtainProtocol
 
 extension RoomBridgeCtl {
     /// `roombridgectl curtain …`: the BLE curtain through `io.roombridge.Curtain`.
@@ -105,7 +106,7 @@ extension RoomBridgeCtl {
 
             func validate() throws {
                 for (name, value) in [("--open", openTime), ("--close", closeTime)] {
-                    if let value, TimeOfDay(parsing: value) == nil {
+                    if let value, (try? CurtainTime(parsing: value)) == nil {
                         throw ValidationError("\(name) \(value) is not a time: use HH:MM (24-hour), e.g. 07:30")
                     }
                 }

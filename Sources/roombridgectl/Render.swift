@@ -1,5 +1,6 @@
 import Foundation
 import RoomBridgeCore
+import CurtainProtocol
 
 /// Human-readable renderings of state and events.
 enum Render {
@@ -62,7 +63,7 @@ enum Render {
         return lines.joined(separator: "\n")
     }
 
-    static func entry(_ e: ScheduleEntry?) -> String {
+    static func entry(_ e: CurtainSchedule.Entry?) -> String {
         guard let e else { return "--:--" }
         return "\(e.time) (\(e.enabled ? "on" : "off"))"
     }

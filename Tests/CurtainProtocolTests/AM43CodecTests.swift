@@ -6,8 +6,13 @@ import Testing
 ///   (`00ff00009a0a01cc5d` stop, `00ff00009a0a01dd4c` open, `00ff00009aa701013d` get all/position);
 /// - TheBazeman/A-OK-AM43-Blinds-Drive `README.md` (`00ff00009a0d0164f2` 100 % closed, `00ff00009a0d010096` 0 %);
 /// - GylleTanken/python-zemismart-roller-shade `Zemismart.py` (login with 8888: `00ff00009a170222b815`);
-/// - the noble-based `am43.js` driver's constants (`00ff00009aa2010138` battery, `00ff00009aaa010130` light) and its
-///   comments quoting replies (`9a a7 07 0f 32 4e 00 00 00 30 79` position 0x4e, `9a aa 02 00 00 32` light 0);
+/// - ESPHome `esphome/components/am43/am43_base.cpp`: `Am43Encoder::get_battery_level_request()` (A2, data 01) and
+///   `get_light_level_request()` (AA, data 01) through `encode_()` and `checksum_()` (XOR of the whole frame, then
+///   ^0xFF — the same as XOR from `9A` on, since `00 FF 00 00` XOR to 0xFF) give `00ff00009aa2010138` battery and
+///   `00ff00009aaa010130` light;
+/// - replies `9a a7 07 0f 32 4e 00 00 00 30 79` (position 0x4e) and `9a aa 02 00 00 32` (light 0), as quoted in an
+///   `am43.js` driver we could not locate again; their layout agrees with ESPHome's `Am43Decoder::decode` (position
+///   at byte 5 of `A7`, light at byte 4 of `AA`);
 /// - reply layouts from ESPHome `esphome/components/am43/am43_base.cpp` `Am43Decoder::decode` (battery at byte 7,
 ///   position at byte 5 of `A7` and byte 4 of `A1`, light at byte 4, ACK/NACK at byte 3).
 @Suite struct AM43CodecTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import CurtainProtocol
 @testable import RoomBridgeCore
 
 private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -147,12 +148,20 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
 }
 
 @Suite struct ValueTests {
-    @Test func timeOfDayParsesAndRejects() {
-        #expect(TimeOfDay(parsing: "07:30")?.description == "07:30")
-        #expect(TimeOfDay(parsing: "7:05")?.description == "07:05")
+    @Test func curtainTimeParsesAndRejects() throws {
+        #expect(try CurtainTime(parsing: "07:30").description == "07:30")
+        #expect(try CurtainTime(parsing: "7:05").description == "07:05")
         for bad in ["24:00", "12:60", "12:5", "ab:cd", "1230", "", "12:30:00", "-1:30"] {
-            #expect(TimeOfDay(parsing: bad) == nil, "\(bad) should be rejected")
+            #expect((try? CurtainTime(parsing: bad)) == nil, "\(bad) should be rejected")
+            #expect((try? JSONDecoder().decode(CurtainTime.self, from: Data("\"\(bad)\"".utf8))) == nil)
         }
+    }
+
+    @Test func motionIsAWordInJSON() throws {
+        let data = try JSONEncoder().encode([CurtainMotion.idle, .opening, .closing])
+        #expect(String(decoding: data, as: UTF8.self) == #"["idle","opening","closing"]"#)
+        #expect(try JSONDecoder().decode([CurtainMotion].self, from: data) == [.idle, .opening, .closing])
+        #expect((try? JSONDecoder().decode(CurtainMotion.self, from: Data(#""1""#.utf8))) == nil)
     }
 
     @Test func manualOperationActiveOnlyWhileMoving() {
@@ -168,7 +177,7 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
     @Test func eventRoundTripsThroughJSON() throws {
         let e = Event(seq: 7, at: t0, payload: .curtain(CurtainState(
             connection: .connected, motion: .opening, position: 40, target: 100,
-            openSchedule: ScheduleEntry(time: TimeOfDay(hour: 7, minute: 30)!, enabled: true))))
+            openSchedule: CurtainSchedule.Entry(time: try CurtainTime(hour: 7, minute: 30), enabled: true))))
         let data = try JSONEncoder().encode(e)
         let json = try #require(String(data: data, encoding: .utf8))
         #expect(json.contains("\"kind\":\"curtain\""))

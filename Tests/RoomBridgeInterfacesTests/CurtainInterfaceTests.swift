@@ -1,3 +1,4 @@
+import CurtainProtocol
 import Foundation
 import RoomBridgeCore
 import RoomBridgeInterfaces
@@ -69,7 +70,7 @@ import Varlink
         _ = try await call(iface, "SetSchedule", ["open": .string("07:30"), "close": .string("21:15"),
                                                   "openEnabled": .bool(true), "closeEnabled": .bool(false)]).get()
         _ = try await call(iface, "Reconnect").get()
-        let open = try #require(TimeOfDay(hour: 7, minute: 30)), close = try #require(TimeOfDay(hour: 21, minute: 15))
+        let open = try CurtainTime(hour: 7, minute: 30), close = try CurtainTime(hour: 21, minute: 15)
         #expect(recorder.requests == [.open, .moveTo(40),
                                       .setSchedule(open: open, openEnabled: true, close: close, closeEnabled: false),
                                       .reconnect])

@@ -1,3 +1,6 @@
+// Errors of the curtain wire codecs: a command refused before anything is written, bytes that do not decode,
+// and the ATT error codes of the GATT write. What the user is told is ``CurtainError`` (CurtainError.swift).
+
 /// A command refused by the client before anything is written.
 public enum CurtainCommandError: Error, Sendable, Hashable, CustomStringConvertible {
     case positionOutOfRange(Int)
