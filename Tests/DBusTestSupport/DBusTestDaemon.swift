@@ -77,7 +77,7 @@ public final class DBusTestDaemon: Sendable {
                                            output: .sequence, error: .string(limit: 64 * 1024)) { execution in
                     for try await line in execution.standardOutput.strings() { lineSink.yield(line) }
                 }
-                return result.standardError ?? ""
+                return result.standardError
             } catch {
                 return "cannot run /bin/sh: \(error)"
             }

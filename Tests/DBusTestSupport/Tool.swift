@@ -19,5 +19,5 @@ public func runTool(_ path: String, _ arguments: [String], environment: [String:
     case .exited(let code): code
     case .signaled(let signal): 128 + signal
     }
-    return ToolResult(status: status, stdout: r.standardOutput ?? "", stderr: r.standardError ?? "")
+    return ToolResult(status: status, stdout: r.standardOutput, stderr: r.standardError)
 }

@@ -242,7 +242,7 @@ let pythonObserver = pythonConversion + """
             while let line = try await lines.next() { rest.append(line) }
             return rest
         }
-        let lines = python.closureResult, stderr = python.standardError ?? ""
+        let lines = python.closureResult, stderr = python.standardError
         #expect(lines == [
             """
             ["added", "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF", {"org.bluez.Device1": {"Connected": false, "ManufacturerData": {"65535": [1, 2]}}, \
