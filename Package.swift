@@ -64,7 +64,7 @@ let package = Package(
             "CDBus", .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "BlueZClient", dependencies: [
-            "RoomBridgeCore", "CurtainProtocol", "DBus", "CBluetooth",
+            "RoomBridgeCore", "CurtainProtocol", "DBus", "CBluetooth", "Presence",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
@@ -77,7 +77,7 @@ let package = Package(
 
         // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
         .target(name: "RoomBridgeConfig", dependencies: [
-            .product(name: "TOMLKit", package: "TOMLKit"),
+            "Presence", .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: swiftSettings),
         .target(name: "Diagnostics", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "Varlink", "VarlinkNIO",
@@ -86,7 +86,7 @@ let package = Package(
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO", "CShims",
-            "NFCReader", "BlueZClient", "Lending", "LendingStore",
+            "NFCReader", "BlueZClient", "Lending", "LendingStore", "Presence",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -140,7 +140,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .target(name: "BlueZSimulator", dependencies: [
-            "DBus", "CurtainProtocol",
+            "DBus", "CurtainProtocol", "Presence",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "bluez-sim", dependencies: [
@@ -157,12 +157,12 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "Varlink", "VarlinkNIO"], swiftSettings: swiftSettings),
         .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBus"], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "BlueZClient", "BlueZSimulator", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: ["TestSupport", "Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "BlueZSimulator"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "BlueZSimulator", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
             "RoomBridgeInterfaces", "RoomBridgeCore", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),

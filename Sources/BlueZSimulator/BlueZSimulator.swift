@@ -74,6 +74,8 @@ public actor BlueZSimulator {
         /// Reports (and clears) when command writes arrived and notifications left, on
         /// CLOCK_MONOTONIC, for the benchmark: `ok writes=T:HEX,… notifications=T:HEX,…`.
         case timing
+        /// The simulated iBeacons (BeaconField.swift).
+        case beacon(BeaconControl)
     }
 
     // MARK: Constants
@@ -92,11 +94,13 @@ public actor BlueZSimulator {
     public let configuration: Configuration
     private let busAddress: String
     private let logger: Logger
-    private var connection: DBusConnection?
+    var connection: DBusConnection?
     private var model: any SimulatedCurtain
+    /// The iBeacons around (BeaconField.swift).
+    let beaconField = BeaconField()
 
-    private var powered = true
-    private var discoverySessions: Set<String> = []
+    var powered = true
+    var discoverySessions: Set<String> = []
     private var discoveryFilters: [String: [String]] = [:]
     private var deviceExported = false
     /// Device object survives as long as it is non-temporary (it was connected once) or visible in discovery.
@@ -162,6 +166,7 @@ public actor BlueZSimulator {
     /// Connects to the bus, exports the objects and takes the name `org.bluez`.
     public func start() async throws {
         try await bringUpBluetoothd()
+        startBeacons()
         if configuration.timeScale > 0, ticker == nil {
             let scale = configuration.timeScale
             ticker = Task { [weak self] in
@@ -178,6 +183,7 @@ public actor BlueZSimulator {
     public func stop() async {
         ticker?.cancel()
         ticker = nil
+        stopBeacons()
         forgetClients()
         releaseAcquiredNotify()
         if let c = connection {
@@ -235,6 +241,8 @@ public actor BlueZSimulator {
             await advanceClock(by: seconds)
         case .status:
             break
+        case .beacon(let c):
+            return try handleBeacon(c)
         case .timing:
             let line = "writes=" + timedWrites.map(Self.timed).joined(separator: ",")
                 + " notifications=" + timedNotifications.map(Self.timed).joined(separator: ",")
@@ -464,6 +472,7 @@ public actor BlueZSimulator {
             }
         }
         discoveryFilters[call.sender ?? ""] = dict.isEmpty ? nil : uuids
+        beaconFilterSet(by: call.sender ?? "", dict)
         // adapter.c `parse_discovery_filter_dict()`: DuplicateData defaults to false (the API text says true).
         if duplicateData { duplicateDataClients.insert(call.sender ?? "") } else { duplicateDataClients.remove(call.sender ?? "") }
         return []
@@ -573,6 +582,7 @@ public actor BlueZSimulator {
             reportedRSSI = nil
             setDeviceProperty("RSSI", nil)
         }
+        beaconsDiscoveryEnded()
     }
 
     private func removeDevice(_ call: DBusMethodCall) async throws -> [DBusValue] {
@@ -760,6 +770,7 @@ public actor BlueZSimulator {
         discoveryFilters.removeAll()
         duplicateDataClients.removeAll()
         reportedRSSI = nil
+        beaconsBluetoothdGone()
         notifySubscribers.removeAll()
         notifying = false
         if let c = connection {
