@@ -141,6 +141,7 @@ public enum Daemon {
             InventoryInterface(store: store, authorizer: authorizer),
             LendingInterface(lending: lending, authorizer: authorizer),
             CurtainInterface(state: state, controller: curtain, authorizer: authorizer),
+            PresenceInterface(state: state),
         ]
         let service: VarlinkService
         do {
@@ -213,6 +214,7 @@ public enum Daemon {
             services.append(CurtainService(controller: curtain, state: state, configuration: configuration,
                                            logger: Logger(label: "roombridged.curtain")))
         }
+        if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
         services.append(ReloadService(
             signals: hangups, commandLine: commandLine, current: config, logger: Logger(label: "roombridged.reload"),
             // The reader list can change only while NFC runs (nfc.enabled itself needs a restart).
