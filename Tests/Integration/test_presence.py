@@ -180,3 +180,14 @@ def test_curtain_stays_connected_and_responsive_while_scanning(daemon_factory, t
     w.none_within(lambda e: e["kind"] == "curtain" and e["curtain"]["connection"] != "connected", 1.0)
     assert "connected=true" in sim.status()
     w.close()
+
+
+def test_presence_interface_through_python_varlink(daemon_factory, tmpdir_path, sim):
+    """An independent client parses io.roombridge.Presence's IDL and calls it; State's IDL (with presence) too."""
+    import varlink
+    d = presence_daemon(daemon_factory, tmpdir_path, sim)
+    with varlink.Client(address=f"unix:{d.socket_path}") as c:
+        assert c.get_interface("io.roombridge.State").name == "io.roombridge.State"
+        with c.open("io.roombridge.Presence") as presence_iface:
+            reply = presence_iface.GetPresence()
+    assert {r["name"] for r in reply["presence"]["regions"]} == {"alice", "kit"}
