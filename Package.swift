@@ -66,7 +66,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: swiftSettings),
         .target(name: "BlueZClient", dependencies: [
-            "RoomBridgeCore", "CurtainProtocol", "DBus",
+            "RoomBridgeCore", "CurtainProtocol", "DBus", "Presence",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
@@ -79,7 +79,7 @@ let package = Package(
 
         // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
         .target(name: "RoomBridgeConfig", dependencies: [
-            .product(name: "TOMLKit", package: "TOMLKit"),
+            "Presence", .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: swiftSettings),
         .target(name: "Diagnostics", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "Varlink", "VarlinkNIO",
@@ -88,7 +88,7 @@ let package = Package(
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO",
-            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore",
+            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "Presence",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -144,7 +144,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .target(name: "BlueZSimulator", dependencies: [
-            "DBus", "CurtainProtocol",
+            "DBus", "CurtainProtocol", "Presence",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "bluez-sim", dependencies: [
@@ -173,12 +173,12 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBusTestSupport", "DBus",
             .product(name: "Subprocess", package: "swift-subprocess"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: ["TestSupport", "Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
             "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
         ], swiftSettings: swiftSettings),

@@ -11,7 +11,7 @@ APT_PACKAGES=(
   dbus bluez systemd util-linux python3 python3-pip libglib2.0-bin xxd python3-dbus python3-gi
   varlink-go dpkg-dev lintian man-db chromium chromium-driver fonts-noto-cjk
 )
-PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3 bleak==3.1.0 PySwitchbot==3.1.0 selenium==4.51.0 nfcpy==1.0.4)
+PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3 bleak==3.1.0 PySwitchbot==3.1.0 selenium==4.51.0 nfcpy==1.0.4 ibeacon-ble==1.2.0)
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then

@@ -38,6 +38,8 @@ public actor BlueZSimulator {
     let logger: Logger
     var connection: DBusConnection?
     var model: any SimulatedCurtain
+    /// The iBeacons around (BeaconField.swift).
+    let beaconField = BeaconField()
 
     var powered = true
     var discoverySessions: Set<String> = []
@@ -115,6 +117,7 @@ public actor BlueZSimulator {
     /// Connects to the bus, exports the objects and takes the name `org.bluez`.
     public func start() async throws {
         try await bringUpBluetoothd()
+        startBeacons()
         if configuration.timeScale > 0, ticker == nil {
             let scale = configuration.timeScale
             ticker = Task { [weak self] in
@@ -131,6 +134,7 @@ public actor BlueZSimulator {
     public func stop() async {
         ticker?.cancel()
         ticker = nil
+        stopBeacons()
         forgetClients()
         releaseAcquiredNotify()
         if let c = connection {
@@ -166,6 +170,7 @@ public actor BlueZSimulator {
         discoveryFilters.removeAll()
         duplicateDataClients.removeAll()
         reportedRSSI = nil
+        beaconsBluetoothdGone()
         notifySubscribers.removeAll()
         notifying = false
         if let c = connection {
@@ -211,6 +216,8 @@ public actor BlueZSimulator {
             await advanceClock(by: seconds)
         case .status:
             break
+        case .beacon(let c):
+            return try handleBeacon(c)
         case .timing:
             let line = "writes=" + timedWrites.map(Self.timed).joined(separator: ",")
                 + " notifications=" + timedNotifications.map(Self.timed).joined(separator: ",")

@@ -59,5 +59,7 @@ extension BlueZSimulator {
         /// Reports (and clears) when command writes arrived and notifications left, on
         /// CLOCK_MONOTONIC, for the benchmark: `ok writes=T:HEX,… notifications=T:HEX,…`.
         case timing
+        /// The simulated iBeacons (BeaconField.swift).
+        case beacon(BeaconControl)
     }
 }

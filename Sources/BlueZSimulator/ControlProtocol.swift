@@ -15,6 +15,7 @@ import CurtainProtocol
 /// schedule OPEN CLOSE            schedule changed on the device: HH:MM (enabled), HH:MM/off or off
 /// advance SECONDS                fast-forward the simulated clock
 /// status                         print the simulated hardware state
+/// beacon …                       simulated iBeacons (BeaconControlProtocol.swift)
 /// ```
 public enum ControlProtocol {
     /// A line that is not a valid control command.
@@ -67,9 +68,10 @@ public enum ControlProtocol {
             return .advance(seconds: s)
         case "status": return .status
         case "timing": return .timing
+        case "beacon": return .beacon(try parseBeacon(args))
         default:
             throw ParseError(description: "unknown command \"\(verb)\" (press, drop-link, end-notify, vanish, reappear, "
-                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, status, timing)")
+                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, status, timing, beacon)")
         }
     }
 

@@ -125,6 +125,7 @@ extension BlueZSimulator {
             }
         }
         discoveryFilters[call.sender ?? ""] = dict.isEmpty ? nil : uuids
+        beaconFilterSet(by: call.sender ?? "", dict)
         // adapter.c `parse_discovery_filter_dict()`: DuplicateData defaults to false (the API text says true).
         if duplicateData { duplicateDataClients.insert(call.sender ?? "") } else { duplicateDataClients.remove(call.sender ?? "") }
         return []
@@ -204,6 +205,7 @@ extension BlueZSimulator {
             reportedRSSI = nil
             setDeviceProperty("RSSI", nil)
         }
+        beaconsDiscoveryEnded()
     }
 
     func removeDevice(_ call: DBusMethodCall) async throws -> [DBusValue] {

@@ -159,7 +159,7 @@ public let configKeys: [ConfigKey] = [
               validate: nonNegativeInt),
     ConfigKey("lending.location", .string(""),
               "Name of this kiosk, stored with each rental; empty uses the host name."),
-]
+] + presenceConfigKeys
 
 /// The log levels accepted in `log.level`.
 public enum LogLevelName: String, Sendable, CaseIterable {

@@ -33,6 +33,8 @@ public struct Event: Sendable, Equatable {
         case curtain(CurtainState)
         /// A lending outcome (armed, lent, returned, refused, …).
         case lending(LendingOutcome)
+        /// A beacon entered or exited a region, its proximity changed, or scanning started or stopped.
+        case presence(PresenceChangeEvent)
     }
 
     /// The payload's kind as it appears on the wire.
@@ -44,18 +46,19 @@ public struct Event: Sendable, Equatable {
         case .tagWrite: .tagWrite
         case .curtain: .curtain
         case .lending: .lending
+        case .presence: .presence
         }
     }
 
     /// Event kinds, as named on the wire.
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending
+        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence
     }
 }
 
 extension Event: Codable {
     private enum CodingKeys: String, CodingKey {
-        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending
+        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,6 +72,7 @@ extension Event: Codable {
         case .tagWrite: payload = .tagWrite(try c.decode(TagWriteStatus.self, forKey: .tagWrite))
         case .curtain: payload = .curtain(try c.decode(CurtainState.self, forKey: .curtain))
         case .lending: payload = .lending(try c.decode(LendingOutcome.self, forKey: .lending))
+        case .presence: payload = .presence(try c.decode(PresenceChangeEvent.self, forKey: .presence))
         }
     }
 
@@ -84,6 +88,7 @@ extension Event: Codable {
         case .tagWrite(let v): try c.encode(v, forKey: .tagWrite)
         case .curtain(let v): try c.encode(v, forKey: .curtain)
         case .lending(let v): try c.encode(v, forKey: .lending)
+        case .presence(let v): try c.encode(v, forKey: .presence)
         }
     }
 }

@@ -18,6 +18,8 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
     public var curtain: CurtainState
     public var lending: LendingState
     public var counters: Counters
+    /// Who or what is in the room (iBeacon regions); `.disabled` when no region is configured.
+    public var presence: PresenceState = PresenceState()
 
     /// The lending side of the state.
     public struct LendingState: Sendable, Codable, Equatable {
@@ -91,6 +93,7 @@ public actor SystemState {
     private var arm: LendingArm?
     private var lastOutcome: LendingOutcome?
     private var counters = StateSnapshot.Counters()
+    private var presence = PresenceState()
     private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
     private var nextSubscriberID: UInt64 = 0
     private var closed = false
@@ -122,7 +125,7 @@ public actor SystemState {
             lending: .init(armed: armed,
                            remainingSeconds: armed.map { max(0, $0.expiresAt.timeIntervalSince(t)) },
                            lastOutcome: lastOutcome),
-            counters: counters)
+            counters: counters, presence: presence)
     }
 
     /// The current curtain state.
@@ -242,6 +245,16 @@ public actor SystemState {
         var new = curtain
         new.lastRequest = request
         updateCurtain(new)
+    }
+
+    /// The current presence state.
+    public func presenceState() -> PresenceState { presence }
+
+    /// Replaces the presence state; emits `presence` with `change` when one is given (an entry, exit, proximity
+    /// change or scanning status change), nothing otherwise (RSSI and distance updates).
+    public func updatePresence(_ new: PresenceState, change: PresenceChangeEvent?) {
+        presence = new
+        if let change { emit(.presence(change)) }
     }
 
     /// Sets or clears the armed lend session. Emits nothing by itself; report the

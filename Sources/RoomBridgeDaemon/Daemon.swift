@@ -146,6 +146,7 @@ public enum Daemon {
             InventoryInterface(store: store, authorizer: authorizer),
             LendingInterface(lending: lending, authorizer: authorizer),
             CurtainInterface(state: state, controller: curtain, authorizer: authorizer),
+            PresenceInterface(state: state),
         ]
         let service: VarlinkService
         do {
@@ -220,6 +221,7 @@ public enum Daemon {
                                            reconfigurations: curtainReconfigurations,
                                            logger: Logger(label: "roombridged.curtain")))
         }
+        if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
         let reloadLogger = Logger(label: "roombridged.reload")
         services.append(ReloadService(
             signals: hangups, commandLine: commandLine, current: config, logger: reloadLogger,

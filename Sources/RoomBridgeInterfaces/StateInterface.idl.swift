@@ -1,7 +1,7 @@
 extension StateInterface {
     /// The Varlink IDL of `io.roombridge.State`, as returned by `GetInterfaceDescription`.
     public static let idl = """
-        # The state of a RoomBridge daemon (NFC readers, taps, the curtain, lending)
+        # The state of a RoomBridge daemon (NFC readers, taps, the curtain, lending, presence)
         # and a stream of its changes. Times are ISO 8601 UTC strings.
         interface io.roombridge.State
 
@@ -59,6 +59,7 @@ extension StateInterface {
           subscribersDropped: int
         )
 
+        \(PresenceTypesIDL.text)
         # Everything the daemon knows; seq is the number of the last event included.
         type State (
           seq: int,
@@ -68,20 +69,22 @@ extension StateInterface {
           tagWrite: ?TagWrite,
           curtain: Curtain,
           lending: Lending,
-          counters: Counters
+          counters: Counters,
+          presence: Presence
         )
 
         # One change, numbered from 1 without gaps; the field named by kind is set.
         type Event (
           seq: int,
           at: string,
-          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending),
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence),
           reader: ?Reader,
           tap: ?Tap,
           removal: ?TagRemoval,
           tagWrite: ?TagWrite,
           curtain: ?Curtain,
-          lending: ?LendingOutcome
+          lending: ?LendingOutcome,
+          presence: ?PresenceChange
         )
 
         # What the daemon was started with: the configuration file it read (null: none),

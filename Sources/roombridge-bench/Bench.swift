@@ -47,6 +47,12 @@ struct Bench: ParsableCommand {
     @Option(help: "Curtain reconnects to time.")
     var reconnects = 5
 
+    @Option(help: "Beacon appearances to time (beacon added → entered event).")
+    var beaconAppearances = 20
+
+    @Option(help: "Beacons around while measuring the scanner's CPU.")
+    var scanBeacons = 50
+
     @Option(help: "Seconds of NDEF fuzzing (0 skips it).")
     var fuzzSeconds = 300
 
@@ -103,6 +109,7 @@ struct Bench: ParsableCommand {
         try nfcFigures(&report, work: work.path)
         try fanOutFigures(&report, work: work.path)
         try curtainFigures(&report, work: work.path)
+        try presenceFigures(&report, work: work.path)
         try lendingFigures(&report, work: work.path)
         try fuzzFigures(&report)
         try report.write(to: output)

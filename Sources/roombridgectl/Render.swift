@@ -58,6 +58,7 @@ enum Render {
         if let o = s.lending.lastOutcome {
             lines.append("  last: \(o.message)")
         }
+        if s.presence.status != .disabled { lines.append("Presence:  " + presenceSummary(s.presence)) }
         let c = s.counters
         lines.append("Counters:  taps \(c.taps), lent \(c.lent), returned \(c.returned), refused \(c.refused), curtain requests \(c.curtainRequests), watching \(c.subscribers)")
         return lines.joined(separator: "\n")
@@ -99,6 +100,8 @@ enum Render {
             return head + "curtain " + curtainChange(from: previousCurtain, to: c)
         case .lending(let o):
             return head + "lending \(o.kind.rawValue): \(o.message)"
+        case .presence(let p):
+            return head + presenceEvent(p)
         }
     }
 

@@ -60,12 +60,13 @@ struct RoomBridgeCtl: AsyncParsableCommand {
             """,
         version: RoomBridgeVersion.string,
         subcommands: [Status.self, Watch.self, Tags.self, Devices.self, Groups.self, Users.self, Badges.self,
-                      Lend.self, Return.self, Rentals.self, History.self, Curtain.self, LogLevel.self, DoctorCommand.self])
+                      Lend.self, Return.self, Rentals.self, History.self, Curtain.self, Presence.self, LogLevel.self,
+                      DoctorCommand.self])
 }
 
 extension RoomBridgeCtl {
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show readers, the last tap, the curtain and lending.")
+        static let configuration = CommandConfiguration(abstract: "Show readers, the last tap, the curtain, lending and who is here.")
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {

@@ -1,0 +1,113 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A beacon present in a region: who or what it stands for, how close it is, when it was last heard.
+public struct PresentBeacon: Sendable, Codable, Equatable {
+    public var uuid: String
+    public var major: Int
+    public var minor: Int
+    /// `immediate`, `near`, `far` or `unknown`.
+    public var proximity: String
+    /// Estimated metres (nil: unknown).
+    public var distance: Double?
+    /// Smoothed RSSI, dBm.
+    public var rssi: Double?
+    public var lastSeen: Date
+
+    public init(uuid: String, major: Int, minor: Int, proximity: String, distance: Double?, rssi: Double?, lastSeen: Date) {
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+        self.proximity = proximity
+        self.distance = distance
+        self.rssi = rssi
+        self.lastSeen = lastSeen
+    }
+}
+
+/// A configured region and the beacons in it now.
+public struct PresenceRegionState: Sendable, Codable, Equatable {
+    public var name: String
+    public var uuid: String
+    public var major: Int?
+    public var minor: Int?
+    /// The person the region stands for, if configured.
+    public var userId: String?
+    /// The lendable device the region stands for, if configured.
+    public var deviceId: String?
+    public var beacons: [PresentBeacon]
+
+    public init(name: String, uuid: String, major: Int? = nil, minor: Int? = nil, userId: String? = nil,
+                deviceId: String? = nil, beacons: [PresentBeacon] = []) {
+        self.name = name
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+        self.userId = userId
+        self.deviceId = deviceId
+        self.beacons = beacons
+    }
+}
+
+/// Presence in the room: off (no regions configured), scanning, or not scanning and why — then the configured
+/// default place stands in for "nobody here".
+public struct PresenceState: Sendable, Codable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        /// No regions are configured: presence is off.
+        case disabled
+        case starting
+        case scanning
+        /// Scanning is impossible now (Bluetooth off, bluetoothd not running, …): see `reason`.
+        case unavailable
+    }
+
+    public var status: Status
+    /// Why not scanning, and what to do.
+    public var reason: String?
+    /// `presence.default_place`, reported while not scanning (nil when none is configured or while scanning).
+    public var defaultPlace: String?
+    public var regions: [PresenceRegionState]
+
+    public init(status: Status = .disabled, reason: String? = nil, defaultPlace: String? = nil,
+                regions: [PresenceRegionState] = []) {
+        self.status = status
+        self.reason = reason
+        self.defaultPlace = defaultPlace
+        self.regions = regions
+    }
+}
+
+/// A `presence` event: a beacon entered or exited a region, its proximity changed, or scanning started or stopped.
+public struct PresenceChangeEvent: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        case entered, exited, proximityChanged, status
+    }
+
+    public var kind: Kind
+    /// The region (nil for `status`).
+    public var region: String?
+    public var userId: String?
+    public var deviceId: String?
+    public var beacon: PresentBeacon?
+    /// The proximity before (`proximityChanged`).
+    public var from: String?
+    /// The scanning status after the change (`status`), with its reason.
+    public var status: PresenceState.Status?
+    public var reason: String?
+
+    public init(kind: Kind, region: String? = nil, userId: String? = nil, deviceId: String? = nil,
+                beacon: PresentBeacon? = nil, from: String? = nil, status: PresenceState.Status? = nil,
+                reason: String? = nil) {
+        self.kind = kind
+        self.region = region
+        self.userId = userId
+        self.deviceId = deviceId
+        self.beacon = beacon
+        self.from = from
+        self.status = status
+        self.reason = reason
+    }
+}
