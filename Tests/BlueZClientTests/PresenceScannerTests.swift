@@ -1,5 +1,6 @@
 import BlueZSimulator
 import DBus
+import DBusTestSupport
 import Foundation
 import Presence
 import Testing
