@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "NDEF", swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "Varlink", swiftSettings: swiftSettings),
-        .target(name: "Lending", swiftSettings: swiftSettings),
+        .target(name: "Lending", dependencies: ["RoomBridgeCore"], swiftSettings: swiftSettings),
         .target(name: "Presence", swiftSettings: swiftSettings),
 
         // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
@@ -158,7 +158,9 @@ let package = Package(
         .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "PN532Simulator"], swiftSettings: swiftSettings),
         .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBus"], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "BlueZClient", "BlueZSimulator"], swiftSettings: swiftSettings),
-        .testTarget(name: "LendingTests", dependencies: ["TestSupport", "Lending"], swiftSettings: swiftSettings),
+        .testTarget(name: "LendingTests", dependencies: [
+            "TestSupport", "Lending", "LendingStore", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
