@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "NDEF", swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "Varlink", swiftSettings: swiftSettings),
-        .target(name: "Lending", swiftSettings: swiftSettings),
+        .target(name: "Lending", dependencies: ["RoomBridgeCore"], swiftSettings: swiftSettings),
         .target(name: "Presence", swiftSettings: swiftSettings),
 
         // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
@@ -174,7 +174,9 @@ let package = Package(
             .product(name: "Subprocess", package: "swift-subprocess"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence"], swiftSettings: swiftSettings),
-        .testTarget(name: "LendingTests", dependencies: ["TestSupport", "Lending"], swiftSettings: swiftSettings),
+        .testTarget(name: "LendingTests", dependencies: [
+            "TestSupport", "Lending", "LendingStore", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),

@@ -81,6 +81,12 @@ public struct Device: Sendable, Hashable, Codable {
         self.isNFCRegistered = isNFCRegistered
     }
 
+    /// Wire names (`io.roombridge.Inventory` type `Device`): `isNfcRegistered` is camel case there.
+    enum CodingKeys: String, CodingKey {
+        case id, groupId, model, serialNumber, osVersion, status, connectorType, registeredAt, note
+        case isNFCRegistered = "isNfcRegistered"
+    }
+
     /// The device's fields as (name, text) pairs, in a fixed order; used for the change log.
     public var loggedFields: [(field: String, value: String?)] {
         [
@@ -110,6 +116,22 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
 
     /// Whether the device is currently lent (derived from ``activeRental``).
     public var isLent: Bool { activeRental != nil }
+
+    /// On the wire a device record is the device's fields plus `rental`, its active rental.
+    enum CodingKeys: String, CodingKey {
+        case rental
+    }
+
+    public init(from decoder: any Decoder) throws {
+        device = try Device(from: decoder)
+        activeRental = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Rental.self, forKey: .rental)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try device.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(activeRental, forKey: .rental)
+    }
 }
 
 /// What happened to a device in a log entry.

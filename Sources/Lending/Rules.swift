@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import RoomBridgeCore
 
 /// Tunable lending rules (from the daemon's configuration).
 public struct LendingPolicy: Sendable, Hashable {
@@ -22,40 +23,12 @@ public struct LendingPolicy: Sendable, Hashable {
     }
 }
 
-/// A user armed at a reader: device taps until `expiresAt` lend to this user.
-public struct ArmSession: Sendable, Hashable {
-    public var user: User
-    /// The badge that armed it; nil when armed from a client (`Arm(userId)`).
-    public var badgeIdentifier: String?
-    public var armedAt: Date
-    public var expiresAt: Date
-
-    public init(user: User, badgeIdentifier: String?, armedAt: Date, expiresAt: Date) {
-        self.user = user
-        self.badgeIdentifier = badgeIdentifier
-        self.armedAt = armedAt
-        self.expiresAt = expiresAt
-    }
-
+extension LendingArm {
     /// True until `expiresAt` (exclusive).
     public func isActive(at now: Date) -> Bool { now < expiresAt }
 
     /// Seconds left at `now` (0 once expired).
     public func remaining(at now: Date) -> TimeInterval { max(0, expiresAt.timeIntervalSince(now)) }
-}
-
-/// What the reader saw: the tag's UID and, when its NDEF message has a device record
-/// (device-tag.md), the device ID in it.
-public struct TagTap: Sendable, Hashable {
-    /// UID (ISO 14443-A) or IDm (FeliCa), any hex spelling.
-    public var uid: String
-    /// `deviceId` from the tag's device record, if any.
-    public var deviceIdOnTag: DeviceID?
-
-    public init(uid: String, deviceIdOnTag: DeviceID? = nil) {
-        self.uid = CardIdentifier.canonical(uid) ?? uid
-        self.deviceIdOnTag = deviceIdOnTag
-    }
 }
 
 /// What a tap identified, after the lookups of ``TapIdentification``.
@@ -74,10 +47,12 @@ public enum TapIdentity: Sendable, Hashable {
 /// known device, (2) the UID's binding to a device or to a badge, (3) unknown.
 public enum TapIdentification {
     /// - Parameters:
-    ///   - deviceOnTag: the inventory record of `tap.deviceIdOnTag` (nil if absent or unknown).
-    ///   - uidBinding: what `tap.uid` is bound to (nil if nothing).
-    public static func identify(_ tap: TagTap, deviceOnTag: DeviceRecord?, uidBinding: UIDBinding?) -> TapIdentity {
-        if let deviceOnTag, deviceOnTag.device.id == tap.deviceIdOnTag {
+    ///   - deviceOnTag: the inventory record of the device named by the tap's device record
+    ///     (nil if absent or unknown).
+    ///   - uidBinding: what the tap's UID is bound to (nil if nothing).
+    public static func identify(_ tap: Tap, deviceOnTag: DeviceRecord?, uidBinding: UIDBinding?) -> TapIdentity {
+        let uid = canonicalUID(of: tap)
+        if let deviceOnTag, deviceOnTag.device.id == tap.device?.deviceId {
             return .device(deviceOnTag)
         }
         switch uidBinding {
@@ -86,8 +61,8 @@ public enum TapIdentification {
         case .badge(let badge, let user):
             return .badge(badge, user)
         case nil:
-            if let id = tap.deviceIdOnTag { return .unknownDevice(id, uid: tap.uid) }
-            return .unknownTag(uid: tap.uid)
+            if let id = tap.device?.deviceId { return .unknownDevice(id, uid: uid) }
+            return .unknownTag(uid: uid)
         }
     }
 }
@@ -98,10 +73,15 @@ public enum StoreOperation: Sendable, Hashable {
     case returnDevice(ReturnRequest)
 }
 
+extension TapIdentification {
+    /// The tap's UID in canonical form (upper-case hex), as bindings and badges store it.
+    public static func canonicalUID(of tap: Tap) -> String { CardIdentifier.canonical(tap.uid) ?? tap.uid }
+}
+
 /// What happened at the reader; ``message`` is for the person standing there.
 public enum TapOutcome: Sendable, Hashable {
     /// A badge (or client) armed the reader; `replacing` is the previously armed user.
-    case armed(ArmSession, replacing: UserID?)
+    case armed(LendingArm, replacing: UserID?)
     /// The armed session was cleared from a client.
     case disarmed(UserID?)
     case lent(deviceId: DeviceID, model: String, userId: UserID, userName: String, dueAt: Date?)
@@ -137,8 +117,8 @@ public enum TapOutcome: Sendable, Hashable {
         switch self {
         case .armed(let session, let replacing):
             let seconds = Int(session.expiresAt.timeIntervalSince(session.armedAt).rounded())
-            let prefix = replacing.map { $0 == session.user.id ? "Renewed: " : "Switched from \($0): " } ?? ""
-            return "\(prefix)Hello \(session.user.name). Tap devices to borrow them within \(seconds) s."
+            let prefix = replacing.map { $0 == session.userId ? "Renewed: " : "Switched from \($0): " } ?? ""
+            return "\(prefix)Hello \(session.userName). Tap devices to borrow them within \(seconds) s."
         case .disarmed(let user):
             return user.map { "Lending session of \($0) ended." } ?? "No lending session was active."
         case .lent(let id, let model, _, let userName, let dueAt):
@@ -166,9 +146,9 @@ public struct TapDecision: Sendable, Hashable {
     /// The store operation to perform; nil when nothing is recorded.
     public var operation: StoreOperation?
     /// The arm session after the tap (nil when none is active).
-    public var session: ArmSession?
+    public var session: LendingArm?
 
-    public init(outcome: TapOutcome, operation: StoreOperation?, session: ArmSession?) {
+    public init(outcome: TapOutcome, operation: StoreOperation?, session: LendingArm?) {
         self.outcome = outcome
         self.operation = operation
         self.session = session
@@ -178,8 +158,8 @@ public struct TapDecision: Sendable, Hashable {
 /// The lending rules as pure functions of (tap identity, arm session, now).
 public enum LendingRules {
     /// A new session for `user` starting at `now`.
-    public static func arm(_ user: User, badgeIdentifier: String?, now: Date, policy: LendingPolicy) -> ArmSession {
-        ArmSession(user: user, badgeIdentifier: badgeIdentifier, armedAt: now,
+    public static func arm(_ user: User, now: Date, policy: LendingPolicy) -> LendingArm {
+        LendingArm(userId: user.id, userName: user.name, reader: nil, armedAt: now,
                    expiresAt: now.addingTimeInterval(policy.armDuration))
     }
 
@@ -191,13 +171,13 @@ public enum LendingRules {
     /// - available broken/disposed device → refused with its status;
     /// - unknown device / tag → reported; the session is untouched.
     public static func decide(
-        _ identity: TapIdentity, session: ArmSession?, now: Date, policy: LendingPolicy, location: String?
+        _ identity: TapIdentity, session: LendingArm?, now: Date, policy: LendingPolicy, location: String?
     ) -> TapDecision {
         let active = session.flatMap { $0.isActive(at: now) ? $0 : nil }
         switch identity {
-        case .badge(let badge, let user):
-            let new = arm(user, badgeIdentifier: badge.identifier, now: now, policy: policy)
-            return TapDecision(outcome: .armed(new, replacing: active?.user.id), operation: nil, session: new)
+        case .badge(_, let user):
+            let new = arm(user, now: now, policy: policy)
+            return TapDecision(outcome: .armed(new, replacing: active?.userId), operation: nil, session: new)
         case .unknownTag(let uid):
             return TapDecision(outcome: .unknownTag(uid: uid), operation: nil, session: active)
         case .unknownDevice(let id, let uid):
@@ -206,9 +186,9 @@ public enum LendingRules {
             let device = record.device
             if let rental = record.activeRental {
                 // A return is never refused, whatever the device's status, so it can come back.
-                let request = ReturnRequest(deviceId: device.id, at: now, returnedBy: active?.user.id, location: location)
+                let request = ReturnRequest(deviceId: device.id, at: now, returnedBy: active?.userId, location: location)
                 let outcome = TapOutcome.returned(deviceId: device.id, model: device.model, borrowerId: rental.userId,
-                                                  borrowerName: rental.userName, returnedBy: active?.user.id)
+                                                  borrowerName: rental.userName, returnedBy: active?.userId)
                 return TapDecision(outcome: outcome, operation: .returnDevice(request), session: active)
             }
             guard device.status == .normal else {
@@ -220,9 +200,9 @@ public enum LendingRules {
                                    operation: nil, session: nil)
             }
             let due = policy.dueDate(for: now)
-            let request = LendRequest(deviceId: device.id, userId: active.user.id, at: now, dueAt: due, location: location)
-            let outcome = TapOutcome.lent(deviceId: device.id, model: device.model, userId: active.user.id,
-                                          userName: active.user.name, dueAt: due)
+            let request = LendRequest(deviceId: device.id, userId: active.userId, at: now, dueAt: due, location: location)
+            let outcome = TapOutcome.lent(deviceId: device.id, model: device.model, userId: active.userId,
+                                          userName: active.userName, dueAt: due)
             return TapDecision(outcome: outcome, operation: .lend(request), session: active)
         }
     }

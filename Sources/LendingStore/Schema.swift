@@ -11,6 +11,7 @@ enum Schema {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in try db.execute(sql: v1) }
         migrator.registerMigration("v2") { db in try migrateToV2(db) }
+        migrator.registerMigration("v3") { db in try db.execute(sql: v3) }
         return migrator
     }
 
@@ -211,5 +212,25 @@ enum Schema {
                 SELECT RAISE(ABORT, 'uid is a badge');
             END;
             """)
+    }
+
+    /// Version 3: "only a normal device can be lent" becomes a constraint of the schema, next to
+    /// the unique index that says "a device has at most one active rental". The store inserts
+    /// a rental in one statement and maps a violation to `LendingError`, so the rules live in
+    /// `Lending` and the schema alone guards the data.
+    static let v3 = """
+        CREATE TRIGGER rentals_only_normal_devices BEFORE INSERT ON rentals
+        WHEN EXISTS (SELECT 1 FROM devices WHERE id = NEW.device_id AND status != 'normal')
+        BEGIN
+            SELECT RAISE(ABORT, 'device is not lendable');
+        END;
+        """
+
+    /// The messages the schema's triggers raise, as the store recognises them (migrations are
+    /// frozen: these texts never change).
+    enum Constraint {
+        static let deviceNotLendable = "device is not lendable"
+        static let deviceIsLent = "device is lent"
+        static let userHasDevices = "user has devices"
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 
 /// An armed lend session: a badge tap (or a client) named the person who borrows
 /// the devices tapped next, until it expires.
-public struct LendingArm: Sendable, Codable, Equatable {
+public struct LendingArm: Sendable, Codable, Hashable {
     public var userId: String
     public var userName: String
     /// Which reader's badge tap armed it, or nil when a client armed it.

@@ -1,4 +1,5 @@
 import Dispatch
+import Lending
 import Logging
 import LendingStore
 import NFCReader
@@ -11,7 +12,7 @@ struct LendingTapHandler: TapHandler {
     let lending: LendingCoordinator
 
     func handle(_ tap: Tap, arrival: TagArrival) async {
-        await lending.handleTap(uid: tap.uid, deviceIdOnTag: tap.device?.deviceId, reader: tap.reader)
+        await lending.handle(tap)
     }
 }
 

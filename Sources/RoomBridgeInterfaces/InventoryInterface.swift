@@ -38,7 +38,7 @@ public struct InventoryInterface: VarlinkInterface {
         let t = now()
         switch call.methodName {
         case "ListGroups":
-            return ["groups": try encode(try await store.groups().map(WireGroup.init))]
+            return ["groups": try encode(try await store.groups())]
         case "AddGroup", "UpdateGroup":
             let g = try p.object("group")
             let group = DeviceGroup(id: try g.string("id"), name: try g.string("name"), sortOrder: try g.optionalInt("sortOrder") ?? 0)
@@ -60,22 +60,21 @@ public struct InventoryInterface: VarlinkInterface {
             var device = Device(id: id, groupId: group, model: model, registeredAt: t)
             try apply(f, to: &device)
             try await store.addDevice(device, at: t)
-            return ["device": try encode(WireDevice(try await record(id), now: t))]
+            return ["device": try WireCoding.encode(try await record(id), now: t)]
         case "UpdateDevice":
             let id = try p.string("id")
             var device = try await record(id).device
             try apply(try p.object("fields"), to: &device)
             let changes = try await store.updateDevice(device, at: t)
-            return ["device": try encode(WireDevice(try await record(id), now: t)),
-                    "changes": try encode(changes.map(WireLogEntry.init))]
+            return ["device": try WireCoding.encode(try await record(id), now: t), "changes": try encode(changes)]
         case "DeleteDevice":
             try await store.deleteDevice(id: try p.string("id"), at: t)
             return [:]
         case "GetDevice":
             let id = try p.string("id")
             let r = try await record(id)
-            return ["device": try encode(WireDevice(r, now: t)),
-                    "tags": try encode(try await store.tagBindings(deviceId: id).map(WireTagBinding.init))]
+            return ["device": try WireCoding.encode(r, now: t),
+                    "tags": try encode(try await store.tagBindings(deviceId: id))]
         case "ListDevices":
             let filter = DeviceFilter(
                 groupId: try p.optionalString("groupId"),
@@ -83,32 +82,32 @@ public struct InventoryInterface: VarlinkInterface {
                 isLent: try p.optionalBool("isLent"), isNFCRegistered: try p.optionalBool("isNfcRegistered"),
                 text: try p.optionalString("text"))
             let page = try await store.devices(filter, page: try p.page())
-            return try paged("devices", page.items.map { WireDevice($0, now: t) }, page.nextCursor)
+            return try paged("devices", try page.items.map { try WireCoding.encode($0, now: t) }, page.nextCursor)
         case "DeviceLog":
             let page = try await store.deviceLog(deviceId: try p.string("id"), page: try p.page())
-            return try paged("entries", page.items.map(WireLogEntry.init), page.nextCursor)
+            return try paged("entries", page.items, page.nextCursor)
 
         case "AddUser":
             let user = User(id: try p.string("id"), name: try p.string("name"), registeredAt: t)
             try await store.addUser(user)
-            return ["user": try encode(WireUser(user))]
+            return ["user": try encode(user)]
         case "UpdateUser":
             let id = try p.string("id")
             guard var user = try await store.user(id: id) else { throw LendingError.noSuchUser(id) }
             user.name = try p.string("name")
             try await store.updateUser(user)
-            return ["user": try encode(WireUser(user))]
+            return ["user": try encode(user)]
         case "DeleteUser":
             try await store.deleteUser(id: try p.string("id"))
             return [:]
         case "GetUser":
             let id = try p.string("id")
             guard let user = try await store.user(id: id) else { throw LendingError.noSuchUser(id) }
-            return ["user": try encode(WireUser(user)),
-                    "badges": try encode(try await store.badges(userId: id).map(WireBadge.init))]
+            return ["user": try encode(user),
+                    "badges": try encode(try await store.badges(userId: id))]
         case "ListUsers":
             let page = try await store.users(nameContains: try p.optionalString("nameContains"), page: try p.page())
-            return try paged("users", page.items.map(WireUser.init), page.nextCursor)
+            return try paged("users", page.items, page.nextCursor)
 
         case "AddBadge":
             let kind = try p.optionalString("kind").flatMap(BadgeKind.init(rawValue:)) ?? .iso14443a
@@ -116,7 +115,7 @@ public struct InventoryInterface: VarlinkInterface {
             let badge = Badge(identifier: identifier, kind: kind, userId: try p.string("userId"), registeredAt: t,
                               label: try p.optionalString("label"))
             try await store.addBadge(badge)
-            return ["badge": try encode(WireBadge(badge))]
+            return ["badge": try encode(badge)]
         case "DeleteBadge":
             let text = try p.string("identifier")
             try await store.deleteBadge(identifier: CardIdentifier.canonical(text) ?? text)
@@ -124,7 +123,7 @@ public struct InventoryInterface: VarlinkInterface {
         case "ListBadges":
             let id = try p.string("userId")
             guard try await store.user(id: id) != nil else { throw LendingError.noSuchUser(id) }
-            return ["badges": try encode(try await store.badges(userId: id).map(WireBadge.init))]
+            return ["badges": try encode(try await store.badges(userId: id))]
 
         case "BindTag":
             let text = try p.string("uid")
@@ -133,7 +132,7 @@ public struct InventoryInterface: VarlinkInterface {
             }
             let binding = TagBinding(uid: uid, deviceId: try p.string("deviceId"), boundAt: t)
             try await store.bindTag(binding)
-            return ["binding": try encode(WireTagBinding(binding))]
+            return ["binding": try encode(binding)]
         case "UnbindTag":
             let text = try p.string("uid")
             try await store.unbindTag(uid: CardIdentifier.canonical(text) ?? text)
@@ -141,7 +140,7 @@ public struct InventoryInterface: VarlinkInterface {
         case "ListTagBindings":
             let id = try p.string("deviceId")
             _ = try await record(id)
-            return ["bindings": try encode(try await store.tagBindings(deviceId: id).map(WireTagBinding.init))]
+            return ["bindings": try encode(try await store.tagBindings(deviceId: id))]
         default:
             throw VarlinkError.methodNotImplemented(call.method)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Lending
+import RoomBridgeCore
 import Varlink
 
 /// `io.roombridge.Lending`: arm, disarm, lend and return by ID through the
@@ -28,35 +29,26 @@ public struct LendingInterface: VarlinkInterface {
         try await replies.reply(reply, continues: false)
     }
 
-    struct WireSession: Codable {
-        var userId: String
-        var userName: String
-        var armedAt: Date
-        var expiresAt: Date
-
-        init(_ s: ArmSession) { userId = s.user.id; userName = s.user.name; armedAt = s.armedAt; expiresAt = s.expiresAt }
-    }
-
     private func answer(_ call: VarlinkCall) async throws -> [String: JSONValue] {
         let p = Parameters(call)
         let store = lending.store
         switch call.methodName {
         case "Arm":
             let session = try await lending.arm(userId: try p.string("userId"))
-            return ["session": try WireCoding.encode(WireSession(session))]
+            return ["session": try WireCoding.encode(session)]
         case "Disarm":
             await lending.disarm()
             return [:]
         case "GetSession":
             guard let session = await lending.session() else { return [:] }
-            return ["session": try WireCoding.encode(WireSession(session))]
+            return ["session": try WireCoding.encode(session)]
         case "Lend":
             let due = try p.optionalDate("dueAt", interface: name)
             let rental = try await lending.lend(deviceId: try p.string("deviceId"), userId: try p.string("userId"), dueAt: due)
-            return ["rental": try WireCoding.encode(WireRental(rental, now: now()))]
+            return ["rental": try WireCoding.encode(rental, now: now())]
         case "Return":
             let rental = try await lending.returnDevice(deviceId: try p.string("deviceId"), returnedBy: try p.optionalString("returnedBy"))
-            return ["rental": try WireCoding.encode(WireRental(rental, now: now()))]
+            return ["rental": try WireCoding.encode(rental, now: now())]
         case "ListActive":
             return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))
         case "ListOverdue":
@@ -110,7 +102,7 @@ public struct LendingInterface: VarlinkInterface {
 
     private func rentals(_ page: Page<Rental>) throws -> [String: JSONValue] {
         let t = now()
-        var reply = ["rentals": try WireCoding.encode(page.items.map { WireRental($0, now: t) })]
+        var reply: [String: JSONValue] = ["rentals": .array(try page.items.map { try WireCoding.encode($0, now: t) })]
         if let next = page.nextCursor { reply["nextCursor"] = .string(next) }
         return reply
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Lending
+import RoomBridgeCore
 import Testing
 
 let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -11,6 +12,11 @@ let bobBadge = Badge(identifier: "0123456789ABCDEF", kind: .felica, userId: "U-2
 func device(_ id: String = "D-1", status: DeviceStatus = .normal) -> Device {
     Device(id: id, groupId: "iphone", model: "iPhone 15", serialNumber: "SN-\(id)", osVersion: "18.1",
            status: status, connectorType: "USB-C", registeredAt: t0)
+}
+
+/// A tap at the reader `front`, with a device record naming `deviceOnTag` if given.
+func tap(_ uid: String, deviceOnTag: String? = nil) -> Tap {
+    Tap(reader: "front", uid: uid, tagType: "NTAG215", device: deviceOnTag.map { DeviceTagInfo(deviceId: $0) }, at: t0)
 }
 
 func rental(_ deviceId: String = "D-1", to user: User = bob) -> Rental {
@@ -89,16 +95,16 @@ let ruleRows: [RuleRow] = [
 struct LendingRulesTests {
     @Test(arguments: ruleRows)
     func rule(_ row: RuleRow) {
-        let session = row.armedBy.map { LendingRules.arm($0, badgeIdentifier: nil, now: t0, policy: policy) }
+        let session = row.armedBy.map { LendingRules.arm($0, now: t0, policy: policy) }
         let decision = LendingRules.decide(row.identity, session: session, now: now(row.at), policy: policy, location: "desk")
         #expect(decision.outcome.kind == row.expectedKind)
         #expect(decision.operation == row.expectedOperation)
-        #expect(decision.session?.user.id == row.armedAfter)
+        #expect(decision.session?.userId == row.armedAfter)
         #expect(!decision.outcome.message.isEmpty)
     }
 
     @Test func lendingKeepsTheSessionWithoutExtendingIt() {
-        let session = LendingRules.arm(alice, badgeIdentifier: "04A1B2C3", now: t0, policy: policy)
+        let session = LendingRules.arm(alice, now: t0, policy: policy)
         let decision = LendingRules.decide(.device(DeviceRecord(device: device())), session: session, now: now(20),
                                            policy: policy, location: nil)
         #expect(decision.session == session)
@@ -106,15 +112,14 @@ struct LendingRulesTests {
     }
 
     @Test func replacingNamesThePreviousUser() {
-        let session = LendingRules.arm(alice, badgeIdentifier: nil, now: t0, policy: policy)
+        let session = LendingRules.arm(alice, now: t0, policy: policy)
         let decision = LendingRules.decide(.badge(bobBadge, bob), session: session, now: now(5), policy: policy, location: nil)
         guard case .armed(let new, let replacing) = decision.outcome else {
             Issue.record("expected armed, got \(decision.outcome)")
             return
         }
         #expect(replacing == "U-1")
-        #expect(new.user == bob)
-        #expect(new.badgeIdentifier == bobBadge.identifier)
+        #expect(new.userId == bob.id && new.userName == bob.name)
         #expect(new.expiresAt == now(35))
         #expect(new.remaining(at: now(5)) == 30)
         #expect(new.remaining(at: now(40)) == 0)
@@ -130,7 +135,7 @@ struct LendingRulesTests {
 
     @Test func openEndedLoansHaveNoDueDate() {
         let policy = LendingPolicy(armDuration: 10, defaultLoanPeriod: nil)
-        let session = LendingRules.arm(alice, badgeIdentifier: nil, now: t0, policy: policy)
+        let session = LendingRules.arm(alice, now: t0, policy: policy)
         let decision = LendingRules.decide(.device(DeviceRecord(device: device())), session: session, now: now(1),
                                            policy: policy, location: nil)
         guard case .lend(let request)? = decision.operation else {
@@ -141,7 +146,7 @@ struct LendingRulesTests {
     }
 
     @Test func everyOutcomeHasAMessage() {
-        let session = LendingRules.arm(alice, badgeIdentifier: nil, now: t0, policy: policy)
+        let session = LendingRules.arm(alice, now: t0, policy: policy)
         let outcomes: [TapOutcome] = [
             .armed(session, replacing: nil), .armed(session, replacing: "U-1"), .disarmed(nil), .disarmed("U-1"),
             .lent(deviceId: "D-1", model: "M", userId: "U-1", userName: "Alice", dueAt: t0),
@@ -162,35 +167,35 @@ struct IdentificationTests {
     let other = DeviceRecord(device: device("D-2"))
 
     @Test func deviceRecordOnTagWinsOverUIDBinding() {
-        let tap = TagTap(uid: "04:a1:b2:c3", deviceIdOnTag: "D-1")
-        #expect(tap.uid == "04A1B2C3")
+        let tap = tap("04:a1:b2:c3", deviceOnTag: "D-1")
+        #expect(TapIdentification.canonicalUID(of: tap) == "04A1B2C3")
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .badge(aliceBadge, alice)) == .device(record))
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .device(other)) == .device(record))
     }
 
     @Test func uidBindingToADevice() {
-        let tap = TagTap(uid: "04112233445566")
+        let tap = tap("04112233445566")
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .device(other)) == .device(other))
     }
 
     @Test func uidBindingToABadge() {
-        let tap = TagTap(uid: "04A1B2C3")
+        let tap = tap("04A1B2C3")
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .badge(aliceBadge, alice)) == .badge(aliceBadge, alice))
     }
 
     @Test func unknownDeviceOnTagFallsBackToTheUID() {
-        let tap = TagTap(uid: "04112233445566", deviceIdOnTag: "D-404")
+        let tap = tap("04112233445566", deviceOnTag: "D-404")
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .device(other)) == .device(other))
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: nil) == .unknownDevice("D-404", uid: "04112233445566"))
     }
 
     @Test func mismatchedRecordIsIgnored() {
-        let tap = TagTap(uid: "04112233445566", deviceIdOnTag: "D-2")
+        let tap = tap("04112233445566", deviceOnTag: "D-2")
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil) == .unknownDevice("D-2", uid: "04112233445566"))
     }
 
     @Test func nothingKnownIsAnUnknownTag() {
-        #expect(TapIdentification.identify(TagTap(uid: "04AABBCC"), deviceOnTag: nil, uidBinding: nil) == .unknownTag(uid: "04AABBCC"))
+        #expect(TapIdentification.identify(tap("04AABBCC"), deviceOnTag: nil, uidBinding: nil) == .unknownTag(uid: "04AABBCC"))
     }
 }
 

@@ -1,0 +1,191 @@
+import Foundation
+import RoomBridgeCore
+
+/// The lending state machine: the one path every lending action takes — a tap at a reader or a
+/// client's request — so that the store, the arm session and `SystemState` (and so every
+/// `Watch` client) agree.
+///
+/// It holds the arm session, identifies taps (device-tag.md order), decides with
+/// ``LendingRules``, performs the resulting store operation, publishes each outcome as a
+/// `lending` event, mirrors the session into `SystemState`, and ends the session with a
+/// `disarmed` event when it times out.
+public actor LendingCoordinator {
+    public nonisolated let store: any InventoryStore
+    private let state: SystemState
+    /// The rules' tunables.
+    public private(set) var policy: LendingPolicy
+    /// The reader/kiosk name recorded on rentals.
+    public private(set) var location: String?
+    private let now: @Sendable () -> Date
+    private var armed: LendingArm?
+    private var expiry: Task<Void, Never>?
+
+    /// - Parameter now: the clock (injected for tests).
+    public init(store: any InventoryStore, state: SystemState, policy: LendingPolicy = LendingPolicy(),
+                location: String? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.state = state
+        self.policy = policy
+        self.location = location
+        self.now = now
+    }
+
+    /// New lending settings (a configuration reload), used from the next action on; the armed
+    /// session keeps its expiry.
+    public func reconfigure(policy: LendingPolicy, location: String?) {
+        self.policy = policy
+        self.location = location
+    }
+
+    /// The active session, if any (an expired session is dropped).
+    public func session() -> LendingArm? {
+        if let a = armed, !a.isActive(at: now()) { armed = nil }
+        return armed
+    }
+
+    /// A tap at a reader: identifies it (device record, UID binding, badge), applies the rules,
+    /// records the lend or return, and publishes the outcome. Store failures become
+    /// ``TapOutcome/failed(reason:)``.
+    @discardableResult
+    public func handle(_ tap: Tap) async -> TapOutcome {
+        let outcome = await decideAndRecord(tap)
+        await publish(outcome, uid: TapIdentification.canonicalUID(of: tap), reader: tap.reader)
+        return outcome
+    }
+
+    /// Arms lending for a user from a client (as a badge tap would), replacing any session.
+    /// - Throws: ``LendingError/noSuchUser(_:)``.
+    @discardableResult
+    public func arm(userId: UserID) async throws -> LendingArm {
+        guard let user = try await store.user(id: userId) else { throw LendingError.noSuchUser(userId) }
+        let previous = session()
+        let new = LendingRules.arm(user, now: now(), policy: policy)
+        armed = new
+        await publish(.armed(new, replacing: previous?.userId), uid: nil, reader: nil)
+        return new
+    }
+
+    /// Ends the lend session.
+    @discardableResult
+    public func disarm() async -> TapOutcome {
+        let outcome = TapOutcome.disarmed(session()?.userId)
+        armed = nil
+        await publish(outcome, uid: nil, reader: nil)
+        return outcome
+    }
+
+    /// Lends a device by ID (devices without a tag), with the default loan period unless `dueAt` is given.
+    public func lend(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil) async throws -> Rental {
+        let t = now()
+        let rental = try await store.lend(LendRequest(deviceId: deviceId, userId: userId, at: t,
+                                                      dueAt: dueAt ?? policy.dueDate(for: t), location: location))
+        await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
+                            userName: rental.userName, dueAt: rental.dueAt), uid: nil, reader: nil)
+        return rental
+    }
+
+    /// Returns a device by ID.
+    public func returnDevice(deviceId: DeviceID, returnedBy: UserID? = nil) async throws -> Rental {
+        let rental = try await store.returnDevice(ReturnRequest(deviceId: deviceId, at: now(), returnedBy: returnedBy,
+                                                                location: location))
+        await publish(.returned(deviceId: rental.deviceId, model: rental.model, borrowerId: rental.userId,
+                                borrowerName: rental.userName, returnedBy: returnedBy), uid: nil, reader: nil)
+        return rental
+    }
+
+    // MARK: Taps
+
+    private func decideAndRecord(_ tap: Tap) async -> TapOutcome {
+        let identity: TapIdentity
+        do {
+            identity = try await identify(tap)
+        } catch {
+            return .failed(reason: "\(error)")
+        }
+        let decision = LendingRules.decide(identity, session: session(), now: now(), policy: policy, location: location)
+        do {
+            switch decision.operation {
+            case .lend(let request):
+                _ = try await store.lend(request)
+            case .returnDevice(let request):
+                _ = try await store.returnDevice(request)
+            case nil:
+                break
+            }
+        } catch {
+            return .failed(reason: "\(error)")
+        }
+        // Only a badge changes the session; otherwise keep whatever is current now (a client
+        // may have armed or disarmed while the store was working).
+        if case .armed = decision.outcome { armed = decision.session }
+        return decision.outcome
+    }
+
+    private func identify(_ tap: Tap) async throws -> TapIdentity {
+        if let id = tap.device?.deviceId, let record = try await store.device(id: id) {
+            return TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil)
+        }
+        let binding = try await store.resolve(uid: TapIdentification.canonicalUID(of: tap))
+        return TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: binding)
+    }
+
+    // MARK: Publishing
+
+    private func publish(_ outcome: TapOutcome, uid: String?, reader: String?) async {
+        await state.recordLending(outcome.published(uid: uid, reader: reader, at: now()))
+        await mirrorSession()
+    }
+
+    /// Copies the session into `SystemState` and schedules its expiry.
+    private func mirrorSession() async {
+        let current = session()
+        await state.setArm(current)
+        expiry?.cancel()
+        expiry = nil
+        guard let current else { return }
+        let seconds = max(0, current.expiresAt.timeIntervalSince(now()))
+        expiry = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000) + 5))
+            guard !Task.isCancelled else { return }
+            await self?.expire(current)
+        }
+    }
+
+    private func expire(_ ended: LendingArm) async {
+        guard session() == nil else { return }  // renewed or replaced meanwhile
+        await state.setArm(nil)
+        await state.recordLending(LendingOutcome(kind: .disarmed, userId: ended.userId, userName: ended.userName,
+                                                 message: "The lending session of \(ended.userName) timed out; tap a badge to lend again.",
+                                                 at: now()))
+        expiry = nil
+    }
+}
+
+extension TapOutcome {
+    /// The outcome as `SystemState` and its clients see it.
+    public func published(uid: String?, reader: String?, at: Date) -> LendingOutcome {
+        var o = LendingOutcome(kind: .failed, uid: uid, reader: reader, message: message, at: at)
+        switch self {
+        case .armed(let session, _):
+            o.kind = .armed; o.userId = session.userId; o.userName = session.userName
+        case .disarmed(let user):
+            o.kind = .disarmed; o.userId = user
+        case .lent(let deviceId, _, let userId, let userName, _):
+            o.kind = .lent; o.deviceId = deviceId; o.userId = userId; o.userName = userName
+        case .returned(let deviceId, _, let borrowerId, let borrowerName, _):
+            o.kind = .returned; o.deviceId = deviceId; o.userId = borrowerId; o.userName = borrowerName
+        case .badgeRequired(let deviceId, _):
+            o.kind = .badgeRequired; o.deviceId = deviceId
+        case .refused(let deviceId, _, let status):
+            o.kind = .refused; o.deviceId = deviceId
+            o.reason = status == .broken ? "deviceBroken" : "deviceDisposed"
+        case .unknownDevice(let deviceId, let tagUID):
+            o.kind = .unknownDevice; o.deviceId = deviceId; o.uid = tagUID
+        case .unknownTag(let tagUID):
+            o.kind = .unknownTag; o.uid = tagUID
+        case .failed(let reason):
+            o.kind = .failed; o.reason = reason
+        }
+        return o
+    }
+}

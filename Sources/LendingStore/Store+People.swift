@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import Lending
+
+// Users, their badges, and the tag UIDs bound to devices.
+extension SQLiteInventoryStore {
+    // MARK: Users
+
+    public func addUser(_ user: User) async throws {
+        try Self.requireNonEmpty(user.id, "user ID")
+        try await write { db in
+            if try Self.exists(db, "SELECT 1 FROM users WHERE id = ?", [user.id]) {
+                throw LendingError.userAlreadyExists(user.id)
+            }
+            try user.insert(db)
+        }
+    }
+
+    public func updateUser(_ user: User) async throws {
+        try await write { db in
+            do {
+                try user.update(db)
+            } catch is RecordError {
+                throw LendingError.noSuchUser(user.id)
+            }
+        }
+    }
+
+    public func deleteUser(id: UserID) async throws {
+        try await write { db in
+            do {
+                // The trigger users_keep_borrowers refuses deleting a user who has devices.
+                try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
+            } catch let error as DatabaseError where error.message == Schema.Constraint.userHasDevices {
+                let lent = try String.fetchAll(db, sql: """
+                    SELECT device_id FROM rentals WHERE user_id = ? AND returned_at IS NULL ORDER BY device_id
+                    """, arguments: [id])
+                throw LendingError.userHasDevices(id, deviceIds: lent)
+            }
+            if db.changesCount == 0 { throw LendingError.noSuchUser(id) }
+        }
+    }
+
+    public func user(id: UserID) async throws -> User? {
+        try await pool.read { db in try Self.fetchUser(db, id: id) }
+    }
+
+    public func users(nameContains: String?, page: PageRequest) async throws -> Page<User> {
+        var clauses: [String] = []
+        var arguments: StatementArguments = []
+        if let text = nameContains, !text.isEmpty {
+            clauses.append("name LIKE ? ESCAPE '\\'")
+            arguments += ["%" + Self.escapeLike(text) + "%"]
+        }
+        if let cursor = page.cursor { clauses.append("id > ?"); arguments += [cursor] }
+        let sql = "SELECT id, name, registered_at FROM users \(Self.whereSQL(clauses)) ORDER BY id LIMIT ?"
+        arguments += [page.limit + 1]
+        let users = try await pool.read { [arguments] db in
+            try User.fetchAll(db, sql: sql, arguments: arguments)
+        }
+        return Self.page(users, limit: page.limit) { $0.id }
+    }
+
+    // MARK: Badges and tags
+
+    public func addBadge(_ badge: Badge) async throws {
+        let identifier = try CardIdentifier.normalize(badge.identifier, kind: badge.kind)
+        try await write { db in
+            guard try Self.fetchUser(db, id: badge.userId) != nil else { throw LendingError.noSuchUser(badge.userId) }
+            try Self.requireUIDFree(db, identifier)
+            var canonical = badge
+            canonical.identifier = identifier
+            try canonical.insert(db)
+        }
+    }
+
+    public func deleteBadge(identifier: String) async throws {
+        let canonical = CardIdentifier.canonical(identifier) ?? identifier
+        try await write { db in
+            try db.execute(sql: "DELETE FROM badges WHERE identifier = ?", arguments: [canonical])
+            if db.changesCount == 0 { throw LendingError.noSuchBadge(identifier) }
+        }
+    }
+
+    public func badges(userId: UserID) async throws -> [Badge] {
+        try await pool.read { db in
+            try Badge.filter(Column("user_id") == userId).order(Column("identifier")).fetchAll(db)
+        }
+    }
+
+    public func bindTag(_ binding: TagBinding) async throws {
+        let uid = try Self.canonicalUID(binding.uid)
+        try await write { db in
+            try Self.bind(db, uid: uid, deviceId: binding.deviceId, at: binding.boundAt)
+        }
+    }
+
+    public func unbindTag(uid: String) async throws {
+        let canonical = CardIdentifier.canonical(uid) ?? uid
+        try await write { db in
+            try db.execute(sql: "DELETE FROM tag_bindings WHERE uid = ?", arguments: [canonical])
+            if db.changesCount == 0 { throw LendingError.noSuchTagBinding(uid) }
+        }
+    }
+
+    public func tagBindings(deviceId: DeviceID) async throws -> [TagBinding] {
+        try await pool.read { db in
+            try TagBinding.filter(Column("device_id") == deviceId).order(Column("uid")).fetchAll(db)
+        }
+    }
+
+    public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
+        let uid = try Self.canonicalUID(uid)
+        try await write { db in
+            try Self.bind(db, uid: uid, deviceId: deviceId, at: at)
+            let wasRegistered = try Bool.fetchOne(db, sql: "SELECT is_nfc_registered FROM devices WHERE id = ?",
+                                                  arguments: [deviceId]) ?? false
+            if !wasRegistered {
+                try db.execute(sql: "UPDATE devices SET is_nfc_registered = 1 WHERE id = ?", arguments: [deviceId])
+                _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "false", "true", at)
+            }
+        }
+    }
+
+    public func resolve(uid: String) async throws -> UIDBinding? {
+        guard let canonical = CardIdentifier.canonical(uid) else { return nil }
+        return try await pool.read { db in
+            if let row = try Row.fetchOne(db, sql: """
+                \(Self.deviceRecordSelect) JOIN tag_bindings t ON t.device_id = d.id WHERE t.uid = ?
+                """, arguments: [canonical], adapter: Self.deviceRecordAdapter) {
+                return .device(try Self.decodeDeviceRecord(row))
+            }
+            guard let badge = try Badge.fetchOne(db, key: canonical),
+                  let user = try User.fetchOne(db, key: badge.userId) else { return nil }
+            return .badge(badge, user)
+        }
+    }
+}

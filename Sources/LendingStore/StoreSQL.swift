@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import Lending
+
+// MARK: - SQL helpers
+
+/// Dates are stored as INTEGER milliseconds since 1970-01-01 UTC (compact, exact, and
+/// ordered for range queries).
+enum Millis {
+    static func from(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+}
+
+extension SQLiteInventoryStore {
+    static let deviceColumns = """
+        d.id, d.group_id, d.model, d.serial_number, d.os_version, d.status, d.connector_type, \
+        d.registered_at, d.note, d.is_nfc_registered
+        """
+    static let rentalColumns = """
+        r.id, r.device_id, r.model, r.os_version, r.serial_number, r.user_id, r.user_name, r.rented_at, \
+        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location
+        """
+    /// A device with its active rental (the join uses the partial unique index).
+    static let deviceRecordSelect = """
+        SELECT \(deviceColumns), \(rentalColumns)
+        FROM devices d LEFT JOIN rentals r ON r.device_id = d.id AND r.returned_at IS NULL
+        """
+
+    /// Splits a ``deviceRecordSelect`` row into its device and its rental columns.
+    static let deviceRecordAdapter: any RowAdapter = {
+        let parts = splittingRowAdapters(columnCounts: [deviceColumnCount])
+        return ScopeAdapter(["device": parts[0], "rental": parts[1]])
+    }()
+    static let deviceColumnCount = 10
+
+    static func decodeDeviceRecord(_ row: Row) throws -> DeviceRecord {
+        let rental = row.scopes["rental"].flatMap { $0.hasNull(atIndex: 0) ? nil : $0 }
+        return DeviceRecord(device: try Device(row: row.scopes["device"] ?? row),
+                            activeRental: try rental.map(Rental.init(row:)))
+    }
+
+    static func fetchDevice(_ db: Database, id: DeviceID) throws -> Device? {
+        try Device.fetchOne(db, sql: "SELECT \(deviceColumns) FROM devices d WHERE d.id = ?", arguments: [id])
+    }
+
+    static func fetchActiveRental(_ db: Database, deviceId: DeviceID) throws -> Rental? {
+        try Rental.fetchOne(db, sql: "SELECT \(rentalColumns) FROM rentals r WHERE r.device_id = ? AND r.returned_at IS NULL",
+                            arguments: [deviceId])
+    }
+
+    static func fetchUser(_ db: Database, id: UserID) throws -> User? {
+        try User.fetchOne(db, key: id)
+    }
+
+    static func exists(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> Bool {
+        try Row.fetchOne(db, sql: sql, arguments: arguments) != nil
+    }
+
+    static func requireGroup(_ db: Database, _ id: GroupID) throws {
+        if try !exists(db, "SELECT 1 FROM device_groups WHERE id = ?", [id]) { throw LendingError.noSuchGroup(id) }
+    }
+
+    /// A new ID: not empty, no control characters.
+    static func requireNonEmpty(_ value: String, _ field: String) throws {
+        try TextRules.requirePrintable(value, field)
+        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw LendingError.invalidField(field, reason: "must not be empty")
+        }
+    }
+
+    static func canonicalUID(_ uid: String) throws -> String {
+        guard let canonical = CardIdentifier.canonical(uid) else {
+            throw LendingError.invalidCardIdentifier(uid, reason: "expected hex digits such as 04A1B2C3D4E5F6")
+        }
+        return canonical
+    }
+
+    /// Refuses a UID already used by a badge or a tag binding.
+    static func requireUIDFree(_ db: Database, _ uid: String, exceptDevice: DeviceID? = nil) throws {
+        if let device = try String.fetchOne(db, sql: "SELECT device_id FROM tag_bindings WHERE uid = ?", arguments: [uid]),
+           device != exceptDevice {
+            throw LendingError.uidAlreadyBound(uid, boundTo: "device \(device)")
+        }
+        if let user = try String.fetchOne(db, sql: "SELECT user_id FROM badges WHERE identifier = ?", arguments: [uid]) {
+            throw LendingError.uidAlreadyBound(uid, boundTo: "a badge of user \(user)")
+        }
+    }
+
+    static func bind(_ db: Database, uid: String, deviceId: DeviceID, at: Date) throws {
+        guard try exists(db, "SELECT 1 FROM devices WHERE id = ?", [deviceId]) else { throw LendingError.noSuchDevice(deviceId) }
+        try requireUIDFree(db, uid, exceptDevice: deviceId)
+        try db.execute(sql: "INSERT OR IGNORE INTO tag_bindings (uid, device_id, bound_at) VALUES (?, ?, ?)",
+                       arguments: [uid, deviceId, Millis.from(at)])
+    }
+
+    static func log(
+        _ db: Database, _ deviceId: DeviceID, _ operation: DeviceLogOperation, _ field: String,
+        _ old: String?, _ new: String?, _ at: Date
+    ) throws -> DeviceLogEntry {
+        try db.execute(sql: """
+            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at) VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [deviceId, operation.rawValue, field, old, new, Millis.from(at)])
+        return DeviceLogEntry(id: db.lastInsertedRowID, deviceId: deviceId, operation: operation, field: field,
+                              oldValue: old, newValue: new, at: Millis.date(Millis.from(at)))
+    }
+
+    static func whereSQL(_ clauses: [String]) -> String {
+        clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
+    }
+
+    static func escapeLike(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
+    }
+
+    /// Cursor `"<millis>.<id>"` for (time, id) keyset paging.
+    static func parseCursor(_ cursor: String) throws -> (Int64, Int64) {
+        let parts = cursor.split(separator: ".")
+        guard parts.count == 2, let t = Int64(parts[0]), let id = Int64(parts[1]) else {
+            throw LendingError.invalidCursor(cursor)
+        }
+        return (t, id)
+    }
+
+    /// Cuts the `limit + 1` rows fetched into a page and the cursor of its last item.
+    static func page<T: Sendable>(_ rows: [T], limit: Int, cursor: (T) -> String) -> Page<T> {
+        guard rows.count > limit else { return Page(items: rows, nextCursor: nil) }
+        let items = Array(rows.prefix(limit))
+        return Page(items: items, nextCursor: items.last.map(cursor))
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import Lending
+import LendingStore
+import RoomBridgeCore
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let time: Mutex<Date>
+    init(_ start: Date) { time = Mutex(start) }
+    var now: Date { time.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { time.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+/// The real SQLite store in a fresh temporary directory, holding Alice and Bob with their
+/// badges, and devices D-1 and D-2 (normal) and D-3 (disposed), each with a registered tag.
+struct StoreFixture {
+    let directory: String
+    let store: SQLiteInventoryStore
+    var database: String { directory + "/lending.sqlite" }
+
+    static let tags = ["04112233445501": "D-1", "04112233445502": "D-2", "04112233445503": "D-3"]
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.path + "/roombridge-lending-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        store = try await SQLiteInventoryStore.open(
+            StoreConfiguration(path: directory + "/lending.sqlite", integrityCheck: .none))
+        for user in [alice, bob] { try await store.addUser(user) }
+        for badge in [aliceBadge, bobBadge] { try await store.addBadge(badge) }
+        for d in [device("D-1"), device("D-2"), device("D-3", status: .disposed)] { try await store.addDevice(d, at: t0) }
+        for (uid, id) in Self.tags { try await store.registerTag(uid: uid, deviceId: id, at: t0) }
+    }
+
+    func rentals() async throws -> [Rental] {
+        try await store.history(HistoryQuery(), page: .first).items.sorted { $0.id < $1.id }
+    }
+
+    func cleanup() {
+        try? store.close()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+@Suite("Lending coordinator (rules + the SQLite store + SystemState, injected clock)")
+struct LendingCoordinatorTests {
+    let clock = ManualClock(t0)
+    let state = SystemState()
+
+    func coordinator(_ f: StoreFixture, _ policy: LendingPolicy = LendingPolicy(armDuration: 30),
+                     location: String = "room-1") -> LendingCoordinator {
+        let clock = self.clock
+        return LendingCoordinator(store: f.store, state: state, policy: policy, location: location, now: { clock.now })
+    }
+
+    @Test func badgeThenDevicesThenTimeout() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f)
+        #expect(await lending.handle(tap("04A1B2C3")).kind == "armed")
+        #expect(await state.snapshot().lending.armed?.userId == "U-1")
+        clock.advance(5)
+        #expect(await lending.handle(tap("04112233445501")) ==
+            .lent(deviceId: "D-1", model: "iPhone 15", userId: "U-1", userName: "Alice", dueAt: nil))
+        #expect(await state.snapshot().lending.lastOutcome?.kind == .lent)
+        clock.advance(5)
+        // The session stays armed for more devices (record on the tag this time).
+        #expect(await lending.handle(tap("04FFFFFFFFFFFF", deviceOnTag: "D-2")).kind == "lent")
+        #expect(await lending.session()?.remaining(at: clock.now) == 20)
+        clock.advance(20)
+        #expect(await lending.session() == nil)
+        // Return by whoever taps it: nobody armed now.
+        #expect(await lending.handle(tap("04112233445501")) ==
+            .returned(deviceId: "D-1", model: "iPhone 15", borrowerId: "U-1", borrowerName: "Alice", returnedBy: nil))
+        #expect(await lending.handle(tap("04112233445501")) == .badgeRequired(deviceId: "D-1", model: "iPhone 15"))
+        let rentals = try await f.rentals()
+        #expect(rentals.count == 2)
+        #expect(rentals[0].location == "room-1" && rentals[0].returnLocation == "room-1")
+        #expect(rentals[0].returnedAt == t0.addingTimeInterval(30))
+        #expect(rentals[1].isActive)
+    }
+
+    @Test func returnWhileArmedRecordsTheArmedUser() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f)
+        _ = await lending.handle(tap("04A1B2C3"))
+        _ = await lending.handle(tap("04112233445501"))
+        _ = await lending.handle(tap("0123456789ABCDEF")) // Bob replaces Alice
+        #expect(await lending.session()?.userId == bob.id)
+        let outcome = await lending.handle(tap("04112233445501"))
+        #expect(outcome == .returned(deviceId: "D-1", model: "iPhone 15", borrowerId: "U-1", borrowerName: "Alice", returnedBy: "U-2"))
+        #expect(try await f.rentals()[0].returnedBy == "U-2")
+    }
+
+    @Test func clientArmAndDisarm() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f)
+        await #expect(throws: LendingError.noSuchUser("U-404")) { try await lending.arm(userId: "U-404") }
+        let session = try await lending.arm(userId: "U-2")
+        #expect(session.reader == nil)
+        #expect(session.expiresAt == t0.addingTimeInterval(30))
+        #expect(await lending.handle(tap("04112233445502")).kind == "lent")
+        #expect(await lending.disarm() == .disarmed("U-2"))
+        #expect(await state.snapshot().lending.armed == nil)
+        #expect(await lending.handle(tap("04112233445501")).kind == "badgeRequired")
+        #expect(await lending.disarm() == .disarmed(nil))
+    }
+
+    @Test func refusedAndUnknownRecordNothing() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f)
+        _ = await lending.handle(tap("04A1B2C3"))
+        #expect(await lending.handle(tap("04112233445503")).kind == "refused")
+        #expect(await lending.handle(tap("04998877665544")) == .unknownTag(uid: "04998877665544"))
+        #expect(await lending.handle(tap("04998877665544", deviceOnTag: "D-404")) ==
+            .unknownDevice(deviceId: "D-404", uid: "04998877665544"))
+        #expect(try await f.rentals().isEmpty)
+        #expect(await lending.session()?.userId == alice.id)
+    }
+
+    /// A write the database refuses (here a trigger, as a failing disk would) is reported at
+    /// the reader, records nothing and leaves the session armed.
+    @Test func aRefusedWriteIsReportedAndRecordsNothing() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f)
+        _ = await lending.handle(tap("04A1B2C3"))
+        let saboteur = try DatabaseQueue(path: f.database)
+        try await saboteur.write { db in
+            try db.execute(sql: "CREATE TRIGGER no_rentals BEFORE INSERT ON rentals BEGIN SELECT RAISE(ABORT, 'the disk said no'); END")
+        }
+        try saboteur.close()
+        let failed = await lending.handle(tap("04112233445501"))
+        #expect(failed.kind == "failed")
+        #expect(failed.message.contains("the disk said no"))
+        #expect(await state.snapshot().lending.lastOutcome?.kind == .failed)
+        #expect(try await f.rentals().isEmpty)
+        #expect(await lending.session()?.userId == alice.id)
+    }
+
+    /// Two readers share the store: a device lent at one is returned at the other, by the
+    /// user armed there.
+    @Test func anotherReaderReturnsWithItsArmedUser() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let first = coordinator(f, LendingPolicy(armDuration: 30, defaultLoanPeriod: 86_400))
+        _ = await first.handle(tap("04A1B2C3"))
+        clock.advance(3)
+        #expect(await first.handle(tap("04FFFFFFFFFF02", deviceOnTag: "D-2")).kind == "lent")
+        #expect(try await f.store.device(id: "D-2")?.activeRental?.dueAt == t0.addingTimeInterval(3 + 86_400))
+        let second = coordinator(f, location: "room-2")
+        try await second.arm(userId: "U-2")
+        #expect(await second.handle(tap("04112233445502")).kind == "returned")
+        let returned = try await f.rentals().first
+        #expect(returned?.returnedBy == "U-2" && returned?.returnLocation == "room-2")
+    }
+
+    @Test func allHistoryFollowsCursors() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f, LendingPolicy(armDuration: 1000))
+        _ = await lending.handle(tap("04A1B2C3"))
+        for uid in ["04112233445501", "04112233445502", "04112233445501", "04112233445501", "04112233445502"] {
+            clock.advance(1)
+            _ = await lending.handle(tap(uid))
+        }
+        let all = try await f.store.allHistory(HistoryQuery(userId: "U-1"), pageSize: 2)
+        #expect(all.count == 3)
+    }
+}
