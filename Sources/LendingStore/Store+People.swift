@@ -125,9 +125,9 @@ extension SQLiteInventoryStore {
     public func resolve(uid: String) async throws -> UIDBinding? {
         guard let canonical = CardIdentifier.canonical(uid) else { return nil }
         return try await pool.read { db in
-            if let row = try Row.fetchOne(db, sql: """
+            if let row = try Row.fetchOne(db.cachedStatement(sql: """
                 \(Self.deviceRecordSelect) JOIN tag_bindings t ON t.device_id = d.id WHERE t.uid = ?
-                """, arguments: [canonical], adapter: Self.deviceRecordAdapter) {
+                """), arguments: [canonical], adapter: Self.deviceRecordAdapter) {
                 return .device(try Self.decodeDeviceRecord(row))
             }
             guard let badge = try Badge.fetchOne(db, key: canonical),
