@@ -100,7 +100,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // The client sent all it will send (half-close): answer what it sent, then close.
         if let e = event as? ChannelEvent, case .inputClosed = e { stop() }
-        context.fireUserInboundEvent(event)
+        context.fireUserInboundEventTriggered(event)
     }
 
     func read(context: ChannelHandlerContext) {

@@ -469,7 +469,9 @@ public final class VarlinkServer: Sendable {
                           id: UInt64, context: VarlinkCallContext) async {
         let stall = TimeAmount.nanoseconds(configuration.stallTimeout.nanoseconds)
         let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
-            let written = channel.writeAndFlush(ByteBuffer(bytes: reply.framedBytes()))
+            let promise = channel.eventLoop.makePromise(of: Void.self)
+            channel.writeAndFlush(ByteBuffer(bytes: reply.framedBytes()), promise: promise)
+            let written = promise.futureResult
             // Replies queue in NIO while the socket accepts them. Once it does not (the client is
             // not reading), wait for this one, and close the connection if it stays unwritten for
             // the stall timeout: a client that stops reading holds no more than that.
