@@ -47,9 +47,10 @@ let package = Package(
 
         // MARK: Pure modules — codecs and domain logic, no I/O, no C.
         .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol"], swiftSettings: swiftSettings),
-        .target(name: "NDEF", swiftSettings: swiftSettings),
+        .target(name: "NDEF", dependencies: ["JSON"], swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
-        .target(name: "Varlink", swiftSettings: swiftSettings),
+        .target(name: "JSON", swiftSettings: swiftSettings),
+        .target(name: "Varlink", dependencies: ["JSON"], swiftSettings: swiftSettings),
         .target(name: "Lending", dependencies: ["RoomBridgeCore"], swiftSettings: swiftSettings),
         .target(name: "Presence", swiftSettings: swiftSettings),
 
@@ -118,7 +119,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         .executableTarget(name: "roombridge-bench", dependencies: [
-            "Varlink", "NDEF", "PN532Simulator",
+            "Varlink", "NDEF", "PN532Simulator", "RoomBridgeCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
@@ -164,7 +165,8 @@ let package = Package(
         .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PresenceTests", dependencies: ["TestSupport", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "Varlink", "VarlinkNIO",
+        .testTarget(name: "JSONTests", dependencies: ["TestSupport", "JSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "JSON", "Varlink", "VarlinkNIO",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "NDEF", "PN532Simulator",

@@ -21,7 +21,7 @@ echo "building fuzzer with $SWIFTC"
 # harmless "Cannot export local symbol __asan_*" warnings, so its output goes to a log.
 if ! "$SWIFTC" -sanitize=fuzzer,address -parse-as-library -O -g \
     -swift-version 6 -module-name NDEFFuzz \
-    "$ROOT"/Sources/NDEF/*.swift "$ROOT"/Fuzz/NDEFFuzz/main.swift \
+    "$ROOT"/Sources/NDEF/*.swift "$ROOT"/Sources/JSON/*.swift "$ROOT"/Fuzz/NDEFFuzz/main.swift \
     -o "$OUT/ndef-fuzz" > "$OUT/build.log" 2>&1; then
     grep -v "Cannot export local symbol" "$OUT/build.log" >&2
     exit 2

@@ -1,3 +1,8 @@
+// The fuzz harness compiles NDEF and JSON as one module; the package builds them apart.
+#if canImport(JSON)
+import JSON
+#endif
+
 // Device tag format version 1 (docs/device-tag.md).
 
 /// Why a device record on a tag could not be used.
@@ -56,6 +61,8 @@ public struct DeviceTagRecord: Hashable, Sendable {
     public static let toleratedMimeType = "application/json"
     /// Maximum payload size in bytes.
     public static let maxPayloadSize = 512
+    /// Nesting allowed in the payload (a device record is flat; this only bounds hostile input).
+    static let maxJSONDepth = 32
     /// Format version written by this implementation.
     public static let currentVersion = 1
 
@@ -85,18 +92,18 @@ public struct DeviceTagRecord: Hashable, Sendable {
         guard String(validating: payload, as: UTF8.self) != nil else { throw .invalidUTF8 }
         let json: JSONValue
         do {
-            json = try JSONParser.parse(payload)
+            json = try JSONParser.parse(payload, maxDepth: Self.maxJSONDepth)
         } catch {
-            throw .invalidJSON(offset: error.offset, reason: error.reason)
+            throw .invalidJSON(offset: error.offset, reason: error.explanation)
         }
         guard case let .object(members) = json else { throw .notAnObject }
-        func member(_ key: String) -> JSONValue? { members.first(where: { $0.0 == key })?.1 }
+        func member(_ key: String) -> JSONValue? { members[key] }
 
         var version = 1
         switch member("v") {
         case nil: break
-        case let .number(text)?:
-            guard let n = Int(text), n >= 1 else { throw .invalidField(key: "v", expected: "a positive integer") }
+        case let .int(value)?:
+            guard let n = Int(exactly: value), n >= 1 else { throw .invalidField(key: "v", expected: "a positive integer") }
             // A newer version may change what the members mean: never read it as version 1.
             guard n <= Self.currentVersion else { throw .unsupportedVersion(n, supported: Self.currentVersion) }
             version = n
@@ -128,11 +135,11 @@ public struct DeviceTagRecord: Hashable, Sendable {
     public func payload() throws(DeviceTagError) -> [UInt8] {
         guard !deviceId.isEmpty else { throw .cannotEncode(reason: "the device ID is empty") }
         guard version >= 1 else { throw .cannotEncode(reason: "version must be at least 1") }
-        var json = "{\"v\":\(version),\"deviceId\":\(jsonQuoted(deviceId))"
-        if let model { json += ",\"model\":\(jsonQuoted(model))" }
-        if let serial { json += ",\"serial\":\(jsonQuoted(serial))" }
-        json += "}"
-        let bytes = Array(json.utf8)
+        // Members in this order (not sorted), as the format shows them.
+        var bytes = Array("{\"v\":\(version),\"deviceId\":".utf8) + JSONValue.string(deviceId).serializedBytes()
+        if let model { bytes += Array(",\"model\":".utf8) + JSONValue.string(model).serializedBytes() }
+        if let serial { bytes += Array(",\"serial\":".utf8) + JSONValue.string(serial).serializedBytes() }
+        bytes.append(UInt8(ascii: "}"))
         guard bytes.count <= Self.maxPayloadSize else {
             throw .payloadTooLarge(size: bytes.count, limit: Self.maxPayloadSize)
         }

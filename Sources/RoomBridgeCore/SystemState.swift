@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 /// Everything the daemon knows, at one instant.
 public struct StateSnapshot: Sendable, Codable, Equatable {
@@ -97,6 +98,25 @@ public actor SystemState {
     private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
     private var nextSubscriberID: UInt64 = 0
     private var closed = false
+    /// The state as of the last change, readable without waiting for the actor.
+    private let published: Mutex<Published>
+
+    /// What ``latestSnapshot()`` reads: the snapshot without the time-dependent arm fields.
+    private struct Published: Sendable {
+        var revision: UInt64
+        var base: StateSnapshot
+        var arm: LendingArm?
+    }
+
+    /// The state as of its last change, with a number that changes whenever it does.
+    public struct Versioned: Sendable {
+        /// Increases with every change of the state (events, subscriber counts, the arm).
+        public let revision: UInt64
+        public let snapshot: StateSnapshot
+        /// `true` while a lend session is armed: `snapshot.lending.remainingSeconds` then
+        /// changes with time alone, so the snapshot must not be reused.
+        public let timeDependent: Bool
+    }
 
     /// - Parameters:
     ///   - bufferLimit: events a subscriber may fall behind before it is dropped.
@@ -108,24 +128,56 @@ public actor SystemState {
         self.now = now
         self.curtain = curtain
         self.defaultBufferLimit = bufferLimit
-        self.startedAt = now()
+        let started = now()
+        self.startedAt = started
+        self.published = Mutex(Published(revision: 0, base: StateSnapshot(
+            seq: 0, startedAt: started, readers: [], lastTap: nil, tagWrite: nil, curtain: curtain,
+            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: nil), counters: StateSnapshot.Counters()), arm: nil))
     }
 
     // MARK: Reading
 
     /// The whole state now.
     public func snapshot() -> StateSnapshot {
-        let t = now()
-        var armed = arm
-        if let a = armed, a.expiresAt <= t { armed = nil }
-        return StateSnapshot(
+        Self.withArm(baseSnapshot(), arm, at: now())
+    }
+
+    /// The state as of its last change, read without waiting for the actor (for readers on
+    /// a hot path, e.g. `GetState`); the same as ``snapshot()`` once the actor has finished
+    /// the change it is making.
+    public nonisolated func latestSnapshot() -> Versioned {
+        let p = published.withLock { $0 }
+        guard p.arm != nil else { return Versioned(revision: p.revision, snapshot: p.base, timeDependent: false) }
+        return Versioned(revision: p.revision, snapshot: Self.withArm(p.base, p.arm, at: now()), timeDependent: true)
+    }
+
+    /// The snapshot without the arm (its fields depend on the time of reading).
+    private func baseSnapshot() -> StateSnapshot {
+        StateSnapshot(
             seq: seq, startedAt: startedAt,
             readers: readerOrder.compactMap { readers[$0] },
             lastTap: lastTap, tagWrite: tagWrite, curtain: curtain,
-            lending: .init(armed: armed,
-                           remainingSeconds: armed.map { max(0, $0.expiresAt.timeIntervalSince(t)) },
-                           lastOutcome: lastOutcome),
+            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome),
             counters: counters, presence: presence)
+    }
+
+    private static func withArm(_ base: StateSnapshot, _ arm: LendingArm?, at t: Date) -> StateSnapshot {
+        var s = base
+        guard let a = arm, a.expiresAt > t else { return s }
+        s.lending.armed = a
+        s.lending.remainingSeconds = max(0, a.expiresAt.timeIntervalSince(t))
+        return s
+    }
+
+    /// Makes the current state what ``latestSnapshot()`` returns; every change ends with it.
+    private func publish() {
+        let base = baseSnapshot()
+        let arm = self.arm
+        published.withLock { p in
+            p.revision += 1
+            p.base = base
+            p.arm = arm
+        }
     }
 
     /// The current curtain state.
@@ -173,6 +225,7 @@ public actor SystemState {
 
     private func updateSubscriberCount() {
         counters.subscribers = UInt64(subscribers.values.lazy.filter(\.counted).count)
+        publish()
     }
 
     /// Ends every subscription with ``SubscriptionError/shuttingDown``; later subscriptions end at once.
@@ -181,6 +234,7 @@ public actor SystemState {
         let all = subscribers
         subscribers.removeAll()
         counters.subscribers = 0
+        publish()
         for s in all.values { s.continuation.finish(throwing: SubscriptionError.shuttingDown) }
     }
 
@@ -192,6 +246,7 @@ public actor SystemState {
             readerOrder.append(name)
             readers[name] = ReaderStatus(name: name, state: .disconnected, since: now())
         }
+        publish()
     }
 
     /// Records a reader's new status; emits `reader` when state, connstring or error changed.
@@ -245,6 +300,7 @@ public actor SystemState {
         var new = curtain
         new.lastRequest = request
         updateCurtain(new)
+        publish()  // the counter changed even if the curtain did not
     }
 
     /// The current presence state.
@@ -254,13 +310,14 @@ public actor SystemState {
     /// change or scanning status change), nothing otherwise (RSSI and distance updates).
     public func updatePresence(_ new: PresenceState, change: PresenceChangeEvent?) {
         presence = new
-        if let change { emit(.presence(change)) }
+        if let change { emit(.presence(change)) } else { publish() }
     }
 
     /// Sets or clears the armed lend session. Emits nothing by itself; report the
     /// matching ``LendingOutcome`` (armed/disarmed) with ``recordLending(_:)``.
     public func setArm(_ newArm: LendingArm?) {
         arm = newArm
+        publish()
     }
 
     /// Records a lending outcome and counts it.
@@ -281,6 +338,8 @@ public actor SystemState {
         seq += 1
         counters.events += 1
         let event = Event(seq: seq, at: now(), payload: payload)
+        // Before any subscriber sees the event, so that a GetState after it includes it.
+        publish()
         var dropped: [UInt64] = []
         var gone: [UInt64] = []
         for (id, sub) in subscribers {

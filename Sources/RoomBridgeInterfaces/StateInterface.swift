@@ -3,7 +3,7 @@ import Synchronization
 import Varlink
 
 /// `io.roombridge.State`: the whole state, a stream of its changes, and the log level.
-public struct StateInterface: VarlinkInterface {
+public struct StateInterface: VarlinkImmediateInterface {
     public let name = "io.roombridge.State"
     public var interfaceDescription: String { Self.idl }
 
@@ -12,6 +12,7 @@ public struct StateInterface: VarlinkInterface {
     private let setLogLevel: @Sendable (String) -> Void
     private let setup: DaemonSetup?
     private let cache = EncodedEventCache()
+    private let stateCache = EncodedStateCache()
 
     /// - Parameters:
     ///   - setLogLevel: applies a new log level (one of the IDL's level names).
@@ -27,8 +28,8 @@ public struct StateInterface: VarlinkInterface {
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
         switch call.methodName {
         case "GetState":
-            let snapshot = await state.snapshot()
-            try await replies.reply(["state": try WireCoding.encode(snapshot)], continues: false)
+            // No wait for the actor, and no encoding while the state is unchanged.
+            try await replies.reply(encodedParameters: try stateCache.encoded(state.latestSnapshot()), continues: false)
         case "GetConfiguration":
             guard let setup else { throw VarlinkError.methodNotImplemented(call.method) }
             try await replies.reply(["configuration": try WireCoding.encode(setup)], continues: false)
@@ -47,12 +48,18 @@ public struct StateInterface: VarlinkInterface {
         }
     }
 
+    /// `GetState` while its serialization is cached: answered on the connection's own thread.
+    public func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply? {
+        guard call.methodName == "GetState", let bytes = stateCache.cached(state.latestSnapshot()) else { return nil }
+        return VarlinkReply(encodedParameters: bytes)
+    }
+
     private func watch(_ replies: any VarlinkReplySink) async throws {
         let subscription = await state.subscribe()
         try await replies.reply(["state": try WireCoding.encode(subscription.snapshot)], continues: true)
         do {
             for try await event in subscription.events {
-                try await replies.reply(["event": try cache.encoded(event)], continues: true)
+                try await replies.reply(encodedParameters: try cache.encoded(event), continues: true)
             }
         } catch let error as SubscriptionError {
             switch error {
@@ -66,18 +73,42 @@ public struct StateInterface: VarlinkInterface {
     }
 }
 
-/// Encodes each event once, however many subscribers send it.
+/// Serializes each event once (`{"event":…}`), however many subscribers send it.
 final class EncodedEventCache: Sendable {
-    private let recent = Mutex<[(seq: UInt64, value: JSONValue)]>([])
+    private let recent = Mutex<[(seq: UInt64, bytes: [UInt8])]>([])
     private let capacity = 32
 
-    func encoded(_ event: Event) throws -> JSONValue {
-        if let hit = recent.withLock({ $0.first { $0.seq == event.seq }?.value }) { return hit }
-        let value = try WireCoding.encode(event)
+    func encoded(_ event: Event) throws -> [UInt8] {
+        if let hit = recent.withLock({ $0.last { $0.seq == event.seq }?.bytes }) { return hit }
+        let bytes = JSONValue.object(["event": try WireCoding.encode(event)]).serializedBytes()
         recent.withLock { list in
-            list.append((event.seq, value))
+            if list.contains(where: { $0.seq == event.seq }) { return }
+            list.append((event.seq, bytes))
             if list.count > capacity { list.removeFirst(list.count - capacity) }
         }
-        return value
+        return bytes
+    }
+}
+
+/// The serialized `GetState` reply parameters (`{"state":…}`) for the latest revision of the
+/// state; serialized again only when the state changed (or while it depends on the time).
+final class EncodedStateCache: Sendable {
+    private let latest = Mutex<(revision: UInt64, bytes: [UInt8])?>(nil)
+
+    /// The bytes for `versioned` if they are cached.
+    func cached(_ versioned: SystemState.Versioned) -> [UInt8]? {
+        guard !versioned.timeDependent, let hit = latest.withLock({ $0 }), hit.revision == versioned.revision else { return nil }
+        return hit.bytes
+    }
+
+    func encoded(_ versioned: SystemState.Versioned) throws -> [UInt8] {
+        if let hit = cached(versioned) { return hit }
+        let bytes = JSONValue.object(["state": try WireCoding.encode(versioned.snapshot)]).serializedBytes()
+        if !versioned.timeDependent {
+            latest.withLock { current in
+                if (current?.revision ?? 0) <= versioned.revision { current = (versioned.revision, bytes) }
+            }
+        }
+        return bytes
     }
 }

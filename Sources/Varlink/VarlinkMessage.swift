@@ -122,23 +122,61 @@ public struct VarlinkCall: Sendable, Hashable {
 }
 
 /// A reply: `{"parameters":{...},"continues":true}` or `{"error":"iface.Name","parameters":{...}}`.
+///
+/// A reply may carry its parameters already serialized (``init(encodedParameters:continues:)``),
+/// so that a value sent to many clients, or the same state sent again, is serialized once:
+/// ``framedBytes()`` then only wraps those bytes.
 public struct VarlinkReply: Sendable, Hashable {
-    /// Output parameters, or the error's parameters.
-    public var parameters: [String: JSONValue]
+    private var decoded: [String: JSONValue]
+    /// The parameters as serialized bytes of a JSON object, when the reply was made from them.
+    public private(set) var encodedParameters: [UInt8]?
+
+    /// Output parameters, or the error's parameters. For a reply made from encoded parameters
+    /// this parses them (invalid bytes read as no parameters); setting it drops the encoded form.
+    public var parameters: [String: JSONValue] {
+        get {
+            guard let encodedParameters else { return decoded }
+            return (try? JSONParser.parse(encodedParameters))?.objectValue ?? [:]
+        }
+        set {
+            decoded = newValue
+            encodedParameters = nil
+        }
+    }
     /// More replies to the same call follow.
     public var continues: Bool
     /// Fully-qualified error name if the call failed.
     public var error: String?
 
     public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
-        self.parameters = parameters
+        self.decoded = parameters
+        self.encodedParameters = nil
         self.continues = continues
         self.error = error
+    }
+
+    /// A (non-error) reply whose parameters are already serialized: `bytes` must be one JSON
+    /// object as ``JSONSerializer`` writes it (the caller keeps that promise; it is not parsed).
+    public init(encodedParameters bytes: [UInt8], continues: Bool = false) {
+        self.decoded = [:]
+        self.encodedParameters = bytes
+        self.continues = continues
+        self.error = nil
     }
 
     /// An error reply for `error`.
     public init(_ error: VarlinkError) {
         self.init(parameters: error.parameters, continues: false, error: error.name)
+    }
+
+    public static func == (a: VarlinkReply, b: VarlinkReply) -> Bool {
+        a.continues == b.continues && a.error == b.error && a.parameters == b.parameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(continues)
+        hasher.combine(error)
+        hasher.combine(parameters)
     }
 
     /// The ``VarlinkError`` this reply carries, if it is an error reply.
@@ -153,7 +191,8 @@ public struct VarlinkReply: Sendable, Hashable {
 
     /// Decodes a reply from a parsed JSON object.
     public init(envelope o: [String: JSONValue]) throws(VarlinkMessageError) {
-        parameters = try optionalParameters(o)
+        decoded = try optionalParameters(o)
+        encodedParameters = nil
         continues = try optionalBool(o, "continues")
         switch o["error"] {
         case nil, .null?: error = nil
@@ -172,8 +211,22 @@ public struct VarlinkReply: Sendable, Hashable {
 
     /// The serialized message including its NUL terminator.
     public func framedBytes() -> [UInt8] {
-        var b = json.serializedBytes()
+        guard let encodedParameters, error == nil else {
+            var b = json.serializedBytes()
+            b.append(0)
+            return b
+        }
+        // The envelope as JSONSerializer writes it (keys sorted: "continues" < "parameters").
+        let head = continues ? Self.continuingHead : Self.finalHead
+        var b: [UInt8] = []
+        b.reserveCapacity(head.count + encodedParameters.count + 2)
+        b.append(contentsOf: head)
+        b.append(contentsOf: encodedParameters)
+        b.append(UInt8(ascii: "}"))
         b.append(0)
         return b
     }
+
+    private static let continuingHead = Array(#"{"continues":true,"parameters":"#.utf8)
+    private static let finalHead = Array(#"{"parameters":"#.utf8)
 }

@@ -37,9 +37,17 @@ public struct VarlinkCallContext: Sendable {
 /// Do not call `reply` concurrently from several tasks.
 public protocol VarlinkReplySink: Sendable {
     func reply(_ parameters: [String: JSONValue], continues: Bool) async throws
+    /// Sends parameters already serialized as one JSON object (``JSONSerializer``'s output),
+    /// e.g. an event shared by every subscriber; same rules as ``reply(_:continues:)``.
+    func reply(encodedParameters: [UInt8], continues: Bool) async throws
 }
 
 extension VarlinkReplySink {
+    /// Parses the bytes and sends them as parameters (for sinks that do not pass bytes through).
+    public func reply(encodedParameters: [UInt8], continues: Bool) async throws {
+        try await reply((try? JSONParser.parse(encodedParameters))?.objectValue ?? [:], continues: continues)
+    }
+
     /// Sends the final reply.
     public func reply(_ parameters: [String: JSONValue] = [:]) async throws {
         try await reply(parameters, continues: false)
@@ -83,6 +91,16 @@ public protocol VarlinkInterface: Sendable {
     /// other error answers `org.varlink.service.InternalError`. The task is cancelled when
     /// the client hangs up. For `oneway` calls replies are discarded.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws
+}
+
+/// An interface that can answer some calls at once, from what it already holds (e.g. a cached
+/// serialization of its state), without suspending. A transport may then answer such a call
+/// on the thread that read it, without handing it to a task.
+public protocol VarlinkImmediateInterface: VarlinkInterface {
+    /// The reply to `call` (validated, neither `more` nor `oneway`) if it can be given now
+    /// without waiting for anything and without heavy work; nil sends the call through
+    /// ``VarlinkInterface/handle(_:context:replies:)`` as usual.
+    func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply?
 }
 
 /// A problem with the interfaces given to ``VarlinkService``.
@@ -249,6 +267,20 @@ public final class VarlinkService: Sendable {
         }
     }
 
+    /// The framed reply (with its NUL) to `message` when its interface can answer it at once
+    /// (``VarlinkImmediateInterface``), else nil: then pass the message to
+    /// ``handle(message:context:send:)``, which also answers every malformed or invalid call.
+    public func immediateReply(to message: [UInt8], context: VarlinkCallContext) -> [UInt8]? {
+        guard let call = try? VarlinkCall(bytes: message), !call.more, !call.oneway, !call.upgrade,
+              let registered = interfaces[call.interface],
+              let implementation = registered.implementation as? any VarlinkImmediateInterface,
+              (try? registered.definition.validateCall(method: call.methodName, parameters: call.parameters,
+                                                       allowUnknownFields: allowUnknownParameters)) != nil,
+              let reply = implementation.immediateReply(to: call, context: context), !reply.continues
+        else { return nil }
+        return reply.framedBytes()
+    }
+
     /// Runs one call and collects its replies (for tests and in-process use).
     public func replies(to call: VarlinkCall, context: VarlinkCallContext = VarlinkCallContext()) async -> [VarlinkReply] {
         let collected = Mutex<[VarlinkReply]>([])
@@ -293,6 +325,15 @@ final class CallReplySink: VarlinkReplySink {
     var transportFailed: Bool { state.withLock { $0.transportFailed } }
 
     func reply(_ parameters: [String: JSONValue], continues: Bool) async throws {
+        try await deliver(VarlinkReply(parameters: parameters, continues: continues))
+    }
+
+    func reply(encodedParameters: [UInt8], continues: Bool) async throws {
+        try await deliver(VarlinkReply(encodedParameters: encodedParameters, continues: continues))
+    }
+
+    private func deliver(_ reply: VarlinkReply) async throws {
+        let continues = reply.continues
         enum Action { case discard, send, expectedMore }
         let action: Action = try state.withLock { s throws(VarlinkReplySinkError) in
             if s.finished { throw .callAlreadyAnswered(method: call.method) }
@@ -302,7 +343,7 @@ final class CallReplySink: VarlinkReplySink {
         }
         switch action {
         case .discard: return
-        case .send: try await transmit(VarlinkReply(parameters: parameters, continues: continues))
+        case .send: try await transmit(reply)
         case .expectedMore:
             try await transmit(VarlinkReply(.expectedMore))
             throw VarlinkReplySinkError.expectedMore(method: call.method)

@@ -107,12 +107,6 @@ public enum VarlinkServerError: Error, Sendable, Hashable, CustomStringConvertib
 /// Connections are accepted on a dedicated thread (``UnixAcceptor``) that takes the peer's
 /// credentials from the kernel and applies the connection limits before NIO sees the socket.
 public final class VarlinkServer: Sendable {
-    struct Connection: Sendable {
-        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-        let peer: PeerCredentials?
-        let id: UInt64
-    }
-
     /// One admitted connection; `channel` is set once NIO has adopted the socket.
     private struct Slot {
         var channel: (any Channel)?
@@ -283,11 +277,28 @@ public final class VarlinkServer: Sendable {
             close(accepted.fileDescriptor)
             return
         }
-        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        let (messages, toTask) = AsyncStream<[UInt8]>.makeStream()
+        let context = VarlinkCallContext(peer: accepted.peer)
+        var connectionLogger = self.logger
+        if let peer = accepted.peer { connectionLogger[metadataKey: "peer"] = "pid=\(peer.pid) uid=\(peer.uid)" }
+        let logger = connectionLogger
+        let limiter = self.limiter
+        let channel: any Channel
+        let handler: NIOLoopBound<VarlinkConnectionHandler>
         do {
-            channel = try await ClientBootstrap(group: eventLoopGroup).withConnectedSocket(accepted.fileDescriptor) { channel in
+            (channel, handler) = try await ClientBootstrap(group: eventLoopGroup)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .withConnectedSocket(accepted.fileDescriptor) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    let h = VarlinkConnectionHandler(
+                        service: self.service, callContext: context, maxMessageSize: self.configuration.maxMessageSize,
+                        idleTimeout: self.configuration.idleTimeout, stallTimeout: self.configuration.stallTimeout, toTask: toTask,
+                        logFrameError: { error in limiter.log(logger, .notice, key: "frame-error", "closing connection: \(error)") },
+                        logTimeout: { stalled in
+                            logger.debug(stalled ? "closing connection: incomplete message stalled" : "closing idle connection")
+                        })
+                    try channel.pipeline.syncOperations.addHandler(h)
+                    return (channel, NIOLoopBound(h, eventLoop: channel.eventLoop))
                 }
             }
         } catch {
@@ -295,13 +306,11 @@ public final class VarlinkServer: Sendable {
             logger.debug("could not adopt an accepted connection: \(error)")
             return
         }
-        guard attach(accepted.token, channel.channel) else {
-            // Shutdown began meanwhile. executeThenClose also finishes the NIOAsyncChannel's
-            // writer, which NIO requires before it is released.
-            try? await channel.executeThenClose { _, _ in }
+        guard attach(accepted.token, channel) else {
+            try? await channel.close()
             return
         }
-        await serve(Connection(channel: channel, peer: accepted.peer, id: accepted.token))
+        await serve(channel: channel, handler: handler, messages: messages, id: accepted.token, context: context, logger: logger)
     }
 
     /// Stops accepting, closes every client connection (cancelling running handlers), closes
@@ -437,85 +446,47 @@ public final class VarlinkServer: Sendable {
         unlink(owned.path)
     }
 
-    private func serve(_ connection: Connection) async {
-        let channel = connection.channel.channel
-        var connectionLogger = self.logger
-        if let peer = connection.peer { connectionLogger[metadataKey: "peer"] = "pid=\(peer.pid) uid=\(peer.uid)" }
-        let logger = connectionLogger
+    private func serve(channel: any Channel, handler: NIOLoopBound<VarlinkConnectionHandler>, messages: AsyncStream<[UInt8]>,
+                       id: UInt64, context: VarlinkCallContext, logger: Logger) async {
         logger.debug("connection opened")
-        do {
-            try await connection.channel.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    // Ends when the channel closes (hang-up, stall timeout, shutdown) ...
-                    group.addTask { try await channel.closeFuture.get() }
-                    // ... or when the client stops sending; that loop closes the channel on exit.
-                    group.addTask {
-                        try await self.connectionLoop(inbound: inbound, outbound: outbound, channel: channel,
-                                                      id: connection.id, context: VarlinkCallContext(peer: connection.peer), logger: logger)
-                    }
-                    defer { group.cancelAll() }
-                    _ = try await group.next()
-                    // Whichever finished first: the other must stop too (a hang-up cancels the handler).
-                    channel.close(promise: nil)
-                }
+        await withTaskGroup(of: Void.self) { group in
+            // Ends when the channel closes (hang-up, stall timeout, shutdown) ...
+            group.addTask { try? await channel.closeFuture.get() }
+            // ... or when the calls end (the client stopped sending, or shutdown).
+            group.addTask {
+                await self.callLoop(channel: channel, handler: handler, messages: messages, id: id, context: context)
             }
-        } catch {
-            logger.debug("connection ended", metadata: ["error": "\(error)"])
+            _ = await group.next()
+            // Whichever finished first: the other must stop too (a hang-up cancels the handler).
+            channel.close(promise: nil)
+            group.cancelAll()
         }
         logger.debug("connection closed")
     }
 
-    private func connectionLoop(
-        inbound: NIOAsyncChannelInboundStream<ByteBuffer>, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-        channel: any Channel, id: UInt64, context: VarlinkCallContext, logger: Logger
-    ) async throws {
-        var decoder = VarlinkFrameDecoder(maxMessageSize: configuration.maxMessageSize)
-        // While no call runs, one timer watches the connection: the idle timeout while nothing is
-        // buffered, the stall timeout once part of a message has arrived (not restarted by more
-        // parts, so trickling bytes does not keep a connection open).
-        var timer: (scheduled: Scheduled<Void>, stall: Bool)?
-        defer {
-            timer?.scheduled.cancel()
-            channel.close(promise: nil)
-        }
+    /// Answers, in order, the messages the connection's handler could not answer at once.
+    private func callLoop(channel: any Channel, handler: NIOLoopBound<VarlinkConnectionHandler>, messages: AsyncStream<[UInt8]>,
+                          id: UInt64, context: VarlinkCallContext) async {
+        let stall = TimeAmount.nanoseconds(configuration.stallTimeout.nanoseconds)
         let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
-            try await outbound.write(ByteBuffer(bytes: reply.framedBytes()))
+            let promise = channel.eventLoop.makePromise(of: Void.self)
+            channel.writeAndFlush(ByteBuffer(bytes: reply.framedBytes()), promise: promise)
+            let written = promise.futureResult
+            // Replies queue in NIO while the socket accepts them. Once it does not (the client is
+            // not reading), wait for this one, and close the connection if it stays unwritten for
+            // the stall timeout: a client that stops reading holds no more than that.
+            guard !channel.isWritable else { return }
+            let deadline = channel.eventLoop.scheduleTask(in: stall) { channel.close(promise: nil) }
+            defer { deadline.cancel() }
+            try await written.get()
         }
-        let idle = configuration.idleTimeout, stall = configuration.stallTimeout
-        func arm(stall isStall: Bool) {
-            timer?.scheduled.cancel()
-            let after = isStall ? stall : idle
-            let scheduled = channel.eventLoop.scheduleTask(in: .nanoseconds(after.nanoseconds)) {
-                logger.debug(isStall ? "closing connection: incomplete message stalled" : "closing idle connection")
-                channel.close(promise: nil)
-            }
-            timer = (scheduled, isStall)
-        }
-        arm(stall: false)
-        for try await chunk in inbound {
-            decoder.append(chunk.readableBytesView)
-            while true {
-                let message: [UInt8]?
-                do {
-                    message = try decoder.nextMessage()
-                } catch {
-                    limiter.log(logger, .notice, key: "frame-error", "closing connection: \(error)")
-                    try? await send(VarlinkReply(VarlinkError.invalidParameter("")))
-                    return
-                }
-                guard let message else { break }
-                timer?.scheduled.cancel()
-                timer = nil
-                guard beginCall(id) else { return }
-                await service.handle(message: message, context: context, send: send)
-                if endCall(id) { return }  // shutting down: the call has answered, now close
-                try Task.checkCancellation()
-            }
-            if decoder.hasPartialMessage {
-                if timer?.stall != true { arm(stall: true) }
-            } else if timer == nil {
-                arm(stall: false)
-            }
+        for await message in messages {
+            guard beginCall(id) else { return }
+            await service.handle(message: message, context: context, send: send)
+            let closeNow = endCall(id)  // shutting down: the call has answered, now close
+            // After the call's replies were submitted, so a reply the handler writes at once follows them.
+            channel.eventLoop.execute { handler.value.callFinished() }
+            if closeNow || Task.isCancelled { return }
         }
     }
 }

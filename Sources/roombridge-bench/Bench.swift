@@ -6,7 +6,7 @@ import Foundation
 /// Every figure sits next to a peer measured in the same run (a raw Unix-socket ping-pong for
 /// the socket, …), so that the ratio, not the absolute number, carries the meaning.
 @main
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombridge-bench",
         abstract: "Measure RoomBridge (release build) and write docs/benchmarks.md.")
@@ -62,7 +62,19 @@ struct Bench: ParsableCommand {
     @Option(help: "Rentals in the store benchmark.")
     var rentals = 1_000_000
 
-    func run() throws {
+    @Option(help: "Operations per timed batch in the JSON section.")
+    var jsonIterations = 2000
+
+    @Option(help: "Sections to run, comma-separated: start (with socket), nfc, fanout, curtain, presence, store, fuzz, json; default all.")
+    var only: String?
+
+    /// Whether `section` was asked for.
+    func runs(_ section: String) -> Bool {
+        guard let only else { return true }
+        return only.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == section }
+    }
+
+    func run() async throws {
         let work = try TempDir()
         defer { try? FileManager.default.removeItem(at: work.path) }
         var limit = rlimit()
@@ -73,11 +85,11 @@ struct Bench: ParsableCommand {
 
         // Start → READY=1, and idle RSS/CPU of the last started daemon.
         var readyTimes: [Double] = []
-        for i in 0..<starts {
+        for i in 0..<(runs("start") ? starts : 0) {
             let d = try DaemonProcess.start(bin: bin, dir: work.path.appendingPathComponent("start\(i)"))
             readyTimes.append(d.readySeconds * 1000)
             if i < starts - 1 { d.stop() } else {
-                Thread.sleep(forTimeInterval: 2)
+                try await Task.sleep(for: .seconds(2))
                 let memory = MemoryProfile(pid: d.pid)
                 let cpu = d.cpuPercent(over: idleSeconds)
                 let essentials = try idlePeerMemory(bin: bin, name: "idle-peer-essentials", settle: 2)
@@ -106,12 +118,13 @@ struct Bench: ParsableCommand {
                 d.stop()
             }
         }
-        try nfcFigures(&report, work: work.path)
-        try fanOutFigures(&report, work: work.path)
-        try curtainFigures(&report, work: work.path)
-        try presenceFigures(&report, work: work.path)
-        try lendingFigures(&report, work: work.path)
-        try fuzzFigures(&report)
+        if runs("nfc") { try nfcFigures(&report, work: work.path) }
+        if runs("fanout") { try fanOutFigures(&report, work: work.path) }
+        if runs("curtain") { try curtainFigures(&report, work: work.path) }
+        if runs("presence") { try presenceFigures(&report, work: work.path) }
+        if runs("store") { try lendingFigures(&report, work: work.path) }
+        if runs("fuzz") { try fuzzFigures(&report) }
+        if runs("json") { try await jsonFigures(&report) }
         try report.write(to: output)
         print(report.markdown)
     }

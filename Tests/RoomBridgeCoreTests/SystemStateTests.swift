@@ -12,6 +12,39 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
 }
 
 @Suite struct SystemStateTests {
+    /// `latestSnapshot()` (read without the actor) always equals `snapshot()` once a change is
+    /// made, and its revision moves with every change, the ones without an event included.
+    @Test func latestSnapshotFollowsEveryChange() async throws {
+        let clock = Mutex(t0)
+        let state = SystemState(now: { clock.withLock { $0 } })
+        var revisions: [UInt64] = [state.latestSnapshot().revision]
+        func check(_ what: String) async {
+            let latest = state.latestSnapshot()
+            #expect(latest.snapshot == (await state.snapshot()), "after \(what)")
+            #expect(latest.revision > revisions.last!, "after \(what)")
+            revisions.append(latest.revision)
+        }
+        await state.declareReaders(["front"])
+        await check("declareReaders")
+        await state.recordTap(tap("04A1"))
+        await check("recordTap")
+        let sub = await state.subscribe()
+        await check("subscribe (subscriber count)")
+        await state.recordCurtainRequest(CurtainRequest(kind: .open, at: t0))
+        await check("recordCurtainRequest")
+        await state.setArm(LendingArm(userId: "U-1", userName: "Aiko", armedAt: t0, expiresAt: t0.addingTimeInterval(30)))
+        await check("setArm")
+        #expect(state.latestSnapshot().timeDependent)
+        clock.withLock { $0 = t0.addingTimeInterval(10) }
+        #expect(state.latestSnapshot().snapshot.lending.remainingSeconds == 20)
+        await state.setArm(nil)
+        await check("setArm(nil)")
+        #expect(!state.latestSnapshot().timeDependent)
+        _ = sub
+        await state.shutdown()
+        await check("shutdown")
+    }
+
     @Test func eventsAreNumberedWithoutGapsFromOne() async throws {
         let state = SystemState(now: { t0 })
         let sub = await state.subscribe()

@@ -18,7 +18,7 @@ import VarlinkNIO
         let run: Task<Void, any Error>
     }
 
-    func serve(bufferLimit: Int, group: UInt32? = nil) async throws -> Served {
+    func serve(bufferLimit: Int, group: UInt32? = nil, stallTimeout: Duration = .seconds(30)) async throws -> Served {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rb-watch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("s.sock").path
@@ -27,7 +27,7 @@ import VarlinkNIO
             vendor: "test", product: "test", version: "0", url: "",
             interfaces: [StateInterface(state: state, authorizer: Authorizer(groupName: "wheel", gid: group),
                                         setLogLevel: { _ in })])
-        let server = try await VarlinkServer.bind(service: service, configuration: .init(listen: .path(path)))
+        let server = try await VarlinkServer.bind(service: service, configuration: .init(listen: .path(path), stallTimeout: stallTimeout))
         let run = Task { try await server.run() }
         return Served(dir: dir, path: path, state: state, server: server, run: run)
     }
@@ -65,7 +65,7 @@ import VarlinkNIO
     }
 
     @Test func slowWatchClientIsDroppedWhileOthersReceiveEverything() async throws {
-        let s = try await serve(bufferLimit: 64)
+        let s = try await serve(bufferLimit: 64, stallTimeout: .seconds(1))
         let stalled = try stalledWatcher(s.path)
         defer { close(stalled) }
         let client = try await VarlinkClient.connect(path: s.path)
@@ -96,6 +96,27 @@ import VarlinkNIO
         #expect(seqs == Array(1...Int64(total)))
         let counters = await s.state.snapshot().counters
         #expect(counters.subscribersDropped == 1)
+        // A client that reads nothing holds no more than the socket's buffers: once a reply
+        // waits longer than the stall timeout, its connection is closed.
+        try await eventually("the stalled watcher is disconnected") { s.server.connectionCount == 1 }
+        await client.close()
+        await stop(s)
+    }
+
+    @Test func getStateFollowsTheState() async throws {
+        let s = try await serve(bufferLimit: 64)
+        let client = try await VarlinkClient.connect(path: s.path)
+        for _ in 0..<2 {  // the second answer comes from the cached serialization
+            #expect(try await client.call("io.roombridge.State.GetState")["state"]?["seq"] == 0)
+        }
+        await s.state.recordTap(bigTap(7))
+        let state = try await client.call("io.roombridge.State.GetState")["state"]
+        #expect(state?["seq"] == 1)
+        #expect(state?["lastTap"]?["uid"] == "7")
+        await s.state.setArm(LendingArm(userId: "U-1", userName: "Aiko", armedAt: Date(), expiresAt: Date().addingTimeInterval(60)))
+        let armed = try await client.call("io.roombridge.State.GetState")["state"]?["lending"]
+        #expect(armed?["armed"]?["userId"] == "U-1")
+        #expect((armed?["remainingSeconds"]?.doubleValue ?? 0) > 0)
         await client.close()
         await stop(s)
     }

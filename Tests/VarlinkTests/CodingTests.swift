@@ -1,4 +1,5 @@
 import Testing
+@testable import JSON
 @testable import Varlink
 
 struct Inner: Codable, Equatable {

@@ -64,6 +64,38 @@ import Varlink
         }
     }
 
+    @Test func immediateRepliesOnAnIdleConnectionOnly() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { path, _ in
+            let raw = try RawClient(path: path)
+            try await raw.send(VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 2]))
+            #expect(try await raw.readReply().parameters == ["sum": 3])
+            #expect(probe.immediate.load(ordering: .relaxed) == 1)
+            // Behind a call in progress it waits its turn (the reply order above is the proof;
+            // here: it was not answered at once).
+            try await raw.send(VarlinkCall(method: "org.example.test.Sleep", parameters: ["ms": 200, "tag": "a"]).framedBytes()
+                               + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 2, "b": 2]).framedBytes())
+            #expect(try await raw.readReply().parameters == ["tag": "a"])
+            #expect(try await raw.readReply().parameters == ["sum": 4])
+            #expect(probe.immediate.load(ordering: .relaxed) == 1)
+            // Invalid parameters go the usual way and get the usual error.
+            try await raw.send(VarlinkCall(method: "org.example.test.Add", parameters: ["a": 2]))
+            #expect(try await raw.readReply().error == "org.varlink.service.InvalidParameter")
+        }
+    }
+
+    @Test func halfClosedClientGetsItsReplies() async throws {
+        try await withServer { path, _ in
+            let raw = try RawClient(path: path)
+            try await raw.send(VarlinkCall(method: "org.example.test.Sleep", parameters: ["ms": 100, "tag": "a"]).framedBytes()
+                               + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 1]).framedBytes())
+            shutdown(raw.fd, Int32(SHUT_WR))
+            #expect(try await raw.readReply().parameters == ["tag": "a"])
+            #expect(try await raw.readReply().parameters == ["sum": 2])
+            try await raw.waitForClose()
+        }
+    }
+
     @Test func streaming() async throws {
         try await withServer { path, _ in
             let client = try await VarlinkClient.connect(path: path)

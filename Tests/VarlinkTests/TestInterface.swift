@@ -6,6 +6,8 @@ final class Probe: Sendable {
     let sent = Atomic<Int>(0)
     let started = Atomic<Int>(0)
     let cancelled = Atomic<Int>(0)
+    /// Calls answered through `immediateReply` (without a task).
+    let immediate = Atomic<Int>(0)
     let log = Mutex<[String]>([])
 
     func record(_ s: String) { log.withLock { $0.append(s) } }
@@ -14,8 +16,9 @@ final class Probe: Sendable {
 
 struct TestFailure: Error {}
 
-/// A realistic interface exercising nested types, enums, optionals, maps and streaming.
-struct TestInterface: VarlinkInterface {
+/// A realistic interface exercising nested types, enums, optionals, maps and streaming;
+/// `Add` is answered at once (``VarlinkImmediateInterface``) when the transport can.
+struct TestInterface: VarlinkImmediateInterface {
     let probe: Probe
 
     var name: String { "org.example.test" }
@@ -67,6 +70,12 @@ struct TestInterface: VarlinkInterface {
 
         error Custom (reason: string)
         """
+    }
+
+    func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply? {
+        guard call.methodName == "Add", let a = call.parameters["a"]?.intValue, let b = call.parameters["b"]?.intValue else { return nil }
+        probe.immediate.add(1, ordering: .relaxed)
+        return VarlinkReply(encodedParameters: JSONValue.object(["sum": .int(a + b)]).serializedBytes())
     }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Varlink
+@testable import JSON
 
 @Suite struct JSONParserTests {
     func parse(_ s: String) throws(JSONParseError) -> JSONValue { try JSONValue(parsing: s) }

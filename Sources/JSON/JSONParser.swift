@@ -25,7 +25,10 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         self.offset = offset
     }
 
-    public var description: String {
+    public var description: String { "invalid JSON at byte \(offset): \(explanation)" }
+
+    /// What is wrong, without the offset (e.g. "duplicate object key \"v\"").
+    public var explanation: String {
         let what: String
         switch reason {
         case .unexpectedEndOfInput: what = "unexpected end of input"
@@ -41,7 +44,7 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         case .duplicateKey(let k): what = "duplicate object key \"\(k)\""
         case .tooDeeplyNested(let max): what = "JSON nested deeper than \(max) levels"
         }
-        return "invalid JSON at byte \(offset): \(what)"
+        return what
     }
 }
 

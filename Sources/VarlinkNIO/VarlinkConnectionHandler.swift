@@ -1,0 +1,150 @@
+import Logging
+import NIOCore
+import Varlink
+
+/// One server connection on its event loop: frames the messages, answers at once the calls an
+/// interface can answer without waiting (``VarlinkService/immediateReply(to:context:)``, e.g.
+/// `GetState` from its cached serialization: no task, no thread hop), and hands every other
+/// message, in order, to the connection's task.
+///
+/// Order is kept: a call is answered at once only while the task has nothing in hand, and the
+/// task reports each finished call (``callFinished()``) after its last reply was written. The
+/// handler also keeps the idle and stall timers, and stops reading from the socket while the
+/// task has ``maxQueued`` messages waiting (so a client that pipelines calls cannot fill memory).
+final class VarlinkConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Messages handed to the task and not yet answered, beyond which reading pauses.
+    static let maxQueued = 16
+
+    private var decoder: VarlinkFrameDecoder
+    private let service: VarlinkService
+    private let callContext: VarlinkCallContext
+    private let toTask: AsyncStream<[UInt8]>.Continuation
+    private let idleTimeout: TimeAmount
+    private let stallTimeout: TimeAmount
+    private let logFrameError: @Sendable (VarlinkFrameError) -> Void
+    private let logTimeout: @Sendable (_ stalled: Bool) -> Void
+    private var context: ChannelHandlerContext?
+    private var queued = 0
+    private var readHeldBack = false
+    private var closing = false
+    /// The idle timer while nothing is buffered, the stall timer once part of a message has
+    /// arrived (not restarted by more parts, so trickling bytes does not keep a connection open).
+    private var timer: (scheduled: Scheduled<Void>, stall: Bool)?
+
+    init(service: VarlinkService, callContext: VarlinkCallContext, maxMessageSize: Int,
+         idleTimeout: Duration, stallTimeout: Duration, toTask: AsyncStream<[UInt8]>.Continuation,
+         logFrameError: @escaping @Sendable (VarlinkFrameError) -> Void,
+         logTimeout: @escaping @Sendable (_ stalled: Bool) -> Void) {
+        self.service = service
+        self.callContext = callContext
+        self.decoder = VarlinkFrameDecoder(maxMessageSize: maxMessageSize)
+        self.idleTimeout = .nanoseconds(idleTimeout.nanoseconds)
+        self.stallTimeout = .nanoseconds(stallTimeout.nanoseconds)
+        self.toTask = toTask
+        self.logFrameError = logFrameError
+        self.logTimeout = logTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        armTimer()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stop()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stop()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        decoder.append(unwrapInboundIn(data).readableBytesView)
+        var wrote = false
+        while !closing {
+            let message: [UInt8]?
+            do {
+                message = try decoder.nextMessage()
+            } catch {
+                // The stream cannot be framed any more: say why, then close.
+                logFrameError(error)
+                closing = true
+                toTask.finish()
+                let channel = context.channel
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: VarlinkReply(VarlinkError.invalidParameter("")).framedBytes())))
+                    .whenComplete { _ in channel.close(promise: nil) }
+                return
+            }
+            guard let message else { break }
+            cancelTimer()
+            if queued == 0, context.channel.isWritable,
+               let reply = service.immediateReply(to: message, context: callContext) {
+                context.write(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
+                wrote = true
+            } else {
+                queued += 1
+                toTask.yield(message)
+            }
+        }
+        if wrote { context.flush() }
+        armTimer()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The client sent all it will send (half-close): answer what it sent, then close.
+        if let e = event as? ChannelEvent, case .inputClosed = e { stop() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if queued >= Self.maxQueued {
+            readHeldBack = true
+        } else {
+            context.read()
+        }
+    }
+
+    /// The task answered one message (its replies are written); called on the event loop.
+    func callFinished() {
+        queued -= 1
+        guard let context, !closing else { return }
+        if readHeldBack, queued < Self.maxQueued {
+            readHeldBack = false
+            context.read()
+        }
+        armTimer()
+    }
+
+    /// While no call runs, one timer watches the connection.
+    private func armTimer() {
+        guard let context, !closing, queued == 0 else { return }
+        let stall = decoder.hasPartialMessage
+        if let timer, timer.stall == stall || !stall { return }
+        cancelTimer()
+        let channel = context.channel
+        let log = logTimeout
+        let scheduled = context.eventLoop.scheduleTask(in: stall ? stallTimeout : idleTimeout) {
+            log(stall)
+            channel.close(promise: nil)
+        }
+        timer = (scheduled, stall)
+    }
+
+    private func cancelTimer() {
+        timer?.scheduled.cancel()
+        timer = nil
+    }
+
+    private func stop() {
+        closing = true
+        cancelTimer()
+        toTask.finish()
+    }
+}
