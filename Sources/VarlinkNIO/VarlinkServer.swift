@@ -469,6 +469,8 @@ public final class VarlinkServer: Sendable {
                           id: UInt64, context: VarlinkCallContext) async {
         let stall = TimeAmount.nanoseconds(configuration.stallTimeout.nanoseconds)
         let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
+            // The client has gone: stop the call (a `more` call would otherwise run to its end for nobody).
+            guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
             let promise = channel.eventLoop.makePromise(of: Void.self)
             channel.writeAndFlush(ByteBuffer(bytes: reply.framedBytes()), promise: promise)
             let written = promise.futureResult
