@@ -73,13 +73,21 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             do {
                 message = try decoder.nextMessage()
             } catch {
-                // The stream cannot be framed any more: say why, then close.
+                // The stream cannot be framed any more: say why, then close. Close our side first
+                // and discard what the client still sends, so that it reads the error and then the
+                // end instead of a reset for bytes left unread; the end of its input (or two
+                // seconds) closes the connection.
                 logFrameError(error)
                 closing = true
-                toTask.finish()
+                cancelTimer()
                 let channel = context.channel
                 context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: VarlinkReply(VarlinkError.invalidParameter("")).framedBytes())))
-                    .whenComplete { _ in channel.close(promise: nil) }
+                    .whenComplete { _ in channel.close(mode: .output, promise: nil) }
+                let task = toTask
+                context.eventLoop.scheduleTask(in: .seconds(2)) {
+                    task.finish()
+                    channel.close(promise: nil)
+                }
                 return
             }
             guard let message else { break }
