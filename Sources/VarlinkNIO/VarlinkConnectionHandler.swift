@@ -9,7 +9,8 @@ import Varlink
 ///
 /// Order is kept: a call is answered at once only while the task has nothing in hand, and the
 /// task reports each finished call (``callFinished()``) after its last reply was written. The
-/// handler also keeps the idle and stall timers, and stops reading from the socket while the
+/// handler also keeps the idle and stall timers (a partial message, or replies the client does
+/// not read), and stops reading from the socket while the
 /// task has ``maxQueued`` messages waiting (so a client that pipelines calls cannot fill memory).
 final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
@@ -26,7 +27,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private let idleTimeout: TimeAmount
     private let stallTimeout: TimeAmount
     private let logFrameError: @Sendable (VarlinkFrameError) -> Void
-    private let logTimeout: @Sendable (_ stalled: Bool) -> Void
+    private let logTimeout: @Sendable (_ reason: String) -> Void
     private var context: ChannelHandlerContext?
     private var queued = 0
     private var readHeldBack = false
@@ -34,11 +35,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// The idle timer while nothing is buffered, the stall timer once part of a message has
     /// arrived (not restarted by more parts, so trickling bytes does not keep a connection open).
     private var timer: (scheduled: Scheduled<Void>, stall: Bool)?
+    /// Runs while the channel is not writable (the client does not read what we send); at the
+    /// stall timeout it closes the connection, whether or not a call is still waiting to write.
+    private var writeStall: Scheduled<Void>?
 
     init(service: VarlinkService, callContext: VarlinkCallContext, maxMessageSize: Int,
          idleTimeout: Duration, stallTimeout: Duration, toTask: AsyncStream<[UInt8]>.Continuation,
          logFrameError: @escaping @Sendable (VarlinkFrameError) -> Void,
-         logTimeout: @escaping @Sendable (_ stalled: Bool) -> Void) {
+         logTimeout: @escaping @Sendable (_ reason: String) -> Void) {
         self.service = service
         self.callContext = callContext
         self.decoder = VarlinkFrameDecoder(maxMessageSize: maxMessageSize)
@@ -62,6 +66,21 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         stop()
         context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            writeStall?.cancel()
+            writeStall = nil
+        } else if writeStall == nil, !closing {
+            let channel = context.channel
+            let log = logTimeout
+            writeStall = context.eventLoop.scheduleTask(in: stallTimeout) {
+                log("closing connection: the client has not read its replies for the stall timeout")
+                channel.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -139,7 +158,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let channel = context.channel
         let log = logTimeout
         let scheduled = context.eventLoop.scheduleTask(in: stall ? stallTimeout : idleTimeout) {
-            log(stall)
+            log(stall ? "closing connection: incomplete message stalled" : "closing idle connection")
             channel.close(promise: nil)
         }
         timer = (scheduled, stall)
@@ -153,6 +172,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private func stop() {
         closing = true
         cancelTimer()
+        writeStall?.cancel()
+        writeStall = nil
         toTask.finish()
     }
 }

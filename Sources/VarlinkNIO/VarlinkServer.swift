@@ -35,7 +35,8 @@ public struct VarlinkServerConfiguration: Sendable {
     /// administrator can always connect while others hold every other slot; nil: a quarter of
     /// `maxConnections`, at most 8.
     public var reservedConnections: Int?
-    /// A client that sent part of a message and then nothing for this long is disconnected.
+    /// A client that sent part of a message and then nothing for this long is disconnected, and so
+    /// is one that reads none of its replies for this long once the socket and NIO buffers are full.
     public var stallTimeout: Duration
     /// A connection with no call in progress (a `Watch` is one) that sends nothing for this long
     /// is closed.
@@ -294,8 +295,8 @@ public final class VarlinkServer: Sendable {
                         service: self.service, callContext: context, maxMessageSize: self.configuration.maxMessageSize,
                         idleTimeout: self.configuration.idleTimeout, stallTimeout: self.configuration.stallTimeout, toTask: toTask,
                         logFrameError: { error in limiter.log(logger, .notice, key: "frame-error", "closing connection: \(error)") },
-                        logTimeout: { stalled in
-                            logger.debug(stalled ? "closing connection: incomplete message stalled" : "closing idle connection")
+                        logTimeout: { reason in
+                            logger.debug("\(reason)")
                         })
                     try channel.pipeline.syncOperations.addHandler(h)
                     return (channel, NIOLoopBound(h, eventLoop: channel.eventLoop))
@@ -467,7 +468,6 @@ public final class VarlinkServer: Sendable {
     /// Answers, in order, the messages the connection's handler could not answer at once.
     private func callLoop(channel: any Channel, handler: NIOLoopBound<VarlinkConnectionHandler>, messages: AsyncStream<[UInt8]>,
                           id: UInt64, context: VarlinkCallContext) async {
-        let stall = TimeAmount.nanoseconds(configuration.stallTimeout.nanoseconds)
         let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
             // The client has gone: stop the call (a `more` call would otherwise run to its end for nobody).
             guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
@@ -475,11 +475,10 @@ public final class VarlinkServer: Sendable {
             channel.writeAndFlush(ByteBuffer(bytes: reply.framedBytes()), promise: promise)
             let written = promise.futureResult
             // Replies queue in NIO while the socket accepts them. Once it does not (the client is
-            // not reading), wait for this one, and close the connection if it stays unwritten for
-            // the stall timeout: a client that stops reading holds no more than that.
+            // not reading), wait for this one; the connection's handler closes the connection if
+            // it stays unwritable for the stall timeout, so a client that stops reading holds no
+            // more than the socket's buffers and NIO's high-water mark.
             guard !channel.isWritable else { return }
-            let deadline = channel.eventLoop.scheduleTask(in: stall) { channel.close(promise: nil) }
-            defer { deadline.cancel() }
             try await written.get()
         }
         for await message in messages {

@@ -65,7 +65,7 @@ import VarlinkNIO
     }
 
     @Test func slowWatchClientIsDroppedWhileOthersReceiveEverything() async throws {
-        let s = try await serve(bufferLimit: 64, stallTimeout: .seconds(1))
+        let s = try await serve(bufferLimit: 64)
         let stalled = try stalledWatcher(s.path)
         defer { close(stalled) }
         let client = try await VarlinkClient.connect(path: s.path)
@@ -96,10 +96,23 @@ import VarlinkNIO
         #expect(seqs == Array(1...Int64(total)))
         let counters = await s.state.snapshot().counters
         #expect(counters.subscribersDropped == 1)
-        // A client that reads nothing holds no more than the socket's buffers: once a reply
-        // waits longer than the stall timeout, its connection is closed.
-        try await eventually("the stalled watcher is disconnected") { s.server.connectionCount == 1 }
         await client.close()
+        await stop(s)
+    }
+
+    /// A client that reads nothing holds no more than the socket's buffers: once its replies have
+    /// stayed unwritten for the stall timeout, its connection is closed. The state keeps every
+    /// event here (a large buffer), so only the socket can stop the flow.
+    @Test func watcherThatReadsNothingIsDisconnectedAtTheStallTimeout() async throws {
+        let s = try await serve(bufferLimit: 100_000, stallTimeout: .seconds(1))
+        let stalled = try stalledWatcher(s.path)
+        defer { close(stalled) }
+        try await eventually("the watcher is subscribed") { await s.state.snapshot().counters.subscribers == 1 }
+        #expect(s.server.connectionCount == 1)
+        // 3,000 events of 1.2 kB: far more than a Unix socket's send buffer and NIO's high-water mark.
+        for i in 0..<3000 { await s.state.recordTap(bigTap(i)) }
+        try await eventually("the stalled watcher is disconnected") { s.server.connectionCount == 0 }
+        try await eventually("its subscription has ended") { await s.state.snapshot().counters.subscribers == 0 }
         await stop(s)
     }
 
