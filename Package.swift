@@ -119,7 +119,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         .executableTarget(name: "roombridge-bench", dependencies: [
-            "Varlink", "NDEF", "PN532Simulator", "RoomBridgeCore",
+            "Varlink", "NDEF", "PN532Simulator", "RoomBridgeCore", "SeededRandom",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
@@ -139,13 +139,15 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         // MARK: Simulators at the hardware boundary (shipped with the product).
+        // SplitMix64, shared by the simulators' noise, the benchmark's delays and property tests.
+        .target(name: "SeededRandom", swiftSettings: swiftSettings),
         .target(name: "PN532Simulator", dependencies: ["CShims", "NDEF"], swiftSettings: swiftSettings),
         .executableTarget(name: "pn532-sim", dependencies: [
             "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
         .target(name: "BlueZSimulator", dependencies: [
-            "DBus", "CurtainProtocol", "Presence",
+            "DBus", "CurtainProtocol", "Presence", "SeededRandom",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "bluez-sim", dependencies: [
@@ -162,7 +164,7 @@ let package = Package(
             .product(name: "SystemPackage", package: "swift-system"),
         ], path: "Tests/DBusTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF", "SeededRandom"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PresenceTests", dependencies: ["TestSupport", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "JSONTests", dependencies: ["TestSupport", "JSON"], swiftSettings: swiftSettings),

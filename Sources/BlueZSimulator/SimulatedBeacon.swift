@@ -1,4 +1,5 @@
 import Presence
+import SeededRandom
 
 /// One simulated iBeacon: a non-connectable LE advertiser sending `02 15 UUID major minor txPower` as Apple
 /// manufacturer data (company 0x004C) every `interval`, heard by the adapter at `rssi` dBm give or take `noise`.
@@ -48,18 +49,5 @@ public struct SimulatedBeacon: Sendable, Equatable {
         "\(address) \(frame.beacon.uuid.uuidString) \(frame.beacon.major)/\(frame.beacon.minor) tx=\(frame.txPower) "
             + "rssi=\(rssi)±\(noise) interval=\(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)ms "
             + "visible=\(visible)" + (otherAppleFrame == nil ? "" : " other-apple-frame")
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for the simulated radio noise.
-struct SplitMix64: Sendable, Equatable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NDEF
 import PN532Simulator
+import SeededRandom
 import Varlink
 
 /// pn532-sim started for a measurement.
@@ -103,7 +104,7 @@ extension Bench {
         var tapMs: [Double] = [], wireMs: [Double] = [], removalMs: [Double] = []
         // A hand lifts the tag at no particular moment of the reader's presence-check cycle:
         // hold it a random 20–220 ms after the arrival event (seeded, the same every run).
-        var random = SeededGenerator(seed: 13)
+        var random = SplitMix64(seed: 13)
         for i in 0..<taps {
             try sim.ctl("counters reset")
             let t0 = monotonicSeconds()
@@ -173,7 +174,7 @@ extension Bench {
     /// prints "done." (libnfc examples/nfc-poll.c). The tag is lifted after the same kind of
     /// random hold as for the daemon; stdout is unbuffered (stdbuf) so lines arrive as printed.
     static func nfcPollRemovals(sim: SimulatorProcess, spec: String, count: Int,
-                                random: inout SeededGenerator) throws -> [Double] {
+                                random: inout SplitMix64) throws -> [Double] {
         var out: [Double] = []
         for _ in 0..<count {
             try sim.ctl("place \(spec)")
