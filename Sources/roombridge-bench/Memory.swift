@@ -1,4 +1,6 @@
 import Foundation
+import Subprocess
+import SystemPackage
 
 /// Resident memory of a running process, split the way the kernel accounts it.
 ///
@@ -69,17 +71,20 @@ struct MemoryProfile {
 
 /// Starts one of the minimal peer programs (Sources/idle-peer-*), lets it settle like the daemon,
 /// and reads its memory.
-func idlePeerMemory(bin: String, name: String, settle: Double) throws -> MemoryProfile {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent(name)
-    let out = Pipe()
-    p.standardOutput = out
-    try p.run()
-    defer { p.terminate(); p.waitUntilExit() }
-    let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-    guard line.contains("ready") else { throw BenchError("\(name) did not start: \(line)") }
-    Thread.sleep(forTimeInterval: settle)
-    return MemoryProfile(pid: p.processIdentifier)
+func idlePeerMemory(bin: String, name: String, settle: Double) async throws -> MemoryProfile {
+    // Through swift-subprocess, which resets the child's signal mask: Foundation's Process spawned
+    // the peer from a cooperative-pool thread with that thread's mask, SIGTERM blocked, so the
+    // peer never ended and waitUntilExit hung the whole run (seen: SigBlk fffffffe3bfbea27).
+    let result = try await run(.path(FilePath(bin + "/" + name)), input: .none, output: .sequence, error: .discarded) { execution in
+        var lines = execution.standardOutput.strings().makeAsyncIterator()
+        let line = try await lines.next() ?? ""
+        guard line.contains("ready") else { throw BenchError("\(name) did not start: \(line)") }
+        try await Task.sleep(for: .seconds(settle))
+        let profile = MemoryProfile(pid: execution.processIdentifier.value)
+        try execution.send(signal: .terminate)
+        return profile
+    }
+    return result.closureResult
 }
 
 extension Bench {
