@@ -56,6 +56,22 @@ public struct User: Decodable, Sendable, Equatable {
     public var registeredAt: String
 }
 
+/// `io.roombridge.Inventory` type `Badge`: a user's card.
+public struct Badge: Decodable, Sendable, Equatable {
+    public var identifier: String
+    public var kind: String
+}
+
+/// `io.roombridge.State` type `Tap` (the fields the badge binding shows); `device` is set when
+/// the tag carried a device's record.
+public struct LastTap: Decodable, Sendable, Equatable {
+    public struct DeviceTag: Decodable, Sendable, Equatable {}
+    public var uid: String
+    public var tagType: String
+    public var at: String
+    public var device: DeviceTag?
+}
+
 /// `io.roombridge.Inventory` type `TagBinding`.
 public struct TagBinding: Decodable, Sendable, Equatable {
     public var uid: String
@@ -81,13 +97,42 @@ public struct LendingArm: Codable, Sendable, Equatable {
     public var expiresAt: String
 }
 
-/// `io.roombridge.State` type `Curtain` (the fields the kiosk shows).
+/// `io.roombridge.State` type `ScheduleEntry`: an open or close time (HH:MM) and whether it is on.
+public struct ScheduleEntry: Codable, Sendable, Equatable {
+    public var time: String
+    public var enabled: Bool
+}
+
+/// `io.roombridge.State` type `Curtain` (the fields the kiosk and the curtain page show).
 public struct Curtain: Codable, Sendable, Equatable {
     public var connection: String
     public var motion: String
     public var position: Int?
     public var target: Int?
     public var manual: Bool?
+    public var address: String?
+    public var name: String?
+    public var openSchedule: ScheduleEntry?
+    public var closeSchedule: ScheduleEntry?
+    public var lastError: String?
+
+    public init(connection: String, motion: String, position: Int? = nil, target: Int? = nil, manual: Bool? = nil,
+                address: String? = nil, name: String? = nil, openSchedule: ScheduleEntry? = nil,
+                closeSchedule: ScheduleEntry? = nil, lastError: String? = nil) {
+        self.connection = connection
+        self.motion = motion
+        self.position = position
+        self.target = target
+        self.manual = manual
+        self.address = address
+        self.name = name
+        self.openSchedule = openSchedule
+        self.closeSchedule = closeSchedule
+        self.lastError = lastError
+    }
+
+    /// The wall switch is moving the curtain: remote motions are refused until it stops.
+    public var lockedOut: Bool { manual == true && motion != "idle" }
 }
 
 /// `io.roombridge.State` type `Lending`.
@@ -99,6 +144,7 @@ public struct LendingState: Codable, Sendable, Equatable {
 /// `io.roombridge.State` type `State` (the parts the web front end uses).
 public struct DaemonState: Codable, Sendable, Equatable {
     public var seq: Int
+    public var startedAt: String?
     public var curtain: Curtain
     public var lending: LendingState
 }
@@ -112,10 +158,11 @@ public struct DaemonEvent: Codable, Sendable, Equatable {
     public var lending: LendingOutcome?
 }
 
-/// One `Watch` reply: the state first, then one event each.
+/// One `Watch` reply: the state (or, resuming, `resumedAfter`) first, then one event each.
 struct WatchReply: Decodable, Sendable {
     var state: DaemonState?
     var event: DaemonEvent?
+    var resumedAfter: Int?
 }
 
 /// Paged list replies.

@@ -256,6 +256,33 @@ def test_events_resume_after_last_event_id(daemon, web_factory):
     ja.close()
 
 
+def test_events_resume_across_a_restart_of_roombridge_web(daemon, web_factory):
+    """The events a browser missed while roombridge-web itself was down come from the daemon's
+    replay ring (Watch since), not from roombridge-web's memory."""
+    seed(daemon)
+    web = web_factory(daemon)
+    first = SSE(web)
+    seen, kind, _ = first.next()
+    assert kind == "snapshot"
+    first.close()
+    web.close()
+
+    ctl(daemon, "return", "D-0001")
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0002", "--due", "2030-12-03T12:00:00+09:00")
+    latest = ctl_json(daemon, "status")[0]["seq"]
+    assert latest > seen
+
+    again = SSE(web_factory(daemon), last_event_id=seen)
+    replay = [again.next()]
+    while replay[-1][0] != latest:
+        replay.append(again.next())
+    assert "snapshot" not in [e[1] for e in replay], replay
+    assert [e[0] for e in replay] == list(range(seen + 1, latest + 1)), replay
+    outcomes = [e[2]["kind"] for e in replay if e[1] == "outcome"]
+    assert outcomes == ["returned", "lent"], replay
+    again.close()
+
+
 def test_kiosk_shows_offline_while_the_daemon_is_away(daemon, web_factory):
     web = web_factory(daemon)
     stream = SSE(web)
