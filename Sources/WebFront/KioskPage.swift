@@ -25,6 +25,8 @@ enum KioskPage {
     /// session is armed, its countdown.
     struct Snapshot: Encodable {
         var curtain: String?
+        /// The curtain page's panel (nil: no curtain configured).
+        var curtainState: CurtainLive?
         var message: KioskMessage?
     }
 
@@ -34,10 +36,11 @@ enum KioskPage {
             message = KioskMessage(tone: .info, headline: l.t("kiosk.armed", ["user": armed.userName]),
                                    detail: nil, countdownUntil: armed.expiresAt, kind: "armed")
         }
-        return Snapshot(curtain: KioskView.curtain(state.curtain, l), message: message)
+        return Snapshot(curtain: KioskView.curtain(state.curtain, l), curtainState: CurtainView.live(state.curtain, l), message: message)
     }
 
-    struct CurtainText: Encodable { var text: String? }
+    /// A curtain event: the kiosk corner's text and the curtain page's panel.
+    struct CurtainText: Encodable { var text: String?; var state: CurtainLive? }
 
     /// One hub message as Server-Sent Events text for a browser speaking `l`'s language.
     /// `id:` is the daemon event's `seq`, so a reconnecting browser's `Last-Event-ID` says
@@ -53,7 +56,7 @@ enum KioskPage {
                 return frame(id: event.seq, event: "outcome", data: json(KioskView.message(for: outcome, facts: facts, l)))
             }
             if let curtain = event.curtain {
-                return frame(id: event.seq, event: "curtain", data: json(CurtainText(text: KioskView.curtain(curtain, l))))
+                return frame(id: event.seq, event: "curtain", data: json(CurtainText(text: KioskView.curtain(curtain, l), state: CurtainView.live(curtain, l))))
             }
             // Other kinds only move the browser's Last-Event-ID along.
             return "id: \(event.seq)\n\n"

@@ -610,3 +610,107 @@ def test_kiosk_has_no_curtain_corner_without_a_curtain(daemon, web_factory, brow
     driver = browser_factory("en")
     open_kiosk(driver, web)
     assert not driver.find_element("id", "curtain").is_displayed()
+
+
+# --- The curtain page -------------------------------------------------------------------------------
+
+def is_stale(element):
+    from selenium.common.exceptions import StaleElementReferenceException
+    try:
+        element.tag_name
+        return False
+    except StaleElementReferenceException:
+        return True
+
+
+def sign_in_browser(driver, web, next_path):
+    driver.get(web.base + "/login?next=" + urllib.parse.quote(next_path))
+    driver.find_element("id", "name").send_keys("root-admin")
+    driver.find_element("id", "password").send_keys(PASSWORD)
+    driver.find_element("id", "sign-in").click()
+    eventually(lambda: driver.find_elements("id", "signed-in"), what="signed in")
+    eventually(lambda: driver.find_element("tag name", "body").get_attribute("data-live") == "1", what="the page to be live")
+
+
+def test_curtain_page_opens_the_curtain_with_an_animated_position(connected, sim, web_factory, browser_factory,
+                                                                  tmpdir_path):
+    web = web_factory(connected, "--accounts", str(accounts_file(tmpdir_path)))
+    driver = browser_factory("en")
+    driver.get(web.base + "/curtain")  # not signed in: the buttons are there, disabled
+    assert not driver.find_element("id", "curtain-open").is_enabled()
+    sign_in_browser(driver, web, "/curtain")
+    assert driver.find_element("id", "curtain-status").text == "Connected"
+    panel = driver.find_element("id", "curtain")
+    assert panel.get_attribute("data-position") == "0"
+
+    from selenium.common.exceptions import StaleElementReferenceException
+    driver.find_element("id", "curtain-open").click()  # a form: the page loads again after the POST
+    eventually(lambda: is_stale(panel), what="the page to load again after the POST")
+    positions = set()
+
+    def opened():
+        try:
+            panel = driver.find_element("id", "curtain")
+            position, motion = panel.get_attribute("data-position"), panel.get_attribute("data-motion")
+        except StaleElementReferenceException:
+            return False
+        positions.add(position)
+        return position == "100" and motion == "idle"
+    eventually(opened, timeout=20, what="the page to show the curtain open")
+    sim.wait_status(r"status=idle at 100%")  # the simulated curtain itself moved
+    # The position moved through the values between, and the bar followed them.
+    between = sorted(int(p) for p in positions if p not in ("", "0", "100"))
+    assert between, f"no position between 0 and 100 was shown: {positions}"
+    fill = driver.find_element("css selector", "#curtain .curtain-fill")
+    eventually(lambda: fill.size["width"] >= driver.find_element("css selector", "#curtain .curtain-track").size["width"] - 1,
+               what="the bar to be full")
+    assert driver.find_element("id", "curtain-position").text == "open"
+    driver.save_screenshot(str(artefact_dir() / "curtain-en.png"))
+
+
+def test_the_wall_switch_disables_the_curtain_buttons(connected, sim, web_factory, browser_factory, tmpdir_path):
+    web = web_factory(connected, "--accounts", str(accounts_file(tmpdir_path)))
+    driver = browser_factory("ja")
+    sign_in_browser(driver, web, "/curtain")
+    buttons = [driver.find_element("id", f"curtain-{b}") for b in ("open", "close", "stop", "move")]
+    assert all(b.is_enabled() for b in buttons)
+    lockout = driver.find_element("id", "curtain-lockout")
+    assert not lockout.is_displayed()
+
+    sim.ctl("press", "open")
+    eventually(lambda: lockout.is_displayed(), what="the lockout notice")
+    assert lockout.text.startswith("壁スイッチで操作中です")
+    assert not any(b.is_enabled() for b in buttons)
+    assert driver.find_element("id", "curtain-reconnect").is_enabled()
+    driver.save_screenshot(str(artefact_dir() / "curtain-lockout-ja.png"))
+    heading = driver.find_element("css selector", "#curtain h2").text  # the curtain's name: data
+    assert english_words(driver.find_element("tag name", "body").text, [heading, "root-admin"]) == []
+
+    # Once the switch's motion has ended, the buttons come back.
+    eventually(lambda: not lockout.is_displayed(), timeout=15, what="the lockout to end")
+    assert all(b.is_enabled() for b in buttons)
+
+
+def test_curtain_schedule_toggles_and_refusals_through_the_page(connected, sim, web_factory, tmpdir_path):
+    from test_curtain import wait_state
+    web = web_factory(connected, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    assert c.request("POST", "/curtain/open", {})[0] == 401
+    c.sign_in()
+    _, _, page = c.request("GET", "/curtain")
+    status, headers, _ = c.request("POST", "/curtain/schedule", {"csrf": c.token(page), "open": "06:40", "openEnabled": "true",
+                                                                "close": "20:10"})
+    assert status == 303 and headers["Location"] == "/curtain"
+    wait_state(connected, lambda s: s.get("openSchedule") == {"time": "06:40", "enabled": True}
+               and s.get("closeSchedule") == {"time": "20:10", "enabled": False})
+    page = c.request("GET", "/curtain")[2]
+    assert re.search(r'id="curtain-openEnabled" value="true" checked', page) and 'value="06:40"' in page
+    assert not re.search(r'id="curtain-closeEnabled" value="true" checked', page)
+
+    # The wall switch wins: the page says so in the reader's words, and nothing is written.
+    sim.ctl("press", "open")
+    wait_state(connected, lambda s: s["manual"] and s["motion"] != "idle")
+    before = sim.writes()
+    status, _, page = c.request("POST", "/curtain/open", {"csrf": c.token(page)})
+    assert status == 409 and "Someone is at the wall switch: nothing was sent" in text_of(page), text_of(page)
+    assert sim.writes() == before
