@@ -691,6 +691,74 @@ def test_the_wall_switch_disables_the_curtain_buttons(connected, sim, web_factor
     assert all(b.is_enabled() for b in buttons)
 
 
+# --- Rentals and users (admin) ----------------------------------------------------------------------
+
+def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, web_factory, tmpdir_path):
+    seed(daemon)  # D-0001 lent to U-0001, overdue within 2 s; D-0002 broken
+    ctl(daemon, "devices", "add", "D-0003", "--group", "android-phone", "--model", "Pixel 8")
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    assert 'id="lend-form"' not in c.request("GET", "/rentals")[2]  # read-only until signed in
+    assert c.request("POST", "/rentals/lend", {"device": "D-0003", "user": "U-0002"})[0] == 401
+    c.sign_in()
+
+    _, _, page = c.request("GET", "/rentals")
+    status, headers, _ = c.request("POST", "/rentals/lend", {"csrf": c.token(page), "device": "D-0003", "user": "U-0002",
+                                                            "due": "2030-12-03"})
+    assert status == 303 and headers["Location"] == "/rentals", status
+    rental = ctl_json(daemon, "devices", "show", "D-0003")[0]["device"]["rental"]
+    assert rental["userId"] == "U-0002" and rental["dueAt"].startswith("2030-12-03T14:59"), rental  # end of the day in Tokyo
+
+    # The overdue rental is highlighted in both tables; the one due in 2030 is not.
+    def overdue_rows():
+        page = c.request("GET", "/rentals")[2]
+        return re.findall(r'<tr class="overdue">(.*?)</tr>', page) and page
+    page = eventually(overdue_rows, timeout=10, what="D-0001 to be overdue")
+    rows = re.findall(r'<tr( class="overdue")?>(.*?)</tr>', page)
+    assert {("D-0001" in r, bool(cls)) for cls, r in rows if "D-000" in r} == {(True, True), (False, False)}, rows
+
+    status, _, _ = c.request("POST", "/rentals/return", {"csrf": c.token(page), "device": "D-0001"})
+    assert status == 303
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"].get("rental") is None
+
+    # The daemon's refusal is shown on the page, in the reader's words where it has them.
+    status, _, page = c.request("POST", "/rentals/lend", {"csrf": c.token(page), "device": "D-0002", "user": "U-0001"})
+    assert status == 400 and 'id="error"' in page and "D-0002" in text_of(page), text_of(page)
+    assert ctl_json(daemon, "devices", "show", "D-0002")[0]["device"].get("rental") is None
+
+
+def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532, web_factory, tmpdir_path):
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    web = web_factory(d, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    c.sign_in()
+    _, _, page = c.request("GET", "/users")
+    status, headers, _ = c.request("POST", "/users/new", {"csrf": c.token(page), "id": "U-0100", "name": "Katherine Johnson"})
+    assert status == 303 and headers["Location"] == "/users/U-0100", status
+    page = c.request("GET", "/users/U-0100")[2]
+    assert "Katherine Johnson" in page and 'id="no-badges"' in page and 'id="bind-badge"' not in page
+
+    place(pn532, "isoa:04C0FFEE")
+    eventually(lambda: (ctl_json(d, "status")[0].get("lastTap") or {}).get("uid") == "04C0FFEE", what="the tap")
+    pn532.ctl("remove")
+    page = c.request("GET", "/users/U-0100")[2]
+    assert "Last tap: 04C0FFEE" in text_of(page), text_of(page)
+    status, _, _ = c.request("POST", "/users/U-0100/badge", {"csrf": c.token(page), "uid": "04C0FFEE", "kind": "iso14443a"})
+    assert status == 303
+    assert "04C0FFEE" in re.search(r'(?s)<table id="badges">.*?</table>', c.request("GET", "/users/U-0100")[2]).group(0)
+
+    # The bound badge now arms a lend session for the new user.
+    place(pn532, "isoa:04C0FFEE")
+    eventually(lambda: (ctl_json(d, "status")[0]["lending"].get("lastOutcome") or {}).get("userId") == "U-0100",
+               what="the badge to arm a session for U-0100")
+    pn532.ctl("remove")
+
+    # Not signed in: no binding, and the POST is refused.
+    anonymous = Client(web)
+    assert 'id="bind-form"' not in anonymous.request("GET", "/users/U-0100")[2]
+    assert anonymous.request("POST", "/users/U-0100/badge", {"uid": "04AA"})[0] == 401
+
+
 def test_curtain_schedule_toggles_and_refusals_through_the_page(connected, sim, web_factory, tmpdir_path):
     from test_curtain import wait_state
     web = web_factory(connected, "--accounts", str(accounts_file(tmpdir_path)))
