@@ -19,6 +19,7 @@ enum Assets {
         #headline { font-size: 6vw; font-weight: bold; line-height: 1.2; text-wrap: balance; }
         :lang(ja) #headline { word-break: auto-phrase; }
         #detail { font-size: 3vw; margin-top: 1em; }
+        .nowrap { white-space: nowrap; }
         .tone-idle { background: #f0f4f8; color: #334e68; }
         .tone-success { background: #2f9e44; color: #fff; }
         .tone-refusal { background: #c92a2a; color: #fff; }
@@ -34,6 +35,8 @@ enum Assets {
         p.error { color: #8a1c1c; font-weight: bold; }
         .schedule-row { display: block; margin: .5em 0; }
         .schedule-row label { margin-right: 1em; }
+        body.kiosk #presence { position: fixed; right: 1.5vw; top: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
+                   color: #fff; padding: .4em .8em; border-radius: .4em; }
         body.kiosk #curtain { position: fixed; right: 1.5vw; bottom: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
                    color: #fff; padding: .4em .8em; border-radius: .4em; }
         """
@@ -108,6 +111,21 @@ enum Assets {
             } catch (e) { /* no sound available: the colour still tells */ }
           }
 
+          // Sets a text, keeping hyphenated IDs ("D-0042") on one line: a line break after the
+          // hyphen makes them hard to read from 2 m.
+          function setText(el, text) {
+            el.textContent = "";
+            for (const part of text.split(/([A-Za-z]+-[0-9A-Za-z-]+)/)) {
+              if (!part) continue;
+              if (/^[A-Za-z]+-[0-9A-Za-z-]+$/.test(part)) {
+                const span = document.createElement("span");
+                span.className = "nowrap"; span.textContent = part; el.appendChild(span);
+              } else {
+                el.appendChild(document.createTextNode(part));
+              }
+            }
+          }
+
           function idle() {
             clearInterval(timer); timer = null;
             box.className = "tone-idle"; box.dataset.kind = "idle";
@@ -117,21 +135,26 @@ enum Assets {
           function show(m, sound) {
             clearInterval(timer); timer = null;
             box.className = "tone-" + m.tone; box.dataset.kind = m.kind;
-            detail.textContent = m.detail || "";
+            setText(detail, m.detail || "");
             if (m.countdownUntil) {
               const until = Date.parse(m.countdownUntil);
               const tick = function () {
                 const left = Math.ceil((until - Date.now()) / 1000);
                 if (left <= 0) { idle(); return; }
-                headline.textContent = m.headline.replace("{seconds}", String(left));
+                setText(headline, m.headline.replace("{seconds}", String(left)));
               };
               tick();
               if (box.dataset.kind !== "idle") timer = setInterval(tick, 250);
             } else {
-              headline.textContent = m.headline;
+              setText(headline, m.headline);
               if (m.kind !== "offline") timer = setTimeout(idle, idleMillis);
             }
             if (sound && (m.tone === "success" || m.tone === "refusal")) beep(m.tone);
+          }
+
+          const presence = document.getElementById("presence");
+          function setPresence(text) {
+            presence.hidden = !text; presence.textContent = text || "";
           }
 
           function setCurtain(text) {
@@ -143,10 +166,12 @@ enum Assets {
             const s = JSON.parse(e.data);
             document.body.dataset.live = "1";  // live: the daemon's state has arrived
             setCurtain(s.curtain);
+            setPresence(s.presence);
             if (s.message) show(s.message, false); else if (box.dataset.kind === "offline") idle();
           });
           events.addEventListener("outcome", function (e) { show(JSON.parse(e.data), true); });
           events.addEventListener("curtain", function (e) { setCurtain(JSON.parse(e.data).text); });
+          events.addEventListener("presence", function (e) { setPresence(JSON.parse(e.data).text); });
           events.addEventListener("offline", function (e) {
             document.body.dataset.live = "0";
             show(JSON.parse(e.data), false);

@@ -157,8 +157,11 @@ public actor EventHub {
             s.seq = event.seq
             if let c = event.curtain { s.curtain = c }
             if let o = event.lending { s.lending.lastOutcome = o }
+            if let change = event.presence { s.presence = s.presence?.applying(change) }
             state = s
         }
+        var facts = facts
+        if event.presence != nil { facts.presence = state?.presence }
         publish(.event(event, facts))
     }
 

@@ -141,12 +141,56 @@ public struct LendingState: Codable, Sendable, Equatable {
     public var lastOutcome: LendingOutcome?
 }
 
+/// `io.roombridge.State` type `PresentBeacon` (what identifies it).
+public struct PresentBeacon: Codable, Sendable, Equatable {
+    public var uuid: String
+    public var major: Int
+    public var minor: Int
+}
+
+/// `io.roombridge.State` type `PresenceRegion`: a configured region and the beacons in it.
+public struct PresenceRegion: Codable, Sendable, Equatable {
+    public var name: String
+    public var beacons: [PresentBeacon]
+}
+
+/// `io.roombridge.State` type `Presence` (the parts the kiosk shows).
+public struct Presence: Codable, Sendable, Equatable {
+    public var status: String
+    public var regions: [PresenceRegion]
+
+    /// The state after `change`: a beacon entering or leaving a region, or a new scanning status.
+    public func applying(_ change: PresenceChange) -> Presence {
+        var p = self
+        if change.kind == "status", let status = change.status { p.status = status }
+        guard let name = change.region, let i = p.regions.firstIndex(where: { $0.name == name }) else { return p }
+        switch change.kind {
+        case "entered":
+            if let b = change.beacon, !p.regions[i].beacons.contains(b) { p.regions[i].beacons.append(b) }
+        case "exited":
+            p.regions[i].beacons.removeAll { change.beacon == nil || $0 == change.beacon }
+        default:
+            break
+        }
+        return p
+    }
+}
+
+/// `io.roombridge.State` type `PresenceChange` (the parts the kiosk follows).
+public struct PresenceChange: Codable, Sendable, Equatable {
+    public var kind: String
+    public var region: String?
+    public var beacon: PresentBeacon?
+    public var status: String?
+}
+
 /// `io.roombridge.State` type `State` (the parts the web front end uses).
 public struct DaemonState: Codable, Sendable, Equatable {
     public var seq: Int
     public var startedAt: String?
     public var curtain: Curtain
     public var lending: LendingState
+    public var presence: Presence?
 }
 
 /// `io.roombridge.State` type `Event` (the kinds the web front end uses; others carry no payload here).
@@ -156,6 +200,7 @@ public struct DaemonEvent: Codable, Sendable, Equatable {
     public var kind: String
     public var curtain: Curtain?
     public var lending: LendingOutcome?
+    public var presence: PresenceChange?
 }
 
 /// One `Watch` reply: the state (or, resuming, `resumedAfter`) first, then one event each.

@@ -114,6 +114,25 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
     }
 }
 
+@Suite struct PresenceCornerTests {
+    let alice = PresentBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 2)
+
+    @Test func entersAndExitsFollowTheRegions() {
+        let en = Localizer(language: .en, timeZone: tokyo)
+        let ja = Localizer(language: .ja, timeZone: tokyo)
+        let empty = Presence(status: "scanning", regions: [PresenceRegion(name: "alice", beacons: []), PresenceRegion(name: "kit", beacons: [])])
+        #expect(KioskView.presence(empty, en) == nil)
+        let here = empty.applying(PresenceChange(kind: "entered", region: "alice", beacon: alice))
+            .applying(PresenceChange(kind: "entered", region: "kit", beacon: alice))
+        #expect(KioskView.presence(here, en) == "Here: alice, kit")
+        #expect(KioskView.presence(here, ja) == "在室: alice、kit")
+        let left = here.applying(PresenceChange(kind: "exited", region: "alice", beacon: alice))
+        #expect(KioskView.presence(left, en) == "Here: kit")
+        let stopped = left.applying(PresenceChange(kind: "status", status: "unavailable"))
+        #expect(KioskView.presence(stopped, en) == nil)
+    }
+}
+
 @Suite struct SSEFrameTests {
     @Test func sseFramesCarryTheEventSeqAsTheirID() {
         let event = DaemonEvent(seq: 7, at: "2026-11-24T05:00:00Z", kind: "lending", lending: outcome("returned"))
