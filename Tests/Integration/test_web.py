@@ -414,9 +414,9 @@ def test_kiosk_in_a_browser_unknown_tag_and_japanese(daemon_factory, pn532, web_
 
 def artefact_dir():
     """Where screenshots are kept after the test's temporary directory is gone
-    ($ROOMBRIDGE_ARTEFACTS, default .build/test-artefacts)."""
+    ($ROOMBRIDGE_ARTEFACTS or $ROOMBRIDGE_ARTIFACTS, default .build/test-artefacts)."""
     from conftest import ROOT
-    path = ROOT / os.environ.get("ROOMBRIDGE_ARTEFACTS", ".build/test-artefacts")
+    path = ROOT / (os.environ.get("ROOMBRIDGE_ARTEFACTS") or os.environ.get("ROOMBRIDGE_ARTIFACTS") or ".build/test-artefacts")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
