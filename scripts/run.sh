@@ -147,6 +147,7 @@ RoomBridge is running.
 
   Kiosk screen:  http://127.0.0.1:$WEB_PORT/kiosk
   Admin pages:   http://127.0.0.1:$WEB_PORT/devices   (sign in as admin, password roombridge)
+  Curtain:       http://127.0.0.1:$WEB_PORT/curtain
 
 In another terminal:
 
