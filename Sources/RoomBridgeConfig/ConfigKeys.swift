@@ -157,6 +157,11 @@ public let configKeys: [ConfigKey] = [
               validate: positiveInt),
     ConfigKey("lending.loan_days", .int(0), "Default loan period in days; 0 means no due date.",
               validate: nonNegativeInt),
+    ConfigKey("lending.repeat_window", .double(5),
+              "Seconds after a lend or return in which a tap of the same device is a repeat and changes nothing; 0 turns it off.") { v in
+        if case .double(let d) = v, !(d >= 0) { return "must be 0 or more seconds" }
+        return nil
+    },
     ConfigKey("lending.location", .string(""),
               "Name of this kiosk, stored with each rental; empty uses the host name."),
 ] + presenceConfigKeys

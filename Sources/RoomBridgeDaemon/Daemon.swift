@@ -276,7 +276,8 @@ public enum Daemon {
         let loanDays = config.int("lending.loan_days")
         let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
         return (LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
-                              defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
+                              defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil,
+                              repeatWindow: config.double("lending.repeat_window")),
                 location)
     }
 

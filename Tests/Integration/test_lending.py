@@ -213,6 +213,7 @@ def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):
 # --- Taps on the PN532 simulator --------------------------------------------------------------------
 
 BADGE = "isoa:0A0B0C0D"
+TAG_UID = "04A1B2C3D4E5F6"  # the simulator's default tag UID (test_nfc.spec)
 
 
 def lending_event(w, kind, timeout=10):
@@ -237,9 +238,12 @@ def nfc_lending_daemon(daemon_factory, pn532, *extra):
 
 
 def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
-    d = nfc_lending_daemon(daemon_factory, pn532)
+    # Lent and returned by taps in quick succession: no repeat window here.
+    d = nfc_lending_daemon(daemon_factory, pn532, "--lending-repeat-window", "0")
     ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
     ctl(d, "devices", "add", "D-0002", "--group", "android-phone", "--model", "Pixel 6", "--status", "broken")
+    ctl(d, "tags", "bind", TAG_UID, "--device", "D-0001")
+    ctl(d, "tags", "bind", "04B1B2B3B4B5B6", "--device", "D-0002")
     w = connected_watcher(d)
 
     o = tap(w, pn532, spec(ndef=device_message("D-0001")), "badgeRequired")
@@ -268,6 +272,57 @@ def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
 
     ctl(d, "lend", "disarm")
     lending_event(w, "disarmed")
+    w.close()
+
+
+def test_a_device_record_on_an_unregistered_tag_lends_nothing(daemon_factory, pn532):
+    """Anyone can write D-0001's record on a blank tag: only the UID bound at registration counts."""
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    w = connected_watcher(d)
+    tap(w, pn532, BADGE, "armed")
+    o = tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
+    assert o["reason"] == "unregisteredTag" and o["deviceId"] == "D-0001" and o["uid"] == "04DEADBEEF0001"
+    assert "Refused" in o["message"] and "D-0001" in o["message"]
+    assert "roombridgectl tags bind 04DEADBEEF0001 --device D-0001" in o["message"]
+    assert ctl_json(d, "rentals") == [] and ctl_json(d, "history") == []
+
+    # Registered, the same record on its bound tag lends; the forged tag cannot return it.
+    ctl(d, "tags", "bind", TAG_UID, "--device", "D-0001")
+    tap(w, pn532, spec(ndef=device_message("D-0001")), "lent")
+    o = tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
+    assert o["reason"] == "unregisteredTag"
+    assert [r["deviceId"] for r in ctl_json(d, "rentals")] == ["D-0001"]
+    w.close()
+
+
+def test_a_double_tap_lends_once(daemon_factory, pn532):
+    """Placed, lifted and placed again at once: lent, then "already lent to …", not returned."""
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "tags", "bind", TAG_UID, "--device", "D-0001")
+    w = connected_watcher(d)
+    tap(w, pn532, BADGE, "armed")
+    device_tag = spec(ndef=device_message("D-0001"))
+    pn532.ctl("place", device_tag)
+    assert lending_event(w, "lent")["deviceId"] == "D-0001"
+    pn532.ctl("remove")
+    w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
+    pn532.ctl("place", device_tag)
+    o = lending_event(w, "refused")
+    assert o["reason"] == "alreadyLent" and o["deviceId"] == "D-0001"
+    assert "already lent to Ada Lovelace" in o["message"]
+    pn532.ctl("remove")
+    w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
+    rentals = ctl_json(d, "rentals")
+    assert [(r["deviceId"], r["userId"]) for r in rentals] == [("D-0001", "U-0001")]
+    assert len(ctl_json(d, "history")) == 1
+
+    # Returned at the desk, a tap right after is "already returned" and lends nothing.
+    ctl(d, "return", "D-0001")
+    o = tap(w, pn532, device_tag, "refused")
+    assert o["reason"] == "alreadyReturned" and "already returned" in o["message"]
+    assert ctl_json(d, "rentals") == [] and len(ctl_json(d, "history")) == 1
     w.close()
 
 
