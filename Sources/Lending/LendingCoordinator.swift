@@ -76,24 +76,27 @@ public actor LendingCoordinator {
         return outcome
     }
 
-    /// Lends a device by ID (devices without a tag), with the default loan period unless `dueAt` is given.
-    public func lend(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil) async throws -> Rental {
+    /// Lends a device by ID (devices without a tag), with the default loan period unless `dueAt`
+    /// is given; `actor` is who asks (a client's Unix user, or the person signed in to the web).
+    public func lend(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil, by actor: ChangeActor? = nil) async throws -> Rental {
         let t = now()
         let rental = try await store.lend(LendRequest(deviceId: deviceId, userId: userId, at: t,
-                                                      dueAt: dueAt ?? policy.dueDate(for: t), location: location))
+                                                      dueAt: dueAt ?? policy.dueDate(for: t), location: location,
+                                                      lentBy: actor))
         remember(rental, .lent)
         await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
                             userName: rental.userName, dueAt: rental.dueAt), uid: nil, reader: nil)
         return rental
     }
 
-    /// Returns a device by ID.
-    public func returnDevice(deviceId: DeviceID, returnedBy: UserID? = nil) async throws -> Rental {
+    /// Returns a device by ID; `returnedBy` is who brought it back (a user a client names, else
+    /// the client itself).
+    public func returnDevice(deviceId: DeviceID, returnedBy: ChangeActor? = nil) async throws -> Rental {
         let rental = try await store.returnDevice(ReturnRequest(deviceId: deviceId, at: now(), returnedBy: returnedBy,
                                                                 location: location))
         remember(rental, .returned)
         await publish(.returned(deviceId: rental.deviceId, model: rental.model, borrowerId: rental.userId,
-                                borrowerName: rental.userName, returnedBy: returnedBy), uid: nil, reader: nil)
+                                borrowerName: rental.userName, returnedBy: rental.returnedBy), uid: nil, reader: nil)
         return rental
     }
 

@@ -260,7 +260,8 @@ public enum LendingRules {
             }
             if let rental = record.activeRental {
                 // A return is never refused, whatever the device's status, so it can come back.
-                let request = ReturnRequest(deviceId: device.id, at: now, returnedBy: active?.userId, location: location)
+                let request = ReturnRequest(deviceId: device.id, at: now, returnedBy: active.map { .user($0.userId) },
+                                            location: location)
                 let outcome = TapOutcome.returned(deviceId: device.id, model: device.model, borrowerId: rental.userId,
                                                   borrowerName: rental.userName, returnedBy: active?.userId)
                 return TapDecision(outcome: outcome, operation: .returnDevice(request), session: active)
@@ -274,7 +275,8 @@ public enum LendingRules {
                                    operation: nil, session: nil)
             }
             let due = policy.dueDate(for: now)
-            let request = LendRequest(deviceId: device.id, userId: active.userId, at: now, dueAt: due, location: location)
+            let request = LendRequest(deviceId: device.id, userId: active.userId, at: now, dueAt: due, location: location,
+                                      lentBy: .user(active.userId))
             let outcome = TapOutcome.lent(deviceId: device.id, model: device.model, userId: active.userId,
                                           userName: active.userName, dueAt: due)
             return TapDecision(outcome: outcome, operation: .lend(request), session: active)

@@ -109,7 +109,7 @@ extension SQLiteInventoryStore {
         }
     }
 
-    public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
+    public func registerTag(uid: String, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {
         let uid = try Self.canonicalUID(uid)
         try await write { db in
             try Self.bind(db, uid: uid, deviceId: deviceId, at: at)
@@ -117,7 +117,7 @@ extension SQLiteInventoryStore {
                                                   arguments: [deviceId]) ?? false
             if !wasRegistered {
                 try db.execute(sql: "UPDATE devices SET is_nfc_registered = 1 WHERE id = ?", arguments: [deviceId])
-                _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "false", "true", at)
+                _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "false", "true", at, actor)
             }
         }
     }

@@ -18,7 +18,7 @@ extension SQLiteInventoryStore {
         """
     static let rentalColumns = """
         r.id, r.device_id, r.model, r.os_version, r.serial_number, r.user_id, r.user_name, r.rented_at, \
-        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location
+        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by
         """
     /// A device with its active rental (the join uses the partial unique index).
     static let deviceRecordSelect = """
@@ -95,13 +95,13 @@ extension SQLiteInventoryStore {
 
     static func log(
         _ db: Database, _ deviceId: DeviceID, _ operation: DeviceLogOperation, _ field: String,
-        _ old: String?, _ new: String?, _ at: Date
+        _ old: String?, _ new: String?, _ at: Date, _ actor: ChangeActor?
     ) throws -> DeviceLogEntry {
         try db.execute(sql: """
-            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [deviceId, operation.rawValue, field, old, new, Millis.from(at)])
+            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at, actor) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [deviceId, operation.rawValue, field, old, new, Millis.from(at), actor?.text])
         return DeviceLogEntry(id: db.lastInsertedRowID, deviceId: deviceId, operation: operation, field: field,
-                              oldValue: old, newValue: new, at: Millis.date(Millis.from(at)))
+                              oldValue: old, newValue: new, at: Millis.date(Millis.from(at)), actor: actor?.text)
     }
 
     static func whereSQL(_ clauses: [String]) -> String {

@@ -90,6 +90,8 @@ public let configKeys: [ConfigKey] = [
               "Seconds a client may take to finish a message it started.", validate: positiveDouble),
     ConfigKey("auth.group", .string("roombridge"),
               "Group whose members (and root) may call methods that change things."),
+    ConfigKey("auth.actor_users", .strings(["roombridge-web"]),
+              "Unix users (besides root) that may name the signed-in person they act for, recorded as who made a change."),
     ConfigKey("log.level", .string("info"),
               "trace, debug, info, notice, warning, error or critical.") { v in
         if case .string(let s) = v, LogLevelName(rawValue: s) == nil {

@@ -191,9 +191,9 @@ struct Devices: AsyncParsableCommand {
             try await withClient(options) { client in
                 let items = try await allPages(client, "io.roombridge.Inventory.DeviceLog", ["id": .string(id)], key: "entries")
                 printList(items, json: options.json, empty: "no log entries for \(id); see roombridgectl devices list",
-                          headers: ["TIME", "OPERATION", "FIELD", "OLD", "NEW"]) { e in
+                          headers: ["TIME", "OPERATION", "FIELD", "OLD", "NEW", "BY"]) { e in
                     [Table.time(e, "at"), Table.s(e, "operation"), Table.s(e, "field"), Table.s(e, "oldValue", "—"),
-                     Table.s(e, "newValue", "—")]
+                     Table.s(e, "newValue", "—"), Table.s(e, "actor", "—")]
                 }
             }
         }

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pathlib
+import pwd
 import signal
 import sqlite3
 import subprocess
@@ -194,6 +195,34 @@ def test_python_varlink_crud_paging_and_typed_errors(daemon):
             lending.Return(deviceId="D-0003", returnedBy="U-0001")
             history = lending.History(deviceId="D-0003").rentals
             assert len(history) == 1 and history[0].returnedBy == "U-0001" and not history[0].overdue
+
+
+def test_who_did_it_is_recorded_and_shown(daemon):
+    """The socket's peer (SO_PEERCRED) is our Unix user; root (a trusted front end) names its signed-in admin."""
+    me = "unix:" + pwd.getpwuid(os.getuid()).pw_name
+    seed(daemon)
+    ctl(daemon, "devices", "edit", "D-0001", "--note", "spare")
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001")
+    ctl(daemon, "return", "D-0001")
+    [r] = ctl_json(daemon, "history", "--device", "D-0001")
+    assert r["lentBy"] == me and r["returnedBy"] == me
+    table = ctl(daemon, "history").stdout.splitlines()
+    assert "LENT BY" in table[0] and "RETURNED BY" in table[0] and table[1].count(me) == 2
+    log = ctl_json(daemon, "devices", "log", "D-0001")
+    assert {e.get("actor") for e in log} == {me}
+    assert me in ctl(daemon, "devices", "log", "D-0001").stdout
+    if os.getuid() != 0:
+        return  # only root and auth.actor_users may name an actor
+
+    with varlink.Client(address="unix:" + daemon.socket_path) as client:
+        with client.open("io.roombridge.Lending", namespaced=True) as lending:
+            rental = lending.Lend(deviceId="D-0001", userId="U-0001", actor="Ada Admin").rental
+            assert rental.lentBy == "web:Ada Admin via unix:root"
+            rental = lending.Return(deviceId="D-0001", returnedBy="U-0001").rental
+            assert rental.returnedBy == "U-0001"
+    out = ctl(daemon, "history", "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    assert rows[0]["lent_by"] == "web:Ada Admin via unix:root" and rows[0]["returned_by"] == "U-0001"
 
 
 def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):

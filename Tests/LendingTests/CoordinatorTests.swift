@@ -94,7 +94,9 @@ struct LendingCoordinatorTests {
         #expect(await lending.session()?.userId == bob.id)
         let outcome = await lending.handle(tap("04112233445501"))
         #expect(outcome == .returned(deviceId: "D-1", model: "iPhone 15", borrowerId: "U-1", borrowerName: "Alice", returnedBy: "U-2"))
+        // Who acted: the badge armed at each tap.
         #expect(try await f.rentals()[0].returnedBy == "U-2")
+        #expect(try await f.rentals()[0].lentBy == "U-1")
     }
 
     @Test func clientArmAndDisarm() async throws {
