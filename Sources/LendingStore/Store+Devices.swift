@@ -13,16 +13,18 @@ extension SQLiteInventoryStore {
     }
 
     public func addGroup(_ group: DeviceGroup) async throws {
-        try Self.requireNonEmpty(group.id, "group ID")
+        try Validation.group(group, isNew: true)
         try await write { db in
             if try Self.exists(db, "SELECT 1 FROM device_groups WHERE id = ?", [group.id]) {
                 throw LendingError.groupAlreadyExists(group.id)
             }
+            try Self.requireNoCaseTwin(db, "device_groups", group.id, field: "group ID")
             try group.insert(db)
         }
     }
 
     public func updateGroup(_ group: DeviceGroup) async throws {
+        try Validation.group(group, isNew: false)
         try await write { db in
             try db.execute(sql: "UPDATE device_groups SET name = ?, sort_order = ? WHERE id = ?",
                            arguments: [group.name, group.sortOrder, group.id])
@@ -42,11 +44,12 @@ extension SQLiteInventoryStore {
     // MARK: Devices
 
     public func addDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws {
-        try Self.requireNonEmpty(device.id, "device ID")
+        try Validation.device(device, isNew: true)
         try await write { db in
             if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [device.id]) {
                 throw LendingError.deviceAlreadyExists(device.id)
             }
+            try Self.requireNoCaseTwin(db, "devices", device.id, field: "device ID")
             try Self.requireGroup(db, device.groupId)
             try device.insert(db)
             for (field, value) in device.loggedFields where value != nil {
@@ -57,7 +60,8 @@ extension SQLiteInventoryStore {
 
     @discardableResult
     public func updateDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws -> [DeviceLogEntry] {
-        try await write { db in
+        try Validation.device(device, isNew: false)
+        return try await write { db in
             guard let old = try Self.fetchDevice(db, id: device.id) else { throw LendingError.noSuchDevice(device.id) }
             if old.groupId != device.groupId { try Self.requireGroup(db, device.groupId) }
             try device.update(db)

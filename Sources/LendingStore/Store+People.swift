@@ -7,16 +7,18 @@ extension SQLiteInventoryStore {
     // MARK: Users
 
     public func addUser(_ user: User) async throws {
-        try Self.requireNonEmpty(user.id, "user ID")
+        try Validation.user(user, isNew: true)
         try await write { db in
             if try Self.exists(db, "SELECT 1 FROM users WHERE id = ?", [user.id]) {
                 throw LendingError.userAlreadyExists(user.id)
             }
+            try Self.requireNoCaseTwin(db, "users", user.id, field: "user ID")
             try user.insert(db)
         }
     }
 
     public func updateUser(_ user: User) async throws {
+        try Validation.user(user, isNew: false)
         try await write { db in
             do {
                 try user.update(db)

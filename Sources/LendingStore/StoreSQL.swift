@@ -60,12 +60,12 @@ extension SQLiteInventoryStore {
         if try !exists(db, "SELECT 1 FROM device_groups WHERE id = ?", [id]) { throw LendingError.noSuchGroup(id) }
     }
 
-    /// A new ID: not empty, no control characters.
-    static func requireNonEmpty(_ value: String, _ field: String) throws {
-        try TextRules.requirePrintable(value, field)
-        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            throw LendingError.invalidField(field, reason: "must not be empty")
-        }
+    /// Refuses a new ID of `table` that differs only in case from an existing one (rule
+    /// `idCaseCollision`; SQLite's NOCASE folds ASCII letters).
+    static func requireNoCaseTwin(_ db: Database, _ table: String, _ id: String, field: String) throws {
+        let twin = try String.fetchOne(db, sql: "SELECT id FROM \(table) WHERE id = ? COLLATE NOCASE AND id != ? LIMIT 1",
+                                       arguments: [id, id])
+        try Validation.caseCollision(id, existing: twin, field: field)
     }
 
     static func canonicalUID(_ uid: String) throws -> String {

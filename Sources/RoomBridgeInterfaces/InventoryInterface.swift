@@ -80,7 +80,7 @@ public struct InventoryInterface: VarlinkInterface {
         case "ListDevices":
             let filter = DeviceFilter(
                 groupId: try p.optionalString("groupId"),
-                status: try p.optionalString("status").flatMap(DeviceStatus.init(rawValue:)),
+                status: try p.optionalString("status").map(Validation.status),
                 isLent: try p.optionalBool("isLent"), isNFCRegistered: try p.optionalBool("isNfcRegistered"),
                 text: try p.optionalString("text"))
             let page = try await store.devices(filter, page: try p.page())
@@ -165,12 +165,7 @@ public struct InventoryInterface: VarlinkInterface {
         if let v = try f.optionalString("model") { device.model = v }
         if let v = try f.optionalString("serialNumber") { device.serialNumber = v }
         if let v = try f.optionalString("osVersion") { device.osVersion = v }
-        if let v = try f.optionalString("status") {
-            guard let status = DeviceStatus(rawValue: v) else {
-                throw LendingError.invalidField("status", reason: "expected normal, broken or disposed")
-            }
-            device.status = status
-        }
+        if let v = try f.optionalString("status") { device.status = try Validation.status(v) }
         if let v = try f.optionalString("connectorType") { device.connectorType = v }
         if let v = try f.optionalDate("registeredAt", interface: name) { device.registeredAt = v }
         if let v = try f.optionalString("note") { device.note = v.isEmpty ? nil : v }

@@ -127,6 +127,39 @@ def test_errors_say_what_to_do(daemon):
     assert r.returncode == 3
 
 
+def test_validation_rules_are_named_for_the_cli_and_varlink(daemon):
+    seed(daemon)
+    for args, rule in [
+        (("devices", "add", "D 0002", "--group", "iphone", "--model", "X"), "idCharacters"),
+        (("devices", "add", "d-0001", "--group", "iphone", "--model", "X"), "idCaseCollision"),
+        (("devices", "add", "D-" + "9" * 63, "--group", "iphone", "--model", "X"), "idTooLong"),
+        (("devices", "add", "D-0002", "--group", "iphone", "--model", "   "), "blankName"),
+        (("devices", "edit", "D-0001", "--model", "M" * 201), "nameTooLong"),
+        (("users", "add", "U-0002", "--name", " "), "blankName"),
+        (("users", "add", "u-0001", "--name", "Eve"), "idCaseCollision"),
+    ]:
+        r = ctl(daemon, *args, check=False)
+        assert r.returncode == 5 and f"(rule {rule})" in r.stderr, (args, r.stderr)
+    r = ctl(daemon, "devices", "edit", "D-0001", "--status", "broke", check=False)
+    assert r.returncode == 64 and "unknownStatus" in r.stderr and "normal, broken, disposed" in r.stderr, r.stderr
+    r = ctl(daemon, "devices", "list", "--status", "lost", check=False)
+    assert r.returncode == 64 and "normal, broken, disposed" in r.stderr
+    assert [d["id"] for d in ctl_json(daemon, "devices", "list")] == ["D-0001"]
+    assert [u["id"] for u in ctl_json(daemon, "users", "list")] == ["U-0001"]
+
+    with varlink.Client(address="unix:" + daemon.socket_path) as client:
+        with client.open("io.roombridge.Inventory", namespaced=True) as inv:
+            for call, rule in [
+                (lambda: inv.AddDevice(id="D-0001 ", fields={"groupId": "ipad", "model": "iPad"}), "idCharacters"),
+                (lambda: inv.AddDevice(id="D-0003", fields={"groupId": "ipad", "model": ""}), "blankName"),
+                (lambda: inv.AddUser(id="U-0003", name="x" * 201), "nameTooLong"),
+            ]:
+                with pytest.raises(varlink.VarlinkError) as e:
+                    call()
+                assert e.value.error() == "io.roombridge.Inventory.InvalidField"
+                assert e.value.parameters()["rule"] == rule and f"rule {rule}" in e.value.parameters()["message"]
+
+
 def test_python_varlink_crud_paging_and_typed_errors(daemon):
     with varlink.Client(address="unix:" + daemon.socket_path) as client:
         assert {"io.roombridge.Inventory", "io.roombridge.Lending"} <= set(client.get_interfaces())
