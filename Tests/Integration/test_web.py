@@ -354,8 +354,10 @@ def place(pn532, tag):
 
 def test_kiosk_in_a_browser_badge_then_device_shows_lent_then_returned(daemon_factory, pn532, web_factory,
                                                                       browser_factory, tmpdir_path):
-    d = nfc_lending_daemon(daemon_factory, pn532, "--lending-loan-days", "7")
+    # Lent then returned by taps in quick succession: no repeat window here.
+    d = nfc_lending_daemon(daemon_factory, pn532, "--lending-loan-days", "7", "--lending-repeat-window", "0")
     ctl(d, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "tags", "bind", "04A1B2C3D4E5F6", "--device", "D-0042")  # the simulator's default tag UID
     web = web_factory(d)
     driver = browser_factory("en")
     open_kiosk(driver, web)
@@ -386,6 +388,7 @@ def test_kiosk_in_a_browser_unknown_tag_and_japanese(daemon_factory, pn532, web_
     import ndef
     d = nfc_lending_daemon(daemon_factory, pn532)
     ctl(d, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "tags", "bind", "04A1B2C3D4E5F6", "--device", "D-0042")  # the simulator's default tag UID
     web = web_factory(d)
     en = browser_factory("en")
     open_kiosk(en, web)
