@@ -29,19 +29,34 @@ struct MemoryProfile {
     var objects: [Object] = []
 
     init(pid: Int32) {
-        let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let rollup = Self.read("/proc/\(pid)/smaps_rollup")
+        let status = Self.read("/proc/\(pid)/status")
         rssKB = Self.field("Rss", in: rollup)
         anonymousKB = Self.field("Anonymous", in: rollup)
         pssKB = Self.field("Pss", in: rollup)
         fileKB = Self.field("RssFile", in: status)
-        objects = Self.objects(smaps: (try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)) ?? "")
+        objects = Self.objects(smaps: Self.read("/proc/\(pid)/smaps"))
     }
 
-    /// `Name:   123 kB` → 123 (0 when absent).
+    /// The whole of a /proc file, read to EOF: these files report a size of 0, and reading by the
+    /// reported size returned only the first page of /proc/PID/smaps.
+    static func read(_ path: String) -> String {
+        guard let fd = try? FileDescriptor.open(FilePath(path), .readOnly) else { return "" }
+        defer { try? fd.close() }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = (try? chunk.withUnsafeMutableBytes { try fd.read(into: $0) }) ?? 0
+            if n <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `Name:<tab or spaces>123 kB` → 123 (0 when absent).
     static func field(_ name: String, in text: String) -> Int {
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
-            return Int(line.dropFirst(name.count + 1).split(separator: " ").first ?? "") ?? 0
+            return Int(line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? 0
         }
         return 0
     }
