@@ -268,6 +268,7 @@ extension Bench {
         p.waitUntilExit()
         guard p.terminationStatus == 0 else { throw BenchError("lending-bench failed:\n\(text)") }
         var rows: [Row] = []
+        var micros: [String: Double] = [:]
         for line in text.split(separator: "\n") where line.contains("ops/s") {
             // "<name padded to 44> <count> ops <secs> s <rate> ops/s <micros> µs/op"
             let name = line.prefix(44).trimmingCharacters(in: .whitespaces)
@@ -275,8 +276,18 @@ extension Bench {
             if let i = fields.firstIndex(of: "ops/s"), i > 0, let rate = Double(fields[i - 1]) {
                 rows.append(Row.single("\(name) (ops/s)", rate))
             }
-            if let j = fields.firstIndex(of: "µs/op"), j > 0, let micros = Double(fields[j - 1]) {
-                rows.append(Row.single("\(name) (µs each)", micros))
+            if let j = fields.firstIndex(of: "µs/op"), j > 0, let value = Double(fields[j - 1]) {
+                rows.append(Row.single("\(name) (µs each)", value))
+                micros[name] = value
+            }
+        }
+        // The point lookup next to each of its peers (lending-bench's breakdown of where the time goes).
+        let lookup = "who has device X (device + active rental)"
+        if let ours = micros[lookup] {
+            for peer in ["same, raw synchronous SQL", "same, one synchronous read each", "same, one async pool read each"] {
+                guard let value = micros[peer] else { continue }
+                let label = peer.replacingOccurrences(of: "same, ", with: "the user-id query: ")
+                rows.append(Row("\(lookup), through the store (µs each)", Stats([ours]), peer: (label, Stats([value]))))
             }
         }
         for line in text.split(separator: "\n") where line.hasPrefix("open with") || line.hasPrefix("fill:") {
