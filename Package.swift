@@ -46,7 +46,7 @@ let package = Package(
                        providers: [.apt(["libbluetooth-dev"])]),
 
         // MARK: Pure modules — codecs and domain logic, no I/O, no C.
-        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol"], swiftSettings: swiftSettings),
+        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol", "NDEF"], swiftSettings: swiftSettings),
         .target(name: "NDEF", dependencies: ["JSON"], swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "JSON", swiftSettings: swiftSettings),
@@ -181,7 +181,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: [
-            "TestSupport", "Lending", "LendingStore", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
+            "TestSupport", "Lending", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
