@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "JSON", swiftSettings: swiftSettings),
         .target(name: "Varlink", dependencies: ["JSON"], swiftSettings: swiftSettings),
-        .target(name: "Lending", dependencies: ["RoomBridgeCore"], swiftSettings: swiftSettings),
+        .target(name: "Lending", dependencies: ["JSON", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .target(name: "Presence", swiftSettings: swiftSettings),
 
         // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
@@ -143,7 +143,7 @@ let package = Package(
         // MARK: Simulators at the hardware boundary (shipped with the product).
         // SplitMix64, shared by the simulators' noise, the benchmark's delays and property tests.
         .target(name: "SeededRandom", swiftSettings: swiftSettings),
-        .target(name: "PN532Simulator", dependencies: ["CShims", "NDEF"], swiftSettings: swiftSettings),
+        .target(name: "PN532Simulator", dependencies: ["CShims", "JSON", "NDEF"], swiftSettings: swiftSettings),
         .executableTarget(name: "pn532-sim", dependencies: [
             "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
