@@ -112,7 +112,15 @@ public struct ReturnRequest: Sendable, Hashable {
     /// Reader/kiosk name.
     public var location: String?
 
-    public init(deviceId: DeviceID, at: Date, returnedBy: ChangeActor? = nil, location: String? = nil) {
+    /// The device's condition as the person returning it describes it ("cracked screen").
+    public var note: String?
+    /// Also set the device's status to `broken`, in the same transaction (logged).
+    public var markBroken: Bool
+
+    public init(deviceId: DeviceID, at: Date, returnedBy: ChangeActor? = nil, location: String? = nil,
+                note: String? = nil, markBroken: Bool = false) {
+        self.note = note
+        self.markBroken = markBroken
         self.deviceId = deviceId
         self.at = at
         self.returnedBy = returnedBy
@@ -175,8 +183,13 @@ public protocol InventoryStore: Sendable {
     /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)`` or
     /// ``LendingError/noSuchUser(_:)``.
     func lend(_ request: LendRequest) async throws -> Rental
-    /// Returns atomically; fails with ``LendingError/notLent(_:)``.
+    /// Returns atomically (with its note, and the status change to broken when asked); fails
+    /// with ``LendingError/notLent(_:)``.
     func returnDevice(_ request: ReturnRequest) async throws -> Rental
+    /// Moves the due date of the device's active rental to `dueAt` (a renewal: the rental goes
+    /// on, nothing is returned or lent again) and logs it in the device log (field `dueAt`).
+    /// Fails with ``LendingError/notLent(_:)`` or ``LendingError/noSuchDevice(_:)``.
+    func renew(deviceId: DeviceID, dueAt: Date, at: Date, by actor: ChangeActor?) async throws -> Rental
     /// Active rentals, oldest first; `userId` filters ("what does user U have").
     func activeRentals(userId: UserID?, page: PageRequest) async throws -> Page<Rental>
     /// Active rentals with a due date before `now`, most overdue first.

@@ -90,14 +90,22 @@ public actor LendingCoordinator {
     }
 
     /// Returns a device by ID; `returnedBy` is who brought it back (a user a client names, else
-    /// the client itself).
-    public func returnDevice(deviceId: DeviceID, returnedBy: ChangeActor? = nil) async throws -> Rental {
+    /// the client itself); `note` describes its condition, and `markBroken` sets its status to
+    /// broken in the same transaction.
+    public func returnDevice(deviceId: DeviceID, returnedBy: ChangeActor? = nil, note: String? = nil,
+                             markBroken: Bool = false) async throws -> Rental {
         let rental = try await store.returnDevice(ReturnRequest(deviceId: deviceId, at: now(), returnedBy: returnedBy,
-                                                                location: location))
+                                                                location: location, note: note, markBroken: markBroken))
         remember(rental, .returned)
         await publish(.returned(deviceId: rental.deviceId, model: rental.model, borrowerId: rental.userId,
                                 borrowerName: rental.userName, returnedBy: rental.returnedBy), uid: nil, reader: nil)
         return rental
+    }
+
+    /// Renews the device's active rental until `dueAt`: the rental goes on (no return, no new
+    /// lend); the device log records the new due date and who renewed it.
+    public func renew(deviceId: DeviceID, dueAt: Date, by actor: ChangeActor? = nil) async throws -> Rental {
+        try await store.renew(deviceId: deviceId, dueAt: dueAt, at: now(), by: actor)
     }
 
     // MARK: Taps

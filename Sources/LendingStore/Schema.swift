@@ -13,6 +13,7 @@ enum Schema {
         migrator.registerMigration("v2") { db in try migrateToV2(db) }
         migrator.registerMigration("v3") { db in try db.execute(sql: v3) }
         migrator.registerMigration("v4") { db in try db.execute(sql: v4) }
+        migrator.registerMigration("v5") { db in try db.execute(sql: v5) }
         return migrator
     }
 
@@ -232,6 +233,11 @@ enum Schema {
     static let v4 = """
         ALTER TABLE rentals ADD COLUMN lent_by TEXT;
         ALTER TABLE device_log ADD COLUMN actor TEXT;
+        """
+
+    /// Version 5: the return note (the device's condition when it came back).
+    static let v5 = """
+        ALTER TABLE rentals ADD COLUMN return_note TEXT;
         """
 
     /// The messages the schema's triggers raise, as the store recognises them (migrations are

@@ -38,7 +38,8 @@ enum LendingWireErrors {
         error UidAlreadyBound (uid: string, boundTo: string, message: string)
 
         # A field value is not acceptable; rule names the validation rule it breaks, if one
-        # does: blankName, idCharacters, idCaseCollision, nameTooLong, idTooLong, unknownStatus.
+        # does: blankName, idCharacters, idCaseCollision, nameTooLong, idTooLong, unknownStatus,
+        # noteTooLong.
         error InvalidField (field: string, reason: string, message: string, rule: ?string)
 
         # A page cursor this daemon did not issue; start again without one.

@@ -258,6 +258,32 @@ def test_who_did_it_is_recorded_and_shown(daemon):
     assert rows[0]["lent_by"] == "web:Ada Admin via unix:root" and rows[0]["returned_by"] == "U-0001"
 
 
+def test_renew_and_a_return_note_through_the_cli(daemon):
+    """Renewing keeps the rental (same ID, logged); a return note lands in the history and its CSV,
+    and --broken sets the device's status in the same step."""
+    seed(daemon)
+    [lent] = ctl_json(daemon, "lend", "--device", "D-0001", "--user", "U-0001", "--due", "2030-01-01")
+    out = ctl(daemon, "renew", "D-0001", "--due", "2030-02-01").stdout
+    assert out.startswith("renewed D-0001") and "Ada Lovelace" in out
+    [active] = ctl_json(daemon, "rentals")
+    end_of_day = datetime.datetime(2030, 2, 1, 23, 59, 59).astimezone(datetime.timezone.utc)
+    assert active["id"] == lent["id"] and active["dueAt"] == end_of_day.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    [entry] = [e for e in ctl_json(daemon, "devices", "log", "D-0001") if e["field"] == "dueAt"]
+    assert entry["operation"] == "update" and entry["newValue"].startswith(end_of_day.strftime("%Y-%m-%dT%H:%M:%S"))
+    bad = ctl(daemon, "renew", "D-0001", "--due", "2020-01-01", check=False)
+    assert bad.returncode != 0 and "dueAt" in bad.stderr and "later date" in bad.stderr
+
+    ctl(daemon, "return", "D-0001", "--note", "cracked screen, \"badly\"", "--broken")
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["status"] == "broken"
+    [r] = ctl_json(daemon, "history", "--device", "D-0001")
+    assert r["id"] == lent["id"] and r["returnNote"] == "cracked screen, \"badly\""
+    assert "NOTE" in ctl(daemon, "history").stdout.splitlines()[0]
+    rows = list(csv.DictReader(io.StringIO(ctl(daemon, "history", "--format", "csv").stdout, newline="")))
+    assert [row["return_note"] for row in rows] == ["cracked screen, \"badly\""]
+    not_lent = ctl(daemon, "renew", "D-0001", "--due", "2030-03-01", check=False)
+    assert not_lent.returncode != 0 and "D-0001" in not_lent.stderr
+
+
 def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):
     d = daemon_factory("--socket-mode", "0666", "--auth-group", "users")
     r = run_as_nobody(d, "print(json.dumps(call('io.roombridge.Inventory.ListDevices')))")

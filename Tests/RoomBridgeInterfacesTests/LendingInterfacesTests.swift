@@ -190,6 +190,37 @@ import VarlinkNIO
         #expect(badZone?.name == "io.roombridge.Lending.InvalidField")
     }
 
+    @Test func renewKeepsTheRentalAndReturnTakesANote() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Ada"])
+        _ = try await f.call("io.roombridge.Inventory.AddDevice", ["id": "D-1", "fields": ["groupId": "ipad", "model": "iPad"]])
+        let lent = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"])
+        let due = LendingFormat.iso8601(Date().addingTimeInterval(30 * 86400))
+        let renewed = try await f.call("io.roombridge.Lending.Renew", ["deviceId": "D-1", "dueAt": .string(due)])
+        #expect(renewed["rental"]?["id"] == lent["rental"]?["id"])
+        #expect(renewed["rental"]?["dueAt"]?.stringValue?.hasPrefix(String(due.dropLast())) == true)
+        // Its clock runs ten days ahead: the renewed rental is no longer overdue.
+        #expect(renewed["rental"]?["overdue"]?.boolValue == false)
+        let log = try await f.call("io.roombridge.Inventory.DeviceLog", ["id": "D-1"])
+        let entry = try #require(log["entries"]?.arrayValue?.first { $0["field"]?.stringValue == "dueAt" })
+        #expect(entry["actor"]?.stringValue == "unix:0")  // the fixture's authorizer names no UIDs
+        let past = await error { _ = try await f.call("io.roombridge.Lending.Renew", ["deviceId": "D-1", "dueAt": "2020-01-01"]) }
+        #expect(past?.name == "io.roombridge.Lending.InvalidField" && past?.parameters["field"]?.stringValue == "dueAt")
+
+        let returned = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1", "note": "cracked screen", "broken": true])
+        #expect(returned["rental"]?["returnNote"]?.stringValue == "cracked screen")
+        let device = try await f.call("io.roombridge.Inventory.GetDevice", ["id": "D-1"])
+        #expect(device["device"]?["status"]?.stringValue == "broken")
+        let notLent = await error { _ = try await f.call("io.roombridge.Lending.Renew", ["deviceId": "D-1", "dueAt": .string(due)]) }
+        #expect(notLent?.name == "io.roombridge.Lending.NotLent")
+        let long = String(repeating: "x", count: Validation.maximumNoteLength + 1)
+        _ = try await f.call("io.roombridge.Inventory.UpdateDevice", ["id": "D-1", "fields": ["status": "normal"]])
+        _ = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"])
+        let tooLong = await error { _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1", "note": .string(long)]) }
+        #expect(tooLong?.parameters["rule"]?.stringValue == "noteTooLong")
+    }
+
     @Test func pagedCSVExportConcatenatesToTheWholeExport() async throws {
         let f = try await fixture()
         defer { f.cleanup() }
