@@ -101,6 +101,9 @@ public let configKeys: [ConfigKey] = [
     },
     ConfigKey("state.subscriber_buffer", .int(1024),
               "Events a Watch client may fall behind before it is dropped.", validate: positiveInt),
+    ConfigKey("state.replay_buffer", .int(1024),
+              "Latest events kept for a Watch client that resumes after the last event it saw (Watch since).",
+              validate: positiveInt),
     ConfigKey("database.path", .string("/var/lib/roombridge/roombridge.sqlite"),
               "SQLite database file (created on first start).") { v in
         if case .string(let s) = v, s.isEmpty { return "must not be empty" }

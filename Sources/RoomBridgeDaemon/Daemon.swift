@@ -104,7 +104,7 @@ public enum Daemon {
         // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let curtainEnabled = config.bool("curtain.enabled")
-        let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
+        let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"), replayLimit: config.int("state.replay_buffer"),
                                 curtain: CurtainState(connection: curtainEnabled ? .searching : .disabled))
         let curtain: CurtainController? = curtainEnabled ? CurtainController(state: state) : nil
 
