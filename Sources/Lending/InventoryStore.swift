@@ -194,6 +194,15 @@ public protocol InventoryStore: Sendable {
     func activeRentals(userId: UserID?, page: PageRequest) async throws -> Page<Rental>
     /// Active rentals with a due date before `now`, most overdue first.
     func overdueRentals(at now: Date, page: PageRequest) async throws -> Page<Rental>
+    /// The active rentals past their due date at `now` that were not announced yet for that due
+    /// date, marked announced in the same transaction: each is returned once, also across
+    /// restarts and when two daemons share the store. Oldest due date first.
+    func claimOverdueAnnouncements(at now: Date) async throws -> [Rental]
+    /// How many active rentals are past their due date at `now`.
+    func overdueCount(at now: Date) async throws -> Int
+    /// The earliest due date among active rentals not announced as overdue for it (when the
+    /// next announcement is due; a past date: one is due now).
+    func nextOverdueAnnouncement() async throws -> Date?
     /// Rental history, newest first.
     func history(_ query: HistoryQuery, page: PageRequest) async throws -> Page<Rental>
 }

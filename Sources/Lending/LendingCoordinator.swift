@@ -11,16 +11,20 @@ import RoomBridgeCore
 /// `disarmed` event when it times out.
 public actor LendingCoordinator {
     public nonisolated let store: any InventoryStore
-    private let state: SystemState
+    let state: SystemState
     /// The rules' tunables.
     public private(set) var policy: LendingPolicy
     /// The reader/kiosk name recorded on rentals.
     public private(set) var location: String?
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     private var armed: LendingArm?
     /// The last lend or return per device, within the repeat window (double taps).
     private var recent: [DeviceID: RecentChange] = [:]
     private var expiry: Task<Void, Never>?
+    /// Overdue announcements (see LendingCoordinator+Overdue.swift): on once started, and the
+    /// check scheduled for the next due date.
+    var watchingOverdue = false
+    var overdueTimer: Task<Void, Never>?
 
     /// - Parameter now: the clock (injected for tests).
     public init(store: any InventoryStore, state: SystemState, policy: LendingPolicy = LendingPolicy(),
@@ -84,6 +88,7 @@ public actor LendingCoordinator {
                                                       dueAt: dueAt ?? policy.dueDate(for: t), location: location,
                                                       lentBy: actor))
         remember(rental, .lent)
+        await refreshOverdue()
         await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
                             userName: rental.userName, dueAt: rental.dueAt), uid: nil, reader: nil)
         return rental
@@ -97,6 +102,7 @@ public actor LendingCoordinator {
         let rental = try await store.returnDevice(ReturnRequest(deviceId: deviceId, at: now(), returnedBy: returnedBy,
                                                                 location: location, note: note, markBroken: markBroken))
         remember(rental, .returned)
+        await refreshOverdue()
         await publish(.returned(deviceId: rental.deviceId, model: rental.model, borrowerId: rental.userId,
                                 borrowerName: rental.userName, returnedBy: rental.returnedBy), uid: nil, reader: nil)
         return rental
@@ -105,7 +111,9 @@ public actor LendingCoordinator {
     /// Renews the device's active rental until `dueAt`: the rental goes on (no return, no new
     /// lend); the device log records the new due date and who renewed it.
     public func renew(deviceId: DeviceID, dueAt: Date, by actor: ChangeActor? = nil) async throws -> Rental {
-        try await store.renew(deviceId: deviceId, dueAt: dueAt, at: now(), by: actor)
+        let rental = try await store.renew(deviceId: deviceId, dueAt: dueAt, at: now(), by: actor)
+        await refreshOverdue()
+        return rental
     }
 
     // MARK: Taps
@@ -126,9 +134,11 @@ public actor LendingCoordinator {
             case .lend(let request):
                 let rental = try await store.lend(request)
                 remember(rental, .lent)
+                await refreshOverdue()
             case .returnDevice(let request):
                 let rental = try await store.returnDevice(request)
                 remember(rental, .returned)
+                await refreshOverdue()
             case nil:
                 break
             }

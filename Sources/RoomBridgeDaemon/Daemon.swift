@@ -119,6 +119,9 @@ public enum Daemon {
         logger.info("database \(config.string("database.path")) open")
         let settings = lendingSettings(config)
         let lending = LendingCoordinator(store: store, state: state, policy: settings.policy, location: settings.location)
+        // Announces what fell due while the daemon was stopped (once: the store remembers), then
+        // each rental as it falls due; the state carries the overdue count from now on.
+        await lending.startOverdueWatch()
 
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil

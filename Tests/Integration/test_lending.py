@@ -284,6 +284,51 @@ def test_renew_and_a_return_note_through_the_cli(daemon):
     assert not_lent.returncode != 0 and "D-0001" in not_lent.stderr
 
 
+def replayed_events(socket_path):
+    """Every event the daemon has emitted since it started (Watch since 0, from its replay ring)."""
+    c = Connection(socket_path)
+    last = c.call("io.roombridge.State.GetState")["parameters"]["state"]["seq"]
+    events = []
+    if last > 0:
+        c.send({"method": "io.roombridge.State.Watch", "parameters": {"since": 0}, "more": True})
+        assert c.receive(10)["parameters"].get("resumedAfter") == 0
+        while not events or events[-1]["seq"] < last:
+            events.append(c.receive(10)["parameters"]["event"])
+    c.close()
+    return events
+
+
+def test_an_overdue_rental_is_announced_once_also_after_a_restart(daemon):
+    """The daemon wakes at the due time (no polling by the test: a loan due 2 s after it was made);
+    status counts it; a restart on the same database does not announce it again."""
+    seed(daemon, devices=("D-0001", "D-0002"))
+    w = Watcher(daemon.socket_path)
+    assert w.state["lending"].get("overdue") == 0
+    c = Connection(daemon.socket_path)
+    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0001", dueAt=due)
+    assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId="D-0002", userId="U-0001", dueAt="2099-01-01")
+    c.close()
+    event = w.wait_for(lambda e: e["kind"] == "overdue", timeout=20, what="the overdue event")["overdue"]
+    assert event["deviceId"] == "D-0001" and event["userName"] == "Ada Lovelace" and "roombridgectl renew D-0001" in event["message"]
+    assert ctl_json(daemon, "status")[0]["lending"]["overdue"] == 1
+    assert "overdue: 1 rental" in ctl(daemon, "status").stdout
+    w.close()
+
+    assert daemon.terminate() == 0
+    daemon.notify.messages.clear()
+    daemon.stderr.close()
+    daemon.start()
+    assert ctl_json(daemon, "status")[0]["lending"]["overdue"] == 1
+    assert not [e for e in replayed_events(daemon.socket_path) if e["kind"] == "overdue"]
+    # Returning it brings the count down (in the state the return's event carries).
+    w = Watcher(daemon.socket_path)
+    ctl(daemon, "return", "D-0001")
+    assert w.wait_for(lambda e: e["kind"] == "lending", what="the return")["lending"]["kind"] == "returned"
+    assert ctl_json(daemon, "status")[0]["lending"]["overdue"] == 0
+    w.close()
+
+
 def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):
     d = daemon_factory("--socket-mode", "0666", "--auth-group", "users")
     r = run_as_nobody(d, "print(json.dumps(call('io.roombridge.Inventory.ListDevices')))")
