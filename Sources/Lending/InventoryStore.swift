@@ -91,9 +91,13 @@ public struct LendRequest: Sendable, Hashable {
     public var location: String?
     /// Who lends it (the armed user at a reader, a client's Unix user, …).
     public var lentBy: ChangeActor?
+    /// The most active rentals the user may have, this one included (``LendingPolicy/maxActivePerUser``);
+    /// the store checks it in the lend's transaction. Nil: no limit.
+    public var maxActivePerUser: Int?
 
     public init(deviceId: DeviceID, userId: UserID, at: Date, dueAt: Date? = nil, location: String? = nil,
-                lentBy: ChangeActor? = nil) {
+                lentBy: ChangeActor? = nil, maxActivePerUser: Int? = nil) {
+        self.maxActivePerUser = maxActivePerUser
         self.deviceId = deviceId
         self.userId = userId
         self.at = at
@@ -180,8 +184,10 @@ public protocol InventoryStore: Sendable {
 
     // MARK: Rentals
     /// Lends atomically. Fails with ``LendingError/alreadyLent(_:userId:userName:since:)``,
-    /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)`` or
-    /// ``LendingError/noSuchUser(_:)``.
+    /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)``,
+    /// ``LendingError/noSuchUser(_:)`` or, when the request carries a limit the user has
+    /// reached, ``LendingError/limitReached(_:userName:limit:deviceIds:)`` (see
+    /// ``LendingRules/checkLimit(userId:userName:active:limit:)``).
     func lend(_ request: LendRequest) async throws -> Rental
     /// Returns atomically (with its note, and the status change to broken when asked); fails
     /// with ``LendingError/notLent(_:)``.

@@ -86,7 +86,7 @@ public actor LendingCoordinator {
         let t = now()
         let rental = try await store.lend(LendRequest(deviceId: deviceId, userId: userId, at: t,
                                                       dueAt: dueAt ?? policy.dueDate(for: t), location: location,
-                                                      lentBy: actor))
+                                                      lentBy: actor, maxActivePerUser: policy.maxActivePerUser))
         remember(rental, .lent)
         await refreshOverdue()
         await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
@@ -142,6 +142,10 @@ public actor LendingCoordinator {
             case nil:
                 break
             }
+        } catch LendingError.limitReached(let userId, let userName, let limit, let devices) {
+            guard case .device(let record) = identity else { return .failed(reason: "limit reached") }
+            return .limitReached(deviceId: record.device.id, model: record.device.model, userId: userId,
+                                 userName: userName, limit: limit, deviceIds: devices)
         } catch {
             return .failed(reason: "\(error)")
         }
@@ -224,6 +228,8 @@ extension TapOutcome {
             // A refusal too, with the reason `alreadyLent` or `alreadyReturned`.
             o.kind = .refused; o.deviceId = deviceId; o.userName = userName
             o.reason = change == .lent ? "alreadyLent" : "alreadyReturned"
+        case .limitReached(let deviceId, _, let userId, let userName, _, _):
+            o.kind = .refused; o.deviceId = deviceId; o.userId = userId; o.userName = userName; o.reason = "limitReached"
         case .unregisteredTag(let deviceId, _, let tagUID, _):
             // Published as a refusal (the wire's kinds stay as they were), reason named.
             o.kind = .refused; o.deviceId = deviceId; o.uid = tagUID; o.reason = "unregisteredTag"

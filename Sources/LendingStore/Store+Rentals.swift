@@ -15,6 +15,13 @@ extension SQLiteInventoryStore {
             throw LendingError.invalidField("due date", reason: "\(LendingFormat.iso8601(due)) is before the lend time")
         }
         return try await write { db in
+            if let limit = request.maxActivePerUser, let user = try User.fetchOne(db, key: request.userId) {
+                let active = try String.fetchAll(db, sql: """
+                    SELECT device_id FROM rentals INDEXED BY rentals_active_by_user
+                    WHERE returned_at IS NULL AND user_id = ? ORDER BY rented_at, id
+                    """, arguments: [request.userId])
+                try LendingRules.checkLimit(userId: user.id, userName: user.name, active: active, limit: limit)
+            }
             do {
                 try db.execute(sql: """
                     INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name,

@@ -19,7 +19,7 @@ import ndef
 import pytest
 import varlink
 
-from conftest import Connection, Daemon, Watcher, binary, eventually
+from conftest import Connection, Daemon, Watcher, binary, call, eventually
 from test_foundation import run_as_nobody
 from test_nfc import connected_watcher, device_message, spec
 
@@ -282,6 +282,21 @@ def test_renew_and_a_return_note_through_the_cli(daemon):
     assert [row["return_note"] for row in rows] == ["cracked screen, \"badly\""]
     not_lent = ctl(daemon, "renew", "D-0001", "--due", "2030-03-01", check=False)
     assert not_lent.returncode != 0 and "D-0001" in not_lent.stderr
+
+
+def test_the_per_user_limit_refuses_clearly(daemon_factory):
+    d = daemon_factory("--lending-max-active-per-user", "1")
+    seed(d, devices=("D-0001", "D-0002"))
+    ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")
+    r = ctl(d, "lend", "--device", "D-0002", "--user", "U-0001", check=False)
+    assert r.returncode != 0
+    assert "Ada Lovelace (U-0001) already has 1 device (D-0001)" in r.stderr and "lending.max_active_per_user = 1" in r.stderr
+    reply = call(d.socket_path, "io.roombridge.Lending.Lend", deviceId="D-0002", userId="U-0001")
+    assert reply["error"] == "io.roombridge.Lending.LimitReached"
+    assert reply["parameters"]["limit"] == 1 and reply["parameters"]["deviceIds"] == ["D-0001"]
+    assert [x["deviceId"] for x in ctl_json(d, "rentals")] == ["D-0001"]
+    ctl(d, "return", "D-0001")
+    ctl(d, "lend", "--device", "D-0002", "--user", "U-0001")
 
 
 def replayed_events(socket_path):

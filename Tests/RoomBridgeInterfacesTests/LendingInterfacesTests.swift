@@ -96,7 +96,7 @@ import VarlinkNIO
             .notLent("D-1"), .notLendable("D-1", status: .broken), .deviceIsLent("D-1", userId: "U-1"),
             .userHasDevices("U-1", deviceIds: ["D-1", "D-2"]), .uidAlreadyBound("04", boundTo: "device D-1"),
             .invalidCardIdentifier("xx", reason: "hex"), .invalidField("dueAt", reason: "before"), .invalidCursor("c"),
-            .noArmedUser,
+            .noArmedUser, .limitReached("U-1", userName: "Ada", limit: 2, deviceIds: ["D-1", "D-2"]),
         ]
         for idl in [f.inventoryIDL, f.lendingIDL] {
             for sample in samples {
