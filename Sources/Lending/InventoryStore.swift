@@ -196,6 +196,12 @@ public protocol InventoryStore: Sendable {
     /// on, nothing is returned or lent again) and logs it in the device log (field `dueAt`).
     /// Fails with ``LendingError/notLent(_:)`` or ``LendingError/noSuchDevice(_:)``.
     func renew(deviceId: DeviceID, dueAt: Date, at: Date, by actor: ChangeActor?) async throws -> Rental
+    /// Applies an import (``InventoryImport/read(_:csv:at:)``) in one transaction, idempotent by
+    /// ID: new records are added, differing ones updated, equal ones left alone; a line the store
+    /// refuses becomes a problem. Nothing is written in a dry run, or when any line is bad
+    /// unless `partial`.
+    func importLines(_ lines: [ImportLine], problems: [ImportProblem], dryRun: Bool, partial: Bool,
+                     at: Date, by actor: ChangeActor?) async throws -> ImportReport
     /// Active rentals, oldest first; `userId` filters ("what does user U have").
     func activeRentals(userId: UserID?, page: PageRequest) async throws -> Page<Rental>
     /// Active rentals with a due date before `now`, most overdue first.

@@ -22,7 +22,7 @@ public struct InventoryInterface: VarlinkInterface {
 
     static let mutations: Set<String> = [
         "AddGroup", "UpdateGroup", "DeleteGroup", "AddDevice", "UpdateDevice", "DeleteDevice",
-        "AddUser", "UpdateUser", "DeleteUser", "AddBadge", "DeleteBadge", "BindTag", "UnbindTag",
+        "AddUser", "UpdateUser", "DeleteUser", "AddBadge", "DeleteBadge", "BindTag", "UnbindTag", "Import",
     ]
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
@@ -72,6 +72,17 @@ public struct InventoryInterface: VarlinkInterface {
             try await store.deleteDevice(id: try p.string("id"), at: t,
                                          by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return [:]
+        case "Import":
+            guard let kind = ImportKind(rawValue: try p.string("kind")) else { throw VarlinkError.invalidParameter("kind") }
+            let (lines, problems) = InventoryImport.read(kind, csv: try p.string("csv"), at: t)
+            let report = try await store.importLines(lines, problems: problems, dryRun: try p.optionalBool("dryRun") ?? false,
+                                                     partial: try p.optionalBool("partial") ?? false, at: t,
+                                                     by: try authorizer.actor(context, named: try p.optionalString("actor")))
+            return [
+                "added": .array(report.added.map { .string($0) }), "updated": .array(report.updated.map { .string($0) }),
+                "unchanged": .array(report.unchanged.map { .string($0) }), "problems": try encode(report.problems),
+                "written": .bool(report.written),
+            ]
         case "GetDevice":
             let id = try p.string("id")
             let r = try await record(id)

@@ -299,6 +299,37 @@ def test_the_per_user_limit_refuses_clearly(daemon_factory):
     ctl(d, "lend", "--device", "D-0002", "--user", "U-0001")
 
 
+def test_import_csv_through_the_cli(daemon, tmp_path):
+    """A spreadsheet's "CSV UTF-8" (BOM, CRLF, quoted fields with commas and line breaks): a dry
+    run writes nothing, a bad line stops the whole file unless --partial, and a second import of
+    the same file changes nothing."""
+    users = tmp_path / "users.csv"
+    users.write_bytes("\ufeffid,name\r\nU-0001,\"Lovelace, Ada\"\r\nU-0002,Grace Hopper\r\n".encode())
+    out = ctl(daemon, "import", "users", str(users), "--dry-run").stdout
+    assert "would be added: U-0001, U-0002" in out and "dry run: nothing written" in out
+    assert ctl_json(daemon, "users", "list") == []
+    assert "2 added" in ctl(daemon, "import", "users", str(users)).stdout
+    assert [u["name"] for u in ctl_json(daemon, "users", "list")] == ["Lovelace, Ada", "Grace Hopper"]
+    assert "0 added, 0 updated, 2 unchanged" in ctl(daemon, "import", "users", str(users)).stdout
+
+    devices = tmp_path / "devices.csv"
+    devices.write_text('id,group_id,model,note\nD-0001,iphone,iPhone 15,"boxed,\nwith cable"\nD 0002,iphone,Pixel,\n'
+                       'D-0003,nosuchgroup,Pixel,\n', encoding="utf-8")
+    r = ctl(daemon, "import", "devices", str(devices), check=False)
+    assert r.returncode == 5
+    assert f"{devices}:4: invalid device ID (rule idCharacters)" in r.stderr  # the note of line 2 spans line 3 and f"{devices}:5: no device group nosuchgroup" in r.stderr
+    assert "nothing written" in r.stdout and ctl_json(daemon, "devices", "list") == []
+    out = ctl(daemon, "import", "devices", str(devices), "--partial").stdout
+    assert "1 added" in out and "2 bad lines (skipped)" in out
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["note"] == "boxed,\nwith cable"
+
+    reply = call(daemon.socket_path, "io.roombridge.Inventory.Import", kind="badges",
+                 csv="identifier,user_id\n04:a1:b2:c3,U-0001\n")
+    assert reply["parameters"]["added"] == ["04A1B2C3"] and reply["parameters"]["written"] is True
+    bad = ctl(daemon, "import", "groups", str(users), check=False)
+    assert bad.returncode == 64 and "users, badges, devices" in bad.stderr
+
+
 def replayed_events(socket_path):
     """Every event the daemon has emitted since it started (Watch since 0, from its replay ring)."""
     c = Connection(socket_path)
