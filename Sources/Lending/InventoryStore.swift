@@ -172,6 +172,8 @@ public protocol InventoryStore: Sendable {
     func addBadge(_ badge: Badge) async throws
     func deleteBadge(identifier: String) async throws
     func badges(userId: UserID) async throws -> [Badge]
+    /// Every badge, ordered by identifier.
+    func allBadges(page: PageRequest) async throws -> Page<Badge>
     /// Binds a tag UID to a device. The UID must not be a badge.
     func bindTag(_ binding: TagBinding) async throws
     func unbindTag(uid: String) async throws

@@ -95,6 +95,15 @@ extension SQLiteInventoryStore {
         }
     }
 
+    public func allBadges(page: PageRequest) async throws -> Page<Badge> {
+        let badges = try await pool.read { db in
+            var query = Badge.order(Column("identifier")).limit(page.limit + 1)
+            if let cursor = page.cursor { query = query.filter(Column("identifier") > cursor) }
+            return try query.fetchAll(db)
+        }
+        return Self.page(badges, limit: page.limit) { $0.identifier }
+    }
+
     public func bindTag(_ binding: TagBinding) async throws {
         let uid = try Self.canonicalUID(binding.uid)
         try await write { db in

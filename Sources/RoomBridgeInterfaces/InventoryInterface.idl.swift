@@ -126,7 +126,11 @@ extension InventoryInterface {
         # kind defaults to iso14443a.
         method AddBadge(identifier: string, kind: ?(iso14443a, felica), userId: string, label: ?string) -> (badge: Badge)
         method DeleteBadge(identifier: string) -> ()
-        method ListBadges(userId: string) -> (badges: []Badge)
+        # A user's badges; without userId every badge, paged by identifier.
+        method ListBadges(userId: ?string, limit: ?int, cursor: ?string) -> (badges: []Badge, nextCursor: ?string)
+
+        # Whose card is this: the badge with this identifier (any hex spelling) and its user.
+        method GetBadge(identifier: string) -> (badge: Badge, user: User)
 
         # Binds a tag UID to a device (a tag without the device record, device-tag.md).
         method BindTag(uid: string, deviceId: string) -> (binding: TagBinding)

@@ -134,9 +134,20 @@ public struct InventoryInterface: VarlinkInterface {
             try await store.deleteBadge(identifier: CardIdentifier.canonical(text) ?? text)
             return [:]
         case "ListBadges":
-            let id = try p.string("userId")
+            guard let id = try p.optionalString("userId") else {
+                let page = try await store.allBadges(page: try p.page())
+                return try paged("badges", page.items, page.nextCursor)
+            }
             guard try await store.user(id: id) != nil else { throw LendingError.noSuchUser(id) }
             return ["badges": try encode(try await store.badges(userId: id))]
+        case "GetBadge":
+            // Whose card is this?
+            let text = try p.string("identifier")
+            let identifier = CardIdentifier.canonical(text) ?? text
+            guard case .badge(let badge, let user) = try await store.resolve(uid: identifier) else {
+                throw LendingError.noSuchBadge(identifier)
+            }
+            return ["badge": try encode(badge), "user": try encode(user)]
 
         case "BindTag":
             let text = try p.string("uid")

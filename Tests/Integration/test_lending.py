@@ -329,6 +329,13 @@ def test_import_csv_through_the_cli(daemon, tmp_path):
     bad = ctl(daemon, "import", "groups", str(users), check=False)
     assert bad.returncode == 64 and "users, badges, devices" in bad.stderr
 
+    # Whose card is this, and every badge.
+    ctl(daemon, "badges", "bind", "0102030405060708", "--user", "U-0002", "--kind", "felica", "--label", "phone")
+    assert "is Lovelace, Ada's (U-0001)" in ctl(daemon, "badges", "show", "04-a1-b2-c3").stdout
+    assert [(b["identifier"], b["userId"]) for b in ctl_json(daemon, "badges", "list")] == [("0102030405060708", "U-0002"), ("04A1B2C3", "U-0001")]
+    missing = ctl(daemon, "badges", "show", "04FFFFFF", check=False)
+    assert missing.returncode == 5 and "no badge 04FFFFFF" in missing.stderr
+
 
 def replayed_events(socket_path):
     """Every event the daemon has emitted since it started (Watch since 0, from its replay ring)."""

@@ -190,6 +190,27 @@ import VarlinkNIO
         #expect(badZone?.name == "io.roombridge.Lending.InvalidField")
     }
 
+    @Test func badgeLookupByUIDAndEveryBadgePaged() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        for (id, name) in [("U-1", "Ada"), ("U-2", "Bea")] {
+            _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": .string(id), "name": .string(name)])
+        }
+        for (card, user) in [("04:A1:B2:C3", "U-1"), ("04A1B2C4", "U-2"), ("04a1b2c5", "U-1")] {
+            _ = try await f.call("io.roombridge.Inventory.AddBadge", ["identifier": .string(card), "userId": .string(user)])
+        }
+        let whose = try await f.call("io.roombridge.Inventory.GetBadge", ["identifier": "04-a1-b2-c4"])
+        #expect(whose["user"]?["name"]?.stringValue == "Bea" && whose["badge"]?["identifier"]?.stringValue == "04A1B2C4")
+        let unknown = await error { _ = try await f.call("io.roombridge.Inventory.GetBadge", ["identifier": "04FFFFFF"]) }
+        #expect(unknown?.name == "io.roombridge.Inventory.NoSuchBadge")
+        let first = try await f.call("io.roombridge.Inventory.ListBadges", ["limit": 2])
+        let rest = try await f.call("io.roombridge.Inventory.ListBadges", ["limit": 2, "cursor": try #require(first["nextCursor"])])
+        let all = (first["badges"]?.arrayValue ?? []) + (rest["badges"]?.arrayValue ?? [])
+        #expect(all.map { $0["identifier"]?.stringValue } == ["04A1B2C3", "04A1B2C4", "04A1B2C5"] && rest["nextCursor"] == nil)
+        let ada = try await f.call("io.roombridge.Inventory.ListBadges", ["userId": "U-1"])
+        #expect(ada["badges"]?.arrayValue?.count == 2)
+    }
+
     @Test func renewKeepsTheRentalAndReturnTakesANote() async throws {
         let f = try await fixture()
         defer { f.cleanup() }
