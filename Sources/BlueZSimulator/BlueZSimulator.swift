@@ -40,6 +40,10 @@ public actor BlueZSimulator {
     var model: any SimulatedCurtain
     /// The iBeacons around (BeaconField.swift).
     let beaconField = BeaconField()
+    /// Further curtains on the same adapter (CompanionCurtains.swift).
+    var companions: [BlueZSimulator] = []
+    /// True for such a further curtain: it exports its device on the first simulator's connection.
+    var isCompanion = false
 
     var powered = true
     var discoverySessions: Set<String> = []
@@ -87,8 +91,8 @@ public actor BlueZSimulator {
 
     // MARK: Paths
 
-    var adapterPath: DBusObjectPath { DBusObjectPath(stringLiteral: "/org/bluez/" + configuration.adapterName) }
-    var devicePath: DBusObjectPath {
+    nonisolated var adapterPath: DBusObjectPath { DBusObjectPath(stringLiteral: "/org/bluez/" + configuration.adapterName) }
+    nonisolated var devicePath: DBusObjectPath {
         DBusObjectPath(stringLiteral: adapterPath.rawValue + "/dev_" + configuration.deviceAddress.replacingColons())
     }
     var servicePath: DBusObjectPath { DBusObjectPath(stringLiteral: devicePath.rawValue + "/service000a") }
@@ -118,6 +122,11 @@ public actor BlueZSimulator {
     public func start() async throws {
         try await bringUpBluetoothd()
         startBeacons()
+        startTicker()
+        for companion in companions { await companion.startTicker() }
+    }
+
+    func startTicker() {
         if configuration.timeScale > 0, ticker == nil {
             let scale = configuration.timeScale
             ticker = Task { [weak self] in
@@ -132,6 +141,7 @@ public actor BlueZSimulator {
 
     /// Releases `org.bluez`, closes the connection and stops the ticker.
     public func stop() async {
+        for companion in companions { await companion.companionStop() }
         ticker?.cancel()
         ticker = nil
         stopBeacons()
@@ -155,6 +165,7 @@ public actor BlueZSimulator {
         if deviceNonTemporary {
             try exportDevice()
         }
+        for companion in companions { try await companion.companionAttach(c) }
         try await c.requestName(Self.bluezName)
         logger.info("bluez-sim owns org.bluez", metadata: ["adapter": "\(adapterPath)"])
     }
@@ -164,6 +175,7 @@ public actor BlueZSimulator {
         restarting = true
         forgetClients()
         defer { restarting = false }
+        for companion in companions { await companion.companionBluetoothdGone() }
         await linkLost()
         releaseAcquiredNotify()
         discoverySessions.removeAll()
