@@ -132,3 +132,38 @@ def test_reload_removes_a_curtain_and_the_other_needs_no_name(pair, pair_sim, tm
     assert curtains(pair)["left"]["connection"] == "connected"  # not restarted
     ok(curtain(pair, "MoveTo", position=20))  # one curtain: no name needed
     wait_curtains(pair, lambda cs: settled(cs["left"], 20), what="left at 20")
+
+
+def test_web_page_has_a_panel_per_curtain_and_drives_each(pair, pair_sim, tmpdir_path):
+    """The web curtain page (roombridge-web): one panel per curtain, each panel's buttons move its own curtain, and
+    each panel follows its own curtain's events; the kiosk corner names both."""
+    from test_web import Web, accounts_file, chromium_driver, open_kiosk, sign_in_browser
+    web = Web(tmpdir_path, pair, "--accounts", str(accounts_file(tmpdir_path)))
+    driver = chromium_driver("en")
+    try:
+        sign_in_browser(driver, web, "/curtain")
+        left, right = driver.find_element("id", "curtain-left"), driver.find_element("id", "curtain-right")
+        assert left.get_attribute("data-curtain") == "left" and right.get_attribute("data-curtain") == "right"
+        assert right.find_element("tag name", "h2").text.startswith("right")
+        assert driver.find_element("id", "curtain-left-position").text == "closed"
+        assert driver.find_element("id", "curtain-right-position").text == "50% open"
+
+        driver.find_element("id", "curtain-right-open").click()  # a form: the page loads again after the POST
+        eventually(lambda: driver.find_element("id", "curtain-right-position").text == "open", timeout=20,
+                   what="the right panel to show its curtain open")
+        cs = wait_curtains(pair, lambda cs: settled(cs["right"], 100), what="right open")
+        assert settled(cs["left"], 0), "the left curtain did not move"
+        assert driver.find_element("id", "curtain-left-position").text == "closed"
+
+        # The left panel follows a move of its curtain sent elsewhere (its events, not the right's).
+        ok(curtain(pair, "MoveTo", name="left", position=40))
+        eventually(lambda: driver.find_element("id", "curtain-left-position").text == "40% open", timeout=20,
+                   what="the left panel to follow its curtain")
+        assert driver.find_element("id", "curtain-right-position").text == "open"
+
+        open_kiosk(driver, web)
+        corner = driver.find_element("id", "curtain")
+        eventually(lambda: corner.text == "Curtains: left 40% open, right open", what="the kiosk corner naming both")
+    finally:
+        driver.quit()
+        web.close()
