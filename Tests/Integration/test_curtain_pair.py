@@ -119,7 +119,7 @@ def test_cli_names_a_curtain_and_lists_them_all(pair, pair_sim):
     assert "Curtains:" in r.stdout and "  left " in r.stdout and "  right " in r.stdout, r.stdout
 
 
-def test_reload_removes_a_curtain_and_the_other_needs_no_name(pair, pair_sim, tmpdir_path):
+def test_reload_removes_and_adds_a_curtain_and_the_other_needs_no_name(pair, pair_sim, tmpdir_path):
     (tmpdir_path / "roombridged.toml").write_text(pair_config("left"))
     w = Watcher(pair.socket_path)
     pair.proc.send_signal(signal.SIGHUP)
@@ -132,6 +132,21 @@ def test_reload_removes_a_curtain_and_the_other_needs_no_name(pair, pair_sim, tm
     assert curtains(pair)["left"]["connection"] == "connected"  # not restarted
     ok(curtain(pair, "MoveTo", position=20))  # one curtain: no name needed
     wait_curtains(pair, lambda cs: settled(cs["left"], 20), what="left at 20")
+
+    # A reload that adds it again: it connects, and the left one is not restarted.
+    (tmpdir_path / "roombridged.toml").write_text(pair_config("left", "right"))
+    pair.proc.send_signal(signal.SIGHUP)
+    cs = wait_curtains(pair, lambda cs: "right" in cs and settled(cs["right"], 50), timeout=20, what="right added back")
+    assert settled(cs["left"], 20) and cs["left"]["lastRequest"]["position"] == 20
+
+
+def shown(driver, element_id):
+    """The text of the element `element_id`, or None while the page is (re)loading."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    try:
+        return next((e.text for e in driver.find_elements("id", element_id)), None)
+    except StaleElementReferenceException:
+        return None
 
 
 def test_web_page_has_a_panel_per_curtain_and_drives_each(pair, pair_sim, tmpdir_path):
@@ -149,17 +164,17 @@ def test_web_page_has_a_panel_per_curtain_and_drives_each(pair, pair_sim, tmpdir
         assert driver.find_element("id", "curtain-right-position").text == "50% open"
 
         driver.find_element("id", "curtain-right-open").click()  # a form: the page loads again after the POST
-        eventually(lambda: driver.find_element("id", "curtain-right-position").text == "open", timeout=20,
+        eventually(lambda: shown(driver, "curtain-right-position") == "open", timeout=20,
                    what="the right panel to show its curtain open")
         cs = wait_curtains(pair, lambda cs: settled(cs["right"], 100), what="right open")
         assert settled(cs["left"], 0), "the left curtain did not move"
-        assert driver.find_element("id", "curtain-left-position").text == "closed"
+        eventually(lambda: shown(driver, "curtain-left-position") == "closed", what="the left panel unchanged")
 
         # The left panel follows a move of its curtain sent elsewhere (its events, not the right's).
         ok(curtain(pair, "MoveTo", name="left", position=40))
-        eventually(lambda: driver.find_element("id", "curtain-left-position").text == "40% open", timeout=20,
+        eventually(lambda: shown(driver, "curtain-left-position") == "40% open", timeout=20,
                    what="the left panel to follow its curtain")
-        assert driver.find_element("id", "curtain-right-position").text == "open"
+        assert shown(driver, "curtain-right-position") == "open"
 
         open_kiosk(driver, web)
         corner = driver.find_element("id", "curtain")
