@@ -170,27 +170,32 @@ public actor BlueZSimulator {
         logger.info("bluez-sim owns org.bluez", metadata: ["adapter": "\(adapterPath)"])
     }
 
-    func restartBluetoothd(downtime: Duration) async throws {
-        guard !restarting else { return }
-        restarting = true
+    /// bluetoothd exits: the device's link, its notify sessions, the discovery sessions and the exported objects go.
+    func deviceBluetoothdGone() async {
         forgetClients()
-        defer { restarting = false }
-        for companion in companions { await companion.companionBluetoothdGone() }
         await linkLost()
         releaseAcquiredNotify()
         discoverySessions.removeAll()
         discoveryFilters.removeAll()
         duplicateDataClients.removeAll()
         reportedRSSI = nil
-        beaconsBluetoothdGone()
         notifySubscribers.removeAll()
         notifying = false
+        deviceExported = false
+        gattExported = false
+    }
+
+    func restartBluetoothd(downtime: Duration) async throws {
+        guard !restarting else { return }
+        restarting = true
+        defer { restarting = false }
+        for companion in companions { await companion.companionBluetoothdGone() }
+        await deviceBluetoothdGone()
+        beaconsBluetoothdGone()
         if let c = connection {
             connection = nil
             await c.close()
         }
-        deviceExported = false
-        gattExported = false
         try? await Task.sleep(for: downtime)
         try await bringUpBluetoothd()
     }

@@ -62,18 +62,8 @@ extension BlueZSimulator {
     /// bluetoothd exits: the link, the notify sessions and the objects go (with the bus connection, which the
     /// first simulator closes).
     func companionBluetoothdGone() async {
-        forgetClients()
-        await linkLost()
-        releaseAcquiredNotify()
-        discoverySessions.removeAll()
-        discoveryFilters.removeAll()
-        duplicateDataClients.removeAll()
-        reportedRSSI = nil
-        notifySubscribers.removeAll()
-        notifying = false
+        await deviceBluetoothdGone()
         connection = nil
-        deviceExported = false
-        gattExported = false
     }
 
     /// The first simulator stops: the companion's ticker and sessions end; the connection is not its to close.

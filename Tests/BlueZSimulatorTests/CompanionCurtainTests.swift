@@ -14,30 +14,15 @@ import TestSupport
 
     /// A rig whose simulator has a second roombridge curtain at C4:7C:8D:6A:3E:22, 50% open.
     static func withPair(known: Bool = true, _ body: (SimRig, BlueZSimulator) async throws -> Void) async throws {
-        let daemon = try await DBusTestDaemon.start()
-        var config = BlueZSimulator.Configuration()
-        config.timeScale = 0
-        config.deviceKnownAtStart = known
-        let sim = BlueZSimulator(busAddress: daemon.address, configuration: config)
-        var more = config
-        more.deviceAddress = "C4:7C:8D:6A:3E:22"
-        more.deviceName = "Curtain-3E22"
-        more.initialPosition = 50
-        let companion = await sim.addCurtain(more)
-        let rig: SimRig
-        do {
-            try await sim.start()
-            rig = SimRig(daemon: daemon, sim: sim, bus: try await DBusConnection.open(.address(daemon.address)))
-        } catch {
-            await sim.stop()
-            await daemon.stop()
-            throw error
+        try await SimRig.with({ $0.deviceKnownAtStart = known }, prepare: { sim in
+            var more = await sim.configuration
+            more.deviceAddress = "C4:7C:8D:6A:3E:22"
+            more.deviceName = "Curtain-3E22"
+            more.initialPosition = 50
+            _ = await sim.addCurtain(more)
+        }) { rig in
+            try await body(rig, try #require(await rig.sim.curtain(at: "C4:7C:8D:6A:3E:22")))
         }
-        do { try await body(rig, companion) } catch {
-            await rig.teardown()
-            throw error
-        }
-        await rig.teardown()
     }
 
     func connected(_ rig: SimRig, _ path: DBusObjectPath) async throws -> Bool {
