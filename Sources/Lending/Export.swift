@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import JSON
 
 /// Text forms of dates used in messages, logs and exports.
 public enum LendingFormat {
@@ -103,8 +104,6 @@ public enum RentalExport {
                 try c.encode(r.lentBy, forKey: .lentBy)
             }
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return try encoder.encode(rentals.map(Row.init))
+        return Data(try JSONValueEncoder().encode(rentals.map(Row.init)).indentedBytes())
     }
 }

@@ -89,8 +89,8 @@ extension SQLiteInventoryStore {
     }
 
     public func device(id: DeviceID) async throws -> DeviceRecord? {
-        // A point lookup: the statement is prepared once per reader connection (cachedStatement), not per call.
-        try await pool.read { db in
+        // The statement is prepared once per reader connection (cachedStatement), not per call.
+        try lookup { db in
             try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"), arguments: [id],
                              adapter: Self.deviceRecordAdapter).map(Self.decodeDeviceRecord)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Varlink
 
 /// The kiosk: one large, colour-coded message fed by Server-Sent Events from `/events`.
 enum KioskPage {
@@ -83,8 +84,6 @@ enum KioskPage {
     }
 
     private static func json(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+        (try? String(decoding: JSONValueEncoder().encode(value).serializedBytes(), as: UTF8.self)) ?? "{}"
     }
 }

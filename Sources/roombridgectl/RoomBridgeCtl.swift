@@ -158,7 +158,7 @@ extension RoomBridgeCtl {
             let findings = await Doctor(configPath: config, socketPath: socketPath,
                                         probes: doctorProbes()).run()
             if json {
-                for f in findings { emit(String(decoding: try JSONEncoder().encode(f), as: UTF8.self)) }
+                for f in findings { emit(String(decoding: try JSONValueEncoder().encode(f).serializedBytes(), as: UTF8.self)) }
             } else {
                 emit(Doctor.render(findings))
             }
