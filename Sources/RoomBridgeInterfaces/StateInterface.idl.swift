@@ -74,6 +74,8 @@ extension StateInterface {
 
         \(PresenceTypesIDL.text)
         # Everything the daemon knows; seq is the number of the last event included.
+        # curtains: every configured curtain, sorted by id; curtain: the only one, or with several
+        # the first (connection disabled when none is configured).
         type State (
           seq: int,
           startedAt: string,
@@ -81,12 +83,15 @@ extension StateInterface {
           lastTap: ?Tap,
           tagWrite: ?TagWrite,
           curtain: Curtain,
+          curtains: []Curtain,
           lending: Lending,
           counters: Counters,
           presence: Presence
         )
 
         # One change, numbered from 1 without gaps; the field named by kind is set.
+        # A curtain event carries the whole curtain named by its id; a curtain removed from the
+        # configuration by a reload comes once with connection disabled.
         type Event (
           seq: int,
           at: string,

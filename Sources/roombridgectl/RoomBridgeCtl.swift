@@ -92,7 +92,7 @@ extension RoomBridgeCtl {
         func run() async throws {
             try await withClient(options) { client in
                 do {
-                    var curtain: CurtainState?  // the curtain before the next event, to say what changed
+                    var curtains: [String: CurtainState] = [:]  // each curtain before the next event, to say what changed
                     for try await reply in client.stream("io.roombridge.State.Watch", parameters: [:]) {
                         if let snapshot = reply["state"] {
                             if options.json {
@@ -100,13 +100,14 @@ extension RoomBridgeCtl {
                                 continue
                             }
                             let s = try decode(StateSnapshot.self, snapshot)
-                            curtain = s.curtain
+                            curtains = Dictionary(s.curtains.map { ($0.id ?? "", $0) }, uniquingKeysWith: { $1 })
                             if state { emit(Render.status(s)) }
                         } else if let event = reply["event"] {
                             if options.json { emit(event.serialized()); continue }
                             let e = try decode(Event.self, event)
-                            emit(Render.event(e, previousCurtain: curtain))
-                            if case .curtain(let c) = e.payload { curtain = c }
+                            var previous: CurtainState? = nil
+                            if case .curtain(let c) = e.payload { previous = curtains[c.id ?? ""]; curtains[c.id ?? ""] = c }
+                            emit(Render.event(e, previousCurtain: previous))
                         }
                     }
                 } catch let error as VarlinkError {

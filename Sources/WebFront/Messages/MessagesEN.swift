@@ -56,6 +56,8 @@ enum MessagesEN {
         "kiosk.failed": "Something went wrong — nothing recorded",
         "kiosk.offline": "Offline — nothing recorded",
         "kiosk.curtain": "Curtain: {state}",
+        "kiosk.curtains": "Curtains: {states}",
+        "kiosk.curtainNamed": "{name} {state}",
         "kiosk.presence": "Here: {names}",
         "kiosk.presenceSeparator": ", ",
 

@@ -55,6 +55,8 @@ enum MessagesJA {
         "kiosk.failed": "エラーのため記録されませんでした",
         "kiosk.offline": "オフライン — 記録されていません",
         "kiosk.curtain": "カーテン: {state}",
+        "kiosk.curtains": "カーテン: {states}",
+        "kiosk.curtainNamed": "{name} {state}",
         "kiosk.presence": "在室: {names}",
         "kiosk.presenceSeparator": "、",
 
