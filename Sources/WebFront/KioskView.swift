@@ -61,6 +61,11 @@ public enum KioskView {
             switch outcome.reason {
             case "deviceBroken": return make(.refusal, l.t("kiosk.refused.deviceBroken", ["device": device]))
             case "deviceDisposed": return make(.refusal, l.t("kiosk.refused.deviceDisposed", ["device": device]))
+            case "alreadyLent": return make(.info, l.t("kiosk.refused.alreadyLent", ["device": device, "user": user]))
+            case "alreadyReturned": return make(.info, l.t("kiosk.refused.alreadyReturned", ["device": device]))
+            case "limitReached": return make(.refusal, l.t("kiosk.refused.limitReached", ["user": user]))
+            case "unregisteredTag":
+                return make(.refusal, l.t("kiosk.refused.unregisteredTag"), l.t("kiosk.refused.unregisteredTagDetail", ["device": device]))
             default: return make(.refusal, l.t("kiosk.refused", ["device": device]))
             }
         case "unknownTag":

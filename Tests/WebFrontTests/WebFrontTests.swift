@@ -59,6 +59,17 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(KioskView.message(for: outcome("failed"), facts: .init(), en).tone == .refusal)
     }
 
+    @Test func theDesksRefusalsSayWhatHappened() {
+        let again = KioskView.message(for: outcome("refused", reason: "alreadyLent"), facts: .init(), en)
+        #expect(again.tone == .info && again.headline == "D-0042 is already lent to Alice — nothing changed")
+        #expect(KioskView.message(for: outcome("refused", reason: "alreadyReturned"), facts: .init(), ja).headline
+                == "D-0042 はすでに返却済みです — 変更はありません")
+        #expect(KioskView.message(for: outcome("refused", reason: "limitReached"), facts: .init(), en).headline
+                == "Alice has as many devices as allowed — return one first")
+        let unregistered = KioskView.message(for: outcome("refused", reason: "unregisteredTag"), facts: .init(), en)
+        #expect(unregistered.headline == "Tag not registered" && unregistered.detail?.contains("D-0042") == true)
+    }
+
     @Test func armedCountsDownToTheSessionsEnd() {
         let m = KioskView.message(for: outcome("armed"), facts: OutcomeFacts(sessionExpiresAt: "2026-11-24T05:00:25Z"), en)
         #expect(m.headline == "Badge accepted: Alice, now tap a device ({seconds} s)")
