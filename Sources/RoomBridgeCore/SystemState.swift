@@ -30,6 +30,9 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
         public var remainingSeconds: Double?
         /// The most recent lending outcome.
         public var lastOutcome: LendingOutcome?
+        /// How many active rentals are past their due date; nil until the lending store was
+        /// first asked.
+        public var overdue: Int? = nil
     }
 
     /// Counters since the daemon started.
@@ -101,6 +104,7 @@ public actor SystemState {
     private var curtain = CurtainState()
     private var arm: LendingArm?
     private var lastOutcome: LendingOutcome?
+    private var overdueCount: Int?
     private var counters = StateSnapshot.Counters()
     private var presence = PresenceState()
     private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
@@ -168,7 +172,7 @@ public actor SystemState {
             seq: seq, startedAt: startedAt,
             readers: readerOrder.compactMap { readers[$0] },
             lastTap: lastTap, tagWrite: tagWrite, curtain: curtain,
-            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome),
+            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome, overdue: overdueCount),
             counters: counters, presence: presence)
     }
 
@@ -350,6 +354,19 @@ public actor SystemState {
         case .armed, .disarmed, .unknownTag, .unknownDevice: break
         }
         emit(.lending(outcome))
+    }
+
+    /// Sets how many active rentals are overdue. Emits nothing by itself: the change that moved
+    /// it (a return, a renewal, an ``recordOverdue(_:)``) is the event.
+    public func setOverdueCount(_ count: Int) {
+        guard count != overdueCount else { return }
+        overdueCount = count
+        publish()
+    }
+
+    /// Announces a rental that passed its due time.
+    public func recordOverdue(_ notice: OverdueNotice) {
+        emit(.overdue(notice))
     }
 
     // MARK: Fan-out

@@ -119,6 +119,9 @@ public enum Daemon {
         logger.info("database \(config.string("database.path")) open")
         let settings = lendingSettings(config)
         let lending = LendingCoordinator(store: store, state: state, policy: settings.policy, location: settings.location)
+        // Announces what fell due while the daemon was stopped (once: the store remembers), then
+        // each rental as it falls due; the state carries the overdue count from now on.
+        await lending.startOverdueWatch()
 
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
@@ -276,10 +279,12 @@ public enum Daemon {
     /// The lending policy and location a configuration asks for.
     static func lendingSettings(_ config: DaemonConfig) -> (policy: LendingPolicy, location: String) {
         let loanDays = config.int("lending.loan_days")
+        let limit = config.int("lending.max_active_per_user")
         let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
         return (LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
                               defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil,
-                              repeatWindow: config.double("lending.repeat_window")),
+                              repeatWindow: config.double("lending.repeat_window"),
+                              maxActivePerUser: limit > 0 ? limit : nil),
                 location)
     }
 

@@ -45,7 +45,20 @@ extension StateInterface {
           at: string
         )
 
-        type Lending (armed: ?LendingArm, remainingSeconds: ?float, lastOutcome: ?LendingOutcome)
+        # overdue: how many active rentals are past their due date (absent until known).
+        type Lending (armed: ?LendingArm, remainingSeconds: ?float, lastOutcome: ?LendingOutcome, overdue: ?int)
+
+        # A rental that passed its due time, announced once per rental and due date (kept across
+        # restarts; a renewal sets a new due date).
+        type Overdue (
+          rentalId: int,
+          deviceId: string,
+          model: string,
+          userId: string,
+          userName: string,
+          dueAt: string,
+          message: string
+        )
 
         type Counters (
           events: int,
@@ -77,14 +90,15 @@ extension StateInterface {
         type Event (
           seq: int,
           at: string,
-          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence),
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue),
           reader: ?Reader,
           tap: ?Tap,
           removal: ?TagRemoval,
           tagWrite: ?TagWrite,
           curtain: ?Curtain,
           lending: ?LendingOutcome,
-          presence: ?PresenceChange
+          presence: ?PresenceChange,
+          overdue: ?Overdue
         )
 
         # What the daemon was started with: the configuration file it read (null: none),

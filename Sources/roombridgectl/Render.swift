@@ -58,6 +58,9 @@ enum Render {
         if let o = s.lending.lastOutcome {
             lines.append("  last: \(o.message)")
         }
+        if let n = s.lending.overdue {
+            lines.append("  overdue: \(n == 0 ? "none" : "\(n) rental\(n == 1 ? "" : "s") — see roombridgectl rentals --overdue")")
+        }
         if s.presence.status != .disabled { lines.append("Presence:  " + presenceSummary(s.presence)) }
         let c = s.counters
         lines.append("Counters:  taps \(c.taps), lent \(c.lent), returned \(c.returned), refused \(c.refused), curtain requests \(c.curtainRequests), watching \(c.subscribers)")
@@ -102,6 +105,8 @@ enum Render {
             return head + "lending \(o.kind.rawValue): \(o.message)"
         case .presence(let p):
             return head + presenceEvent(p)
+        case .overdue(let o):
+            return head + "overdue: \(o.message)"
         }
     }
 
