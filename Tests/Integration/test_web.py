@@ -730,6 +730,36 @@ def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, 
     assert ctl_json(daemon, "devices", "show", "D-0002")[0]["device"].get("rental") is None
 
 
+def test_admin_renews_a_rental_to_a_new_due_day(daemon, web_factory, tmpdir_path):
+    seed(daemon)  # D-0001 lent to U-0001
+    before = ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["rental"]
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    assert 'action="/rentals/renew"' not in c.request("GET", "/rentals")[2]  # read-only until signed in
+    assert c.request("POST", "/rentals/renew", {"device": "D-0001", "due": "2030-12-03"})[0] == 401
+    c.sign_in()
+
+    _, _, page = c.request("GET", "/rentals")
+    assert 'id="active-renew-D-0001"' in page and "Renew" in text_of(page)
+    status, headers, _ = c.request("POST", "/rentals/renew", {"csrf": c.token(page), "device": "D-0001", "due": "2030-12-03"})
+    assert status == 303 and headers["Location"] == "/rentals", status
+    after = ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["rental"]
+    # The same rental (not a return and a new lend), due at the end of that day in Tokyo.
+    assert after["dueAt"].startswith("2030-12-03T14:59"), after
+    assert (after["userId"], after["rentedAt"]) == (before["userId"], before["rentedAt"]), (before, after)
+
+    # A day in the past: the daemon's refusal is shown on the page, and nothing changes.
+    status, _, page = c.request("POST", "/rentals/renew", {"csrf": c.token(page), "device": "D-0001", "due": "2001-01-01"})
+    assert status == 400 and 'id="error"' in page, text_of(page)
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["rental"]["dueAt"] == after["dueAt"]
+
+    # The form in Japanese, from the message catalogue.
+    req = urllib.request.Request(web.base + "/rentals", headers={"Accept-Language": "ja"})
+    with c.opener.open(req, timeout=30) as r:
+        ja = r.read().decode()
+    assert "延長" in text_of(ja) and "新しい返却期限日" in text_of(ja)
+
+
 def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532, web_factory, tmpdir_path):
     d = nfc_lending_daemon(daemon_factory, pn532)
     web = web_factory(d, "--accounts", str(accounts_file(tmpdir_path)))
