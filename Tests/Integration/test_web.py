@@ -696,14 +696,20 @@ def test_the_wall_switch_disables_the_curtain_buttons(connected, sim, web_factor
 
 # --- Rentals and users (admin) ----------------------------------------------------------------------
 
+def rentals_admin(daemon, web_factory, tmpdir_path, form_marker, path, form):
+    """roombridge-web with an admin account. Before signing in, /rentals has no `form_marker` and
+    a POST of `form` to `path` is refused (401); returns the client, signed in."""
+    c = Client(web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path))))
+    assert form_marker not in c.request("GET", "/rentals")[2]  # read-only until signed in
+    assert c.request("POST", path, form)[0] == 401
+    c.sign_in()
+    return c
+
+
 def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, web_factory, tmpdir_path):
     seed(daemon)  # D-0001 lent to U-0001, overdue within 2 s; D-0002 broken
     ctl(daemon, "devices", "add", "D-0003", "--group", "android-phone", "--model", "Pixel 8")
-    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
-    c = Client(web)
-    assert 'id="lend-form"' not in c.request("GET", "/rentals")[2]  # read-only until signed in
-    assert c.request("POST", "/rentals/lend", {"device": "D-0003", "user": "U-0002"})[0] == 401
-    c.sign_in()
+    c = rentals_admin(daemon, web_factory, tmpdir_path, 'id="lend-form"', "/rentals/lend", {"device": "D-0003", "user": "U-0002"})
 
     _, _, page = c.request("GET", "/rentals")
     status, headers, _ = c.request("POST", "/rentals/lend", {"csrf": c.token(page), "device": "D-0003", "user": "U-0002",
@@ -733,11 +739,9 @@ def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, 
 def test_admin_renews_a_rental_to_a_new_due_day(daemon, web_factory, tmpdir_path):
     seed(daemon)  # D-0001 lent to U-0001
     before = ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["rental"]
-    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
-    c = Client(web)
-    assert 'action="/rentals/renew"' not in c.request("GET", "/rentals")[2]  # read-only until signed in
-    assert c.request("POST", "/rentals/renew", {"device": "D-0001", "due": "2030-12-03"})[0] == 401
-    c.sign_in()
+    c = rentals_admin(daemon, web_factory, tmpdir_path, 'action="/rentals/renew"', "/rentals/renew",
+                      {"device": "D-0001", "due": "2030-12-03"})
+    web = c.web
 
     _, _, page = c.request("GET", "/rentals")
     assert 'id="active-renew-D-0001"' in page and "Renew" in text_of(page)
