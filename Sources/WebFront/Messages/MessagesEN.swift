@@ -168,6 +168,8 @@ enum MessagesEN {
         "rentals.dueDay": "Due (day)",
         "rentals.lend": "Lend",
         "rentals.return": "Return",
+        "rentals.renew": "Renew",
+        "rentals.newDueDay": "New due day",
 
         "history.title": "History",
         "history.device": "Device ID",

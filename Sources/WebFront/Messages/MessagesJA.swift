@@ -166,6 +166,8 @@ enum MessagesJA {
         "rentals.dueDay": "返却期限（日）",
         "rentals.lend": "貸し出す",
         "rentals.return": "返却",
+        "rentals.renew": "延長",
+        "rentals.newDueDay": "新しい返却期限日",
         "rentals.open": "期限なし",
 
         "history.title": "貸出履歴",
