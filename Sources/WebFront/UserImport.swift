@@ -76,16 +76,16 @@ struct UserImport: Sendable {
         await WebServer.page(l, request, status: status) { try await pages.users(Query(nil), $0, viewer: v, error: error) }
     }
 
-    /// The upload form, for a signed-in admin on /users.
-    static func form(_ l: Localizer, viewer: Viewer) -> String {
+    /// The upload form, for a signed-in admin on /users (and under a report, with its choices).
+    static func form(_ l: Localizer, viewer: Viewer, kind: String = "users", dryRun: Bool = false, partial: Bool = false) -> String {
         func t(_ key: String) -> String { HTML.escape(l.t(key)) }
         return "<h2>\(t("import.title"))</h2>"
             + "<form method=\"post\" action=\"/users/import\" enctype=\"multipart/form-data\" class=\"filters\" id=\"import-form\">"
             + viewer.csrfField
-            + "<label>\(t("import.kind")) " + HTML.select("kind", kinds.map { ($0, l.t("import.kind.\($0)")) }, selected: "users") + "</label>"
+            + "<label>\(t("import.kind")) " + HTML.select("kind", kinds.map { ($0, l.t("import.kind.\($0)")) }, selected: kind) + "</label>"
             + "<label>\(t("import.file")) <input type=\"file\" name=\"file\" id=\"import-file\" accept=\".csv,text/csv\" required></label>"
-            + "<label><input type=\"checkbox\" name=\"dryRun\" id=\"import-dry-run\" value=\"on\"> \(t("import.dryRun"))</label>"
-            + "<label><input type=\"checkbox\" name=\"partial\" id=\"import-partial\" value=\"on\"> \(t("import.partial"))</label>"
+            + "<label><input type=\"checkbox\" name=\"dryRun\" id=\"import-dry-run\" value=\"on\"\(dryRun ? " checked" : "")> \(t("import.dryRun"))</label>"
+            + "<label><input type=\"checkbox\" name=\"partial\" id=\"import-partial\" value=\"on\"\(partial ? " checked" : "")> \(t("import.partial"))</label>"
             + "<button type=\"submit\" id=\"import\">\(t("import.submit"))</button></form>"
     }
 
@@ -107,7 +107,7 @@ struct UserImport: Sendable {
             : "<ul id=\"import-problems\">" + report.problems.map {
                 "<li>\(t("import.problem", ["line": l.number($0.line), "reason": $0.reason]))</li>"
             }.joined() + "</ul>"
-        body += Self.form(l, viewer: viewer)
+        body += Self.form(l, viewer: viewer, kind: call.kind, dryRun: call.dryRun, partial: call.partial)
         body += "<p><a href=\"/users\" id=\"back-to-users\">\(t("import.back"))</a></p>"
         return HTML.page(l, title: l.t("import.resultTitle"), active: "users", viewer: viewer, body: body)
     }

@@ -844,6 +844,7 @@ def test_admin_imports_users_from_csv_check_only_all_or_nothing_then_partial(dae
     problems = re.findall(r"<li>(.*?)</li>", re.search(r'(?s)<ul id="import-problems">.*?</ul>', page).group(0))
     assert len(problems) == 1 and problems[0].startswith("line 3: "), problems
     assert not users() & {"U-0201", "U-0202", "U-0203"}
+    assert re.search(r'id="import-dry-run" value="on" checked', page), "the report's form keeps the choices"
 
     # All or nothing: one bad line, so nothing is written.
     status, _, page = c.upload("/users/import", {"csrf": token, "kind": "users"}, file)
