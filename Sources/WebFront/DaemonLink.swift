@@ -35,6 +35,11 @@ public actor DaemonLink {
             if self.client === client { self.client = nil }
             logger.notice("call \(method) failed: \(error); will reconnect")
             throw error
+        } catch let error as VarlinkError where error.closesConnection {
+            // The daemon closes the connection after this answer; the next call connects again.
+            if self.client === client { self.client = nil }
+            logger.notice("call \(method) was too large for roombridged; will reconnect")
+            throw error
         }
     }
 

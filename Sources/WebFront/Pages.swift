@@ -213,6 +213,7 @@ struct Pages: Sendable {
                 + "<label>\(HTML.escape(l.t("device.id"))) <input name=\"id\" id=\"new-user-id\" required></label>"
                 + "<label>\(HTML.escape(l.t("users.name"))) <input name=\"name\" id=\"new-user-name\" required></label>"
                 + "<button type=\"submit\" id=\"add-user\">\(HTML.escape(l.t("users.add")))</button></form>"
+                + UserImport.form(l, viewer: viewer)
         }
         body += "<form method=\"get\" action=\"/users\" class=\"filters\"><label>\(HTML.escape(l.t("users.search"))) "
             + "<input type=\"search\" name=\"name\" id=\"name\" value=\"\(HTML.escape(q["name"] ?? ""))\"></label>"
@@ -312,6 +313,8 @@ struct Pages: Sendable {
 /// A request's query string, `+` and percent escapes decoded; empty values count as absent.
 struct Query: Sendable {
     let items: [(String, String)]
+
+    init(items: [(String, String)]) { self.items = items }
 
     init(_ raw: String?) {
         items = (raw ?? "").split(separator: "&").compactMap { pair in

@@ -485,6 +485,22 @@ class Client:
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read().decode()
 
+    def upload(self, path, fields, files, language="en"):
+        """POSTs `fields` and `files` ({field: (file name, bytes)}) as multipart/form-data, as a browser does."""
+        boundary = "----RoomBridgeTestBoundary7a3f"
+        parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+                 for k, v in fields.items()]
+        parts += [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"; filename="{name}"\r\n'
+                  f'Content-Type: text/csv\r\n\r\n'.encode() + data + b"\r\n" for k, (name, data) in files.items()]
+        req = urllib.request.Request(self.web.base + path, data=b"".join(parts) + f"--{boundary}--\r\n".encode(), method="POST",
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                                              "Accept-Language": language})
+        try:
+            with self.opener.open(req, timeout=30) as r:
+                return r.status, r.headers, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
+
     def token(self, page):
         return re.search(r'name="csrf" value="([^"]*)"', page).group(1)
 
@@ -794,6 +810,77 @@ def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532
     anonymous = Client(web)
     assert 'id="bind-form"' not in anonymous.request("GET", "/users/U-0100")[2]
     assert anonymous.request("POST", "/users/U-0100/badge", {"uid": "04AA"})[0] == 401
+
+
+STAFF_CSV = "id,name\nU-0201,Mary Jackson\nU-0202,\nU-0203,Dorothy Vaughan\n".encode()  # line 3: no name
+
+
+def test_admin_imports_users_from_csv_check_only_all_or_nothing_then_partial(daemon, web_factory, tmpdir_path):
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    file = {"file": ("staff.csv", STAFF_CSV)}
+
+    def users():
+        return {u["id"] for u in ctl_json(daemon, "users", "list")}
+
+    # Signed out: no form, and the upload is refused.
+    anonymous = Client(web)
+    assert 'id="import-form"' not in anonymous.request("GET", "/users")[2]
+    assert anonymous.upload("/users/import", {"kind": "users", "partial": "on"}, file)[0] == 401
+    assert "U-0201" not in users()
+
+    c = Client(web)
+    c.sign_in()
+    page = c.request("GET", "/users")[2]
+    assert 'id="import-form"' in page and 'enctype="multipart/form-data"' in page
+    token = c.token(page)
+    # Signed in, without the form's token: refused.
+    assert c.upload("/users/import", {"kind": "users", "partial": "on"}, file)[0] == 403
+
+    # Check only: what would be added, the bad line with its number, nothing written.
+    status, _, page = c.upload("/users/import", {"csrf": token, "kind": "users", "dryRun": "on"}, file)
+    text = text_of(page)
+    assert status == 200 and "Checked only: nothing was written." in text, text
+    assert re.search(r"To be added \(2\)\s+U-0201, U-0203", text), text
+    problems = re.findall(r"<li>(.*?)</li>", re.search(r'(?s)<ul id="import-problems">.*?</ul>', page).group(0))
+    assert len(problems) == 1 and problems[0].startswith("line 3: "), problems
+    assert not users() & {"U-0201", "U-0202", "U-0203"}
+    assert re.search(r'id="import-dry-run" value="on" checked', page), "the report's form keeps the choices"
+
+    # All or nothing: one bad line, so nothing is written.
+    status, _, page = c.upload("/users/import", {"csrf": token, "kind": "users"}, file)
+    assert status == 400 and "Nothing was written" in text_of(page) and "line 3: " in text_of(page), text_of(page)
+    assert not users() & {"U-0201", "U-0202", "U-0203"}
+
+    # The good lines: two added, the bad one still listed.
+    status, _, page = c.upload("/users/import", {"csrf": token, "kind": "users", "partial": "on"}, file)
+    text = text_of(page)
+    assert status == 200 and "Imported." in text and re.search(r"Added \(2\)\s+U-0201, U-0203", text), text
+    assert "line 3: " in text
+    assert users() >= {"U-0201", "U-0203"} and "U-0202" not in users()
+    # Again: nothing new, both unchanged (idempotent by ID).
+    text = text_of(c.upload("/users/import", {"csrf": token, "kind": "users", "partial": "on"}, file)[2])
+    assert re.search(r"Unchanged \(2\)\s+U-0201, U-0203", text), text
+
+    # A file over the daemon's message limit (64 KiB by default): split it. The next page still works.
+    big = b"id,name\n" + b"".join(b"U-%05d,Someone With A Long Enough Name\n" % i for i in range(2000))
+    status, _, page = c.upload("/users/import", {"csrf": token, "kind": "users"}, {"file": ("big.csv", big)})
+    assert status == 413 and "Split it into smaller files" in text_of(page), text_of(page)
+    assert c.request("GET", "/users")[0] == 200
+    assert "U-00001" not in users()
+
+    # In Japanese: the form and the report, with no English left (the daemon's reason is its data).
+    req = urllib.request.Request(web.base + "/users", headers={"Accept-Language": "ja"})
+    with c.opener.open(req, timeout=30) as r:
+        form_ja = r.read().decode()
+    status, _, report_ja = c.upload("/users/import", {"csrf": token, "kind": "users", "dryRun": "on"}, file, language="ja")
+    reason = re.search(r"3 行目: ([^<]*)</li>", report_ja).group(1)
+    data = sorted(["root-admin", "staff.csv", "Mary Jackson", "Dorothy Vaughan", "U-0201", "U-0203", html.unescape(reason)],
+                  key=len, reverse=True)
+    for page in (form_ja, report_ja):
+        assert '<html lang="ja">' in page
+        left = english_words(text_of(page), data)
+        assert left == [], f"English left: {left}"
+    assert "CSVファイルの取り込み" in text_of(form_ja) and "確認のみです" in text_of(report_ja)
 
 
 def test_curtain_schedule_toggles_and_refusals_through_the_page(connected, sim, web_factory, tmpdir_path):
