@@ -9,7 +9,6 @@ Prints one JSON line. Exits 3 (message on stderr) when bleak is not installed.""
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import time
 
@@ -36,16 +35,20 @@ def parse_args():
     return p.parse_args()
 
 
-def ctl(args, *command):
-    out = subprocess.run([args.sim, "ctl", "--control", args.control, *command],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
+async def ctl(args, *command):
+    """`bluez-sim ctl …` without blocking the event loop (bleak's callbacks must not wait for it)."""
+    proc = await asyncio.create_subprocess_exec(args.sim, "ctl", "--control", args.control, *command,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"bluez-sim ctl {' '.join(command)}: {out.decode()}{err.decode()}")
+    return out.decode().strip()
 
 
-def timing(args):
+async def timing(args):
     """bluez-sim's writes and notifications since the last call: {"writes": [(t, hex)], ...}."""
     result = {}
-    for part in ctl(args, "timing").split(" "):
+    for part in (await ctl(args, "timing")).split(" "):
         key, _, entries = part.partition("=")
         result[key] = [(float(t), h) for t, _, h in (e.partition(":") for e in entries.split(",") if e)]
     return result
@@ -53,9 +56,9 @@ def timing(args):
 
 async def wait_idle_at(args, target):
     deadline = time.monotonic() + 30  # a "does not hang" bound
-    while f"idle at {target}%" not in ctl(args, "status"):
+    while f"idle at {target}%" not in (status := await ctl(args, "status")):
         if time.monotonic() > deadline:
-            raise SystemExit(f"the simulated motor did not reach {target}%: {ctl(args, 'status')}")
+            raise SystemExit(f"the simulated motor did not reach {target}%: {status}")
         await asyncio.sleep(0.02)
 
 
@@ -67,19 +70,19 @@ async def main(args):
         client = bleak.BleakClient(args.address, timeout=20)
         await client.connect()
     except bleak.exc.BleakError as e:
-        raise SystemExit(f"bleak could not connect ({e}); bluez-sim: {ctl(args, 'status')}")
+        raise SystemExit(f"bleak could not connect ({e}); bluez-sim: {await ctl(args, 'status')}")
     try:
         await client.start_notify(args.notify_char, lambda _, data: received.append((time.monotonic(), bytes(data).hex())))
         for hex_bytes in args.prelude:
             await client.write_gatt_char(args.write_char, bytes.fromhex(hex_bytes), response=response)
         for spec in args.write:
             hex_bytes, _, target = spec.partition("@")
-            timing(args)
+            await timing(args)
             received.clear()
             t0 = time.monotonic()
             await client.write_gatt_char(args.write_char, bytes.fromhex(hex_bytes), response=response)
             await wait_idle_at(args, int(target))
-            t = timing(args)
+            t = await timing(args)
             if t.get("writes"):
                 write_ms.append((t["writes"][0][0] - t0) * 1000)
             # Let the callbacks of the last notifications arrive (a "does not hang" bound).
