@@ -13,9 +13,10 @@ extension Bench {
 
     /// bleak's samples; nil when bleak is not installed.
     func bleakCurtainFigures(_ profile: CurtainProfile, sim: BlueZSimProcess, writes: [String]) async throws -> BleakCurtainSamples? {
-        // One client at a time. The daemon exits without Device1.Disconnect, and bluetoothd keeps a link whose
-        // client left (only discovery and notify sessions end with their client: adapter.c `discovery_disconnect()`,
-        // gatt-client.c `notify_client_disconnect()`), so the link is dropped here as the device would drop it.
+        // One client at a time. The daemon exits without Device1.Disconnect, and bluez-sim ends only the discovery
+        // and notify sessions of a client that leaves the bus (adapter.c `discovery_disconnect()`, gatt-client.c
+        // `notify_client_disconnect()`), not its link: drop the link (`ctl drop-link`, a link loss) so that bleak
+        // finds the curtain advertising again.
         if try sim.ctl("status").contains("connected=true") { try sim.ctl("drop-link") }
         let deadline = monotonicSeconds() + 20  // a "does not hang" bound
         while try sim.ctl("status").contains("connected=true"), monotonicSeconds() < deadline { usleep(20_000) }
