@@ -151,7 +151,12 @@ final class BlockingClient {
         var (addr, len) = unixAddress(path)
         let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, len) } }
         guard rc == 0 else { throw BenchError("connect \(path): \(String(cString: strerror(errno)))") }
+        // A figure that never comes fails the run with a message instead of hanging it.
+        var limit = timeval(tv_sec: Self.receiveTimeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
+
+    static let receiveTimeout = 120
 
     func send(_ bytes: [UInt8]) throws {
         var off = 0
@@ -172,6 +177,9 @@ final class BlockingClient {
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                throw BenchError("nothing arrived within \(Self.receiveTimeout) s")
+            }
             guard n > 0 else { throw BenchError("connection closed") }
             buffer += chunk[..<n]
         }
