@@ -119,7 +119,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         .executableTarget(name: "roombridge-bench", dependencies: [
-            "Varlink", "NDEF", "PN532Simulator", "RoomBridgeCore", "SeededRandom",
+            "Varlink", "NDEF", "PN532Simulator", "RoomBridgeCore", "SeededRandom", "CurtainProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Subprocess", package: "swift-subprocess"),
             .product(name: "SystemPackage", package: "swift-system"),

@@ -238,8 +238,10 @@ public actor BlueZSimulator {
         case .timing:
             let line = "writes=" + timedWrites.map(Self.timed).joined(separator: ",")
                 + " notifications=" + timedNotifications.map(Self.timed).joined(separator: ",")
+                + " adverts=" + timedAdverts.map(Self.timed).joined(separator: ",")
             timedWrites.removeAll()
             timedNotifications.removeAll()
+            timedAdverts.removeAll()
             return line
         }
         return statusLine
@@ -267,6 +269,9 @@ public actor BlueZSimulator {
     public internal(set) var writes: [[UInt8]] = []
     var timedWrites: [(Double, [UInt8])] = []
     var timedNotifications: [(Double, [UInt8])] = []
+    /// Advertisements bluetoothd signalled (PropertiesChanged on ServiceData/ManufacturerData), each with the
+    /// position it carries as one byte, percent open: the benchmark matches them to Watch events.
+    var timedAdverts: [(Double, [UInt8])] = []
 
     var timeOfDay: String {
         let s = Int(model.secondsOfDay)

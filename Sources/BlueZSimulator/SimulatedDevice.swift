@@ -185,6 +185,8 @@ extension BlueZSimulator {
         guard deviceExported, let c = connection else { return }
         let ad = model.advertisement
         lastAdvertisement = ad
+        var signalled = false
+        defer { if signalled { recordTiming(&timedAdverts, [UInt8(clamping: model.status.position)]) } }
         for (name, present, value) in [("ServiceData", !ad.serviceData.isEmpty, serviceDataValue),
                                        ("ManufacturerData", !ad.manufacturerData.isEmpty, manufacturerDataValue)]
         where present {
@@ -196,6 +198,7 @@ extension BlueZSimulator {
             } else {
                 try? c.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: value)
             }
+            signalled = true
         }
     }
 }

@@ -38,13 +38,10 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Taps to fan out.")
     var fanOutTaps = 10
 
-    @Option(help: "Curtain commands to time.")
-    var commands = 50
-
-    @Option(help: "Curtain moves to time notifications over.")
+    @Option(help: "Curtain moves (MoveTo commands) to time, per profile; bleak does the same writes.")
     var moves = 20
 
-    @Option(help: "Curtain reconnects to time.")
+    @Option(help: "Curtain reconnects to time, per profile.")
     var reconnects = 5
 
     @Option(help: "Beacon appearances to time (beacon added → entered event).")
@@ -126,7 +123,7 @@ struct Bench: AsyncParsableCommand {
         }
         if runs("nfc") { try nfcFigures(&report, work: work.path) }
         if runs("fanout") { try fanOutFigures(&report, work: work.path) }
-        if runs("curtain") { try curtainFigures(&report, work: work.path) }
+        if runs("curtain") { try await curtainFigures(&report, work: work.path) }
         if runs("presence") { try presenceFigures(&report, work: work.path) }
         if runs("store") { try lendingFigures(&report, work: work.path) }
         if runs("fuzz") { try fuzzFigures(&report) }

@@ -1,3 +1,4 @@
+import CurtainProtocol
 import Foundation
 
 /// bluez-sim started for a measurement, with its private bus.
@@ -5,13 +6,16 @@ final class BlueZSimProcess {
     let process: Process
     let control: String
     let busAddress: String
+    /// The simulated curtain's address.
+    static let deviceAddress = "C4:7C:8D:6A:3E:21"
 
-    init(bin: String, dir: URL) throws {
+    init(bin: String, dir: URL, profile: CurtainProfile.ID = .roombridge) throws {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         control = dir.appendingPathComponent("bluez.ctl").path
         process = Process()
         process.executableURL = URL(fileURLWithPath: bin).appendingPathComponent("bluez-sim")
-        process.arguments = ["run", "--control", control, "--speed", "50"]
+        process.arguments = ["run", "--control", control, "--speed", "50", "--profile", profile.rawValue,
+                             "--device-address", Self.deviceAddress]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -42,8 +46,9 @@ final class BlueZSimProcess {
         return text
     }
 
-    /// Times (CLOCK_MONOTONIC) and bytes of the command writes and notifications since the last call.
-    func timing() throws -> (writes: [(Double, String)], notifications: [(Double, String)]) {
+    /// Times (CLOCK_MONOTONIC) and bytes (hex) of the command writes, notifications and advertisements (the
+    /// position they carry, one byte) since the last call.
+    func timing() throws -> (writes: [(Double, String)], notifications: [(Double, String)], adverts: [(Double, String)]) {
         let line = try ctl("timing")
         func parse(_ key: String) -> [(Double, String)] {
             guard let part = line.split(separator: " ").first(where: { $0.hasPrefix(key + "=") }) else { return [] }
@@ -53,7 +58,7 @@ final class BlueZSimProcess {
                 return (t, String(kv[1]))
             }
         }
-        return (parse("writes"), parse("notifications"))
+        return (parse("writes"), parse("notifications"), parse("adverts"))
     }
 
     func stop() {
@@ -62,65 +67,119 @@ final class BlueZSimProcess {
     }
 }
 
+/// What the daemon did with one profile's curtain.
+struct CurtainDaemonSamples {
+    var commandMs: [Double] = []
+    var signalMs: [Double] = []
+    var reconnectMs: [Double] = []
+    /// The command each MoveTo wrote first, as `HEX@TARGET`: bleak writes the same.
+    var writes: [String] = []
+}
+
 extension Bench {
-    /// The curtain: socket command → WriteValue at the simulator; notification → Watch event;
-    /// reconnect time after the device returns.
-    func curtainFigures(_ report: inout Report, work: URL) throws {
-        let sim = try BlueZSimProcess(bin: bin, dir: work.appendingPathComponent("bluez"))
-        defer { sim.stop() }
-        let d = try DaemonProcess.start(bin: bin, dir: work.appendingPathComponent("curtain-daemon"),
-                                        extraArguments: ["--curtain-enabled"],
+    /// The curtain, for each profile with bluez-sim simulating that device: socket command → WriteValue at the
+    /// simulator; notification (SwitchBot: advertisement) → Watch event; reconnect time after the device returns.
+    /// The peer, in the same run on the same simulated device once the daemon has gone: bleak doing the same
+    /// writes (scripts/bench-curtain-bleak.py).
+    func curtainFigures(_ report: inout Report, work: URL) async throws {
+        for profile in CurtainProfile.all {
+            let dir = work.appendingPathComponent("curtain-\(profile.id)")
+            let sim = try BlueZSimProcess(bin: bin, dir: dir.appendingPathComponent("bluez"), profile: profile.id)
+            defer { sim.stop() }
+            let daemon = try daemonCurtainFigures(profile, sim: sim, dir: dir)
+            let peer = try await bleakCurtainFigures(profile, sim: sim, writes: daemon.writes)
+            let name = profile.id.rawValue
+            let signal = profile.motionFromAdvertisements
+                ? "\(name): advertisement (motion, position) → Watch event (ms)"
+                : "\(name): notification → Watch event (ms)"
+            let peerSignal = profile.motionFromAdvertisements
+                ? "bleak notification callback (the reply; motion is advertised)" : "bleak notification callback"
+            report.add(section: "Curtain, \(name) profile: BlueZ simulator on a private D-Bus bus", rows: [
+                Row("\(name): command (MoveTo) → WriteValue at the simulator (ms)", Stats(daemon.commandMs),
+                    peer: peer.map { ("bleak, same write (\(profile.writeType.rawValue)) → WriteValue", Stats($0.writeMs)) }
+                        ?? Self.bleakSkipped),
+                Row(signal, Stats(daemon.signalMs), peer: peer.map { (peerSignal, Stats($0.notifyMs)) } ?? Self.bleakSkipped),
+                Row("\(name): device returns → connected again (ms)", Stats(daemon.reconnectMs), peer: nil),
+            ])
+        }
+    }
+
+    static let bleakSkipped = ("skipped: bleak not installed", Stats([]))
+
+    /// The daemon with `profile`: `moves` MoveTo commands between 30 % and 70 %, then `reconnects` returns.
+    func daemonCurtainFigures(_ profile: CurtainProfile, sim: BlueZSimProcess, dir: URL) throws -> CurtainDaemonSamples {
+        let d = try DaemonProcess.start(bin: bin, dir: dir.appendingPathComponent("daemon"),
+                                        extraArguments: ["--curtain-enabled", "--curtain-profile", profile.id.rawValue],
                                         environment: ["DBUS_SYSTEM_BUS_ADDRESS": sim.busAddress])
         defer { d.stop() }
         let watch = try WatchConnection(path: d.socketPath)
-        _ = try watch.wait(for: "curtain", where: { $0.contains(#""connection":"connected""#) })
         let client = try BlockingClient(path: d.socketPath)
         defer { client.close() }
-
-        // Command → WriteValue arriving at the simulator.
-        var commandMs: [Double] = []
-        _ = try sim.timing()
-        for _ in 0..<commands {
-            let t0 = monotonicSeconds()
-            _ = try client.roundTrip(Array(#"{"method":"io.roombridge.Curtain.Sync"}"#.utf8) + [0])
-            if let write = try sim.timing().writes.first { commandMs.append((write.0 - t0) * 1000) }
+        func ready(_ text: String) -> Bool {
+            text.contains(#""connection":"connected""#) && text.contains(#""position":"#) && !text.contains(#""position":null"#)
         }
+        if !ready(watch.initialState) { _ = try watch.wait(for: "curtain", where: { ready($0.text) }) }
 
-        // Notification → Watch event: moves between 30 % and 70 %; each STATUS frame changes the
-        // position, so each becomes one curtain event.
-        var notifyMs: [Double] = []
+        var samples = CurtainDaemonSamples()
         for i in 0..<moves {
             let target = i % 2 == 0 ? 70 : 30
             _ = try sim.timing()
             var received: [(Double, String)] = []
+            let t0 = monotonicSeconds()
             _ = try client.roundTrip(Array(#"{"method":"io.roombridge.Curtain.MoveTo","parameters":{"position":\#(target)}}"#.utf8) + [0])
             while true {
                 let (_, e) = try watch.nextEvent()
                 received.append((monotonicSeconds(), e.text))
-                if e.contains(#""motion":"idle""#) && e.contains(#""position":\#(target)"#) { break }
+                if e.contains(#""motion":"idle""#) && Self.mentions(position: target, in: e.text) { break }
             }
-            for (sent, hex) in try sim.timing().notifications where hex.hasPrefix("81") && hex.count == 10 {
-                let position = Int(hex.dropFirst(4).prefix(2), radix: 16) ?? -1
-                if let hit = received.first(where: { $0.0 >= sent && $0.1.contains(#""position":\#(position),"#) }) {
-                    notifyMs.append((hit.0 - sent) * 1000)
+            let timing = try sim.timing()
+            if let write = timing.writes.first {
+                samples.commandMs.append((write.0 - t0) * 1000)
+                samples.writes.append("\(write.1)@\(target)")
+            }
+            // Each position the device signals becomes a curtain event carrying it.
+            let signals: [(Double, Int)] = profile.motionFromAdvertisements
+                ? timing.adverts.compactMap { sent, hex in Int(hex, radix: 16).map { (sent, $0) } }
+                : timing.notifications.flatMap { sent, hex in Self.positions(notified: hex, by: profile).map { (sent, $0) } }
+            for (sent, position) in signals {
+                if let hit = received.first(where: { $0.0 >= sent && Self.mentions(position: position, in: $0.1) }) {
+                    samples.signalMs.append((hit.0 - sent) * 1000)
                 }
             }
         }
 
-        // Reconnect after the device returns.
-        var reconnectMs: [Double] = []
         for _ in 0..<reconnects {
             try sim.ctl("vanish")
             _ = try watch.wait(for: "curtain", where: { !$0.contains(#""connection":"connected""#) })
             let t0 = monotonicSeconds()
             try sim.ctl("reappear")
             _ = try watch.wait(for: "curtain", where: { $0.contains(#""connection":"connected""#) })
-            reconnectMs.append((monotonicSeconds() - t0) * 1000)
+            samples.reconnectMs.append((monotonicSeconds() - t0) * 1000)
         }
-        report.add(section: "Curtain: BlueZ simulator on a private D-Bus bus", rows: [
-            Row("socket command → WriteValue at the simulator (ms)", Stats(commandMs), peer: nil),
-            Row("notification (PropertiesChanged) → Watch event (ms)", Stats(notifyMs), peer: nil),
-            Row("device returns → connected again (ms)", Stats(reconnectMs), peer: nil),
-        ])
+        return samples
+    }
+
+    /// True when an event's text carries `"position":N`.
+    static func mentions(position: Int, in text: String) -> Bool {
+        text.contains(#""position":\#(position),"#) || text.contains(#""position":\#(position)}"#)
+    }
+
+    /// The positions (percent open) a notification of `profile` reports, decoded by the profile's codec.
+    static func positions(notified hex: String, by profile: CurtainProfile) -> [Int] {
+        let events = (try? profile.codec.decode(notification: bytes(hex: hex), replyingTo: nil)) ?? []
+        return events.compactMap {
+            switch $0 {
+            case .status(let s): s.position
+            case .position(let p): p
+            default: nil
+            }
+        }
+    }
+
+    static func bytes(hex: String) -> [UInt8] {
+        stride(from: 0, to: hex.count - 1, by: 2).compactMap { i in
+            let start = hex.index(hex.startIndex, offsetBy: i)
+            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)
+        }
     }
 }

@@ -83,7 +83,7 @@ struct Report {
                 if let s = r.stats {
                     var line = "| \(r.name) | \(s.count) | \(fmt(s.p50)) | \(fmt(s.p99)) |"
                     if let (peerName, p) = r.peer {
-                        line += " \(peerName) | \(fmt(p.p50)) | \(fmt(p.p99)) | \(fmt(s.p50 / p.p50))× |"
+                        line += " \(peerName) | \(fmt(p.p50)) | \(fmt(p.p99)) | \(p.count == 0 ? "" : fmt(s.p50 / p.p50) + "×") |"
                     } else {
                         line += " | | | |"
                     }

@@ -65,11 +65,12 @@ extension Bench {
 }
 
 /// Runs a Python script to its end with the python3 on PATH (the one selenium is installed for);
-/// its exit status, standard output and standard error.
+/// its exit status, standard output and standard error. `environment` is added to this process's.
 /// Through swift-subprocess, which resets the child's signal mask (see idlePeerMemory): the
 /// script's own children (roombridge-web, http.server, chromium) must end on SIGTERM.
-func runPython(_ arguments: [String]) async throws -> (TerminationStatus, String, String) {
-    let result = try await run(.name("python3"), arguments: Arguments(arguments),
+func runPython(_ arguments: [String], environment: [String: String] = [:]) async throws -> (TerminationStatus, String, String) {
+    let extra = Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) })
+    let result = try await run(.name("python3"), arguments: Arguments(arguments), environment: .inherit.updating(extra),
                                output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
     return (result.terminationStatus, result.standardOutput, result.standardError)
 }

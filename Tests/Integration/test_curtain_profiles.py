@@ -1,5 +1,7 @@
 """The daemon drives the commercial curtain profiles (curtain.profile = switchbot / am43) against bluez-sim's device
 models: connect, state adopted, open/move/stop, manual refusal, link drop, bluetoothd restart."""
+import re
+
 import pytest
 
 from conftest import Watcher
@@ -99,3 +101,17 @@ def test_link_drop_and_bluetoothd_restart_reconnect(pconnected, psim):
     wait_state(pconnected, lambda c: c["connection"] == "connected", timeout=30, what="reconnected after restart")
     ok(curtain(pconnected, "MoveTo", position=20))
     wait_state(pconnected, lambda c: c["motion"] == "idle" and c["position"] == 20, timeout=15)
+
+
+@pytest.mark.parametrize("profile", ["switchbot"])
+def test_simulator_times_the_advertisements_that_carry_motion(pconnected, psim):
+    """`bluez-sim ctl timing` (roombridge-bench's clock) lists each advertisement bluetoothd signalled, with the
+    position it carries: SwitchBot motion reaches the daemon only that way."""
+    psim.ctl("timing")  # forget what came before
+    ok(curtain(pconnected, "MoveTo", position=40))
+    wait_state(pconnected, lambda c: c["motion"] == "idle" and c["position"] == 40, timeout=15, what="move to 40")
+    adverts = re.search(r"adverts=(\S*)", psim.ctl("timing"))
+    assert adverts, "bluez-sim's timing line has no adverts"
+    positions = [int(entry.split(":")[1], 16) for entry in adverts.group(1).split(",") if entry]
+    assert positions and positions[-1] == 40, positions
+    assert all(0 <= p <= 40 for p in positions), positions
