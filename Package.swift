@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: C libraries — one thin module each; nothing outside the adapters imports them.
@@ -73,6 +74,12 @@ let package = Package(
         .target(name: "LendingStore", dependencies: [
             "Lending",
             .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: swiftSettings),
+        // PostgreSQL through postgres-nio: the same store interface for several kiosks on one database.
+        .target(name: "PostgresStore", dependencies: [
+            "Lending",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
             "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
@@ -181,8 +188,11 @@ let package = Package(
         .testTarget(name: "LendingTests", dependencies: [
             "TestSupport", "Lending", "LendingStore", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
+        // The store contract suites run against SQLite and PostgreSQL (ROOMBRIDGE_PG_URL).
+        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending",
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
+            "PostgresStore", .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 

@@ -40,7 +40,7 @@ case $action in
       chmod 0755 "$dir"
       # A password of 32 random hex digits, readable by the tests (and by roombridged in them).
       head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/password"
-      chmod 0644 "$dir/password"
+      chmod 0600 "$dir/password"; [ "$(id -u)" -ne 0 ] || chown nobody "$dir/password"
       as_owner "$bindir/initdb" -D "$dir/data" -U roombridge --pwfile="$dir/password" \
         --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || {
           cat "$dir/initdb.log" >&2; exit 1; }

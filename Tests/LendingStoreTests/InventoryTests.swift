@@ -1,16 +1,14 @@
 import Foundation
-import GRDB
 import Lending
 import LendingStore
 import Testing
 
-@Suite("Inventory CRUD, device log, paging and filters")
+@Suite("Inventory CRUD, device log, paging and filters (SQLite and PostgreSQL)")
 struct InventoryTests {
-    @Test func deviceLifecycleWritesOneLogRowPerField() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 0)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func deviceLifecycleWritesOneLogRowPerField(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 0)
+        defer { fixture.close() }
+        let store = fixture.store
 
         var device = makeDevice("D-9")
         try await store.addDevice(device, at: at(0))
@@ -52,11 +50,10 @@ struct InventoryTests {
         #expect(firstPage.items + secondPage.items == log)
     }
 
-    @Test func groupsAreDataWithStableIDs() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func groupsAreDataWithStableIDs(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         try await store.addGroup(DeviceGroup(id: "watch", name: "Smart watch", sortOrder: 50))
         await #expect(throws: LendingError.groupAlreadyExists("watch")) {
             try await store.addGroup(DeviceGroup(id: "watch", name: "x"))
@@ -68,11 +65,10 @@ struct InventoryTests {
         await #expect(throws: LendingError.noSuchGroup("watch")) { try await store.deleteGroup(id: "watch") }
     }
 
-    @Test func pagingAndFiltersAreRangeQueries() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 0, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func pagingAndFiltersAreRangeQueries(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 0, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         for i in 1...25 {
             let group = i % 2 == 0 ? "iphone" : "android-phone"
             let status: DeviceStatus = i % 5 == 0 ? .broken : .normal
@@ -116,11 +112,10 @@ struct InventoryTests {
         }
     }
 
-    @Test func usersAndBadges() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1, users: 3)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func usersAndBadges(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1, users: 3)
+        defer { fixture.close() }
+        let store = fixture.store
         await #expect(throws: LendingError.userAlreadyExists("U-1")) {
             try await store.addUser(User(id: "U-1", name: "Again", registeredAt: base))
         }
@@ -155,12 +150,8 @@ struct InventoryTests {
         await #expect(throws: LendingError.uidAlreadyBound("04112233445566", boundTo: "device D-001")) {
             try await store.addBadge(Badge(identifier: "04112233445566", kind: .iso14443a, userId: "U-2", registeredAt: base))
         }
-        let raw = try DatabaseQueue(path: dir.database)
-        defer { try? raw.close() }
-        #expect(throws: DatabaseError.self) {
-            try raw.write { db in
-                try db.execute(sql: "INSERT INTO badges VALUES ('04112233445566', 'iso14443a', 'U-2', 0, NULL)")
-            }
+        await #expect(throws: (any Error).self) {
+            try await fixture.execute("INSERT INTO badges VALUES ('04112233445566', 'iso14443a', 'U-2', 0, NULL)")
         }
 
         // Registration marks the device and logs it once.

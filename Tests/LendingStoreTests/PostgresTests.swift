@@ -1,0 +1,91 @@
+import Foundation
+import Lending
+@testable import PostgresStore
+import Testing
+
+/// What only the PostgreSQL store does: its URL, its migrations table.
+@Suite("PostgreSQL store")
+struct PostgresTests {
+    @Test func urlsParseLikeLibpq() throws {
+        let full = try PostgresStoreConfiguration(url: "postgresql://kiosk@db.example:6543/inventory?sslmode=require", password: "pw")
+        #expect(full.host == "db.example" && full.port == 6543 && full.username == "kiosk" && full.database == "inventory")
+        #expect(full.sslMode == .require && full.password == "pw" && full.unixSocketDirectory == nil)
+        let defaults = try PostgresStoreConfiguration(url: "postgres://", password: nil)
+        #expect(defaults.host == "localhost" && defaults.port == 5432 && defaults.username == "roombridge")
+        #expect(defaults.database == "roombridge" && defaults.sslMode == .prefer)
+        let socket = try PostgresStoreConfiguration(url: "postgresql://rb@/rb?host=/run/postgresql", password: nil)
+        #expect(socket.unixSocketDirectory == "/run/postgresql" && socket.host == nil)
+        #expect(socket.unixSocketPath == "/run/postgresql/.s.PGSQL.5432")
+        let encoded = try PostgresStoreConfiguration(url: "postgresql://r%40b@[::1]:5433/d%20b", password: nil)
+        #expect(encoded.username == "r@b" && encoded.host == "::1" && encoded.port == 5433 && encoded.database == "d b")
+        #expect(full.displayURL == "postgresql://kiosk@db.example:6543/inventory?sslmode=require")
+
+        for (url, reason) in [
+            ("mysql://x/y", "must start with postgresql://"),
+            ("postgresql://u:secret@h/d", "contains a password"),
+            ("postgresql://u@h/d?password=secret", "contains a password"),
+            ("postgresql://u@h:99999/d", "port"),
+            ("postgresql://u@h/d?sslmode=verify-full", "sslmode must be one of"),
+            ("postgresql://u@h/d?application_name=x", "unknown parameter"),
+        ] {
+            #expect {
+                try PostgresStoreConfiguration(url: url, password: nil)
+            } throws: { error in
+                guard let error = error as? PostgresURLError else { return false }
+                return error.reason.contains(reason) && !error.description.contains("secret")
+            }
+        }
+    }
+
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func aNewerSchemaIsRefusedAndLeftAsItWas() async throws {
+        let database = try await PostgresTestServer.createDatabase()
+        let configuration = try PostgresTestServer.configuration(database: database)
+        try await PostgresInventoryStore.open(configuration).close()
+        try await PostgresTestServer.execute("INSERT INTO schema_migrations (identifier) VALUES ('v99-from-the-future')",
+                                             database: database)
+        await #expect(throws: PostgresOpenError.newerThanBinary(database: configuration.displayURL,
+                                                                unknownMigrations: ["v99-from-the-future"])) {
+            try await PostgresInventoryStore.open(configuration)
+        }
+        #expect(PostgresOpenError.newerThanBinary(database: "d", unknownMigrations: ["v9"]).description
+            .contains("upgrade roombridged"))
+    }
+
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func aDatabaseOfAnotherApplicationIsRefused() async throws {
+        let database = try await PostgresTestServer.createDatabase()
+        let configuration = try PostgresTestServer.configuration(database: database)
+        try await PostgresTestServer.execute("CREATE TABLE invoices (id int)", database: database)
+        await #expect(throws: PostgresOpenError.foreignDatabase(database: configuration.displayURL, tables: ["invoices"])) {
+            try await PostgresInventoryStore.open(configuration)
+        }
+    }
+
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func twoDaemonsMigratingAnEmptyDatabaseTogetherApplyEachMigrationOnce() async throws {
+        let database = try await PostgresTestServer.createDatabase()
+        let configuration = try PostgresTestServer.configuration(database: database)
+        let stores = try await withThrowingTaskGroup(of: PostgresInventoryStore.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresInventoryStore.open(configuration) } }
+            var all: [PostgresInventoryStore] = []
+            for try await store in group { all.append(store) }
+            return all
+        }
+        defer { stores.forEach { $0.close() } }
+        #expect(try await stores[0].appliedMigrations() == PostgresInventoryStore.knownMigrations)
+        #expect(try await stores[1].groups() == DeviceGroup.defaults)
+    }
+
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func aWrongPasswordIsAConnectFailureNamingTheFix() async throws {
+        var configuration = try PostgresTestServer.configuration(database: "roombridge")
+        configuration.password = "wrong"
+        await #expect {
+            try await PostgresInventoryStore.open(configuration)
+        } throws: { error in
+            guard case PostgresOpenError.connectFailed(_, let detail) = error else { return false }
+            return detail.contains("password") && "\(error)".contains("password file")
+        }
+    }
+}
