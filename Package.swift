@@ -128,6 +128,8 @@ let package = Package(
         .executableTarget(name: "roombridge-bench", dependencies: [
             "Varlink", "NDEF", "PN532Simulator", "RoomBridgeCore", "SeededRandom",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Subprocess", package: "swift-subprocess"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ], swiftSettings: swiftSettings),
 
         // roombridge-bench's peers for idle memory: minimal Swift programs that only wait.

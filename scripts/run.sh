@@ -94,8 +94,15 @@ EOB
 fi
 
 # --- The daemon: the same binary as on real hardware, only configuration differs -------------------
-: > "$RUN_DIR/none.toml"
-"$BIN/roombridged" --config "$RUN_DIR/none.toml" --socket-path "$SOCK" --socket-group "" \
+# With the simulator, presence too: a region for Aiko's phone (an iBeacon added below).
+AIKO_BEACON=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+if [ -n "$BLUEZ_CTL" ]; then
+  printf '[presence]\nregions = ["aiko=%s/1 user=U-0001"]\nexit_after = 10\ndefault_place = "front desk"\n' \
+    "$AIKO_BEACON" > "$RUN_DIR/run.toml"
+else
+  : > "$RUN_DIR/run.toml"
+fi
+"$BIN/roombridged" --config "$RUN_DIR/run.toml" --socket-path "$SOCK" --socket-group "" \
   --auth-group "$(id -gn)" --database-path "$RUN_DIR/roombridge.sqlite" --log-level info \
   "${NFC_ARGS[@]}" --nfc-modulations iso14443a --nfc-modulations felica212 \
   2> >(if [ "$SCENARIO" = 1 ]; then cat > "$RUN_DIR/roombridged.log"; else sed -u 's/^/[roombridged] /' >&2; fi) &
@@ -113,6 +120,10 @@ ctl badges bind 0102030405060708 --user U-0002 --kind felica
 ctl devices add D-0001 --group android-phone --model "Pixel 7" --serial SN-P7-0001 --os 14 --connector USB-C
 ctl devices add D-0002 --group iphone --model "iPhone 15" --serial SN-I15-0002 --os 17.1 --connector USB-C
 ctl devices add D-0003 --group ipad --model "iPad Air" --serial SN-IPA-0003 --os 17.0 --connector USB-C --status broken
+if [ -n "$BLUEZ_CTL" ] && [ "$SCENARIO" = 0 ]; then
+  "$BIN/bluez-sim" ctl --control "$BLUEZ_CTL" beacon add "$AIKO_BEACON" 1 2 tx=-59 rssi=-65 noise=2 interval=300 \
+    address=F0:00:00:00:00:01 > /dev/null
+fi
 
 if [ "$SCENARIO" = 1 ]; then
   status=0
@@ -136,6 +147,7 @@ RoomBridge is running.
 
   Kiosk screen:  http://127.0.0.1:$WEB_PORT/kiosk
   Admin pages:   http://127.0.0.1:$WEB_PORT/devices   (sign in as admin, password roombridge)
+  Curtain:       http://127.0.0.1:$WEB_PORT/curtain
 
 In another terminal:
 
@@ -164,6 +176,11 @@ The BlueZ simulator stands in for bluetoothd and the curtain:
   $B press open                         # the wall switch: remote commands are refused while it moves
   $B drop-link                          # link loss: roombridged reconnects
   $B schedule 06:45 off                 # change the schedule on the device (it is adopted)
+
+and for the iBeacons (roombridgectl presence shows who is in the region "aiko"):
+  $B beacon rssi F0:00:00:00:00:01 -85  # Aiko's phone moves away (far); -50 brings it near
+  $B beacon vanish F0:00:00:00:00:01    # she leaves: the region is exited after 10 s
+  $B beacon appear F0:00:00:00:00:01
 EOT
 fi
 echo; echo "Ctrl-C here stops everything."

@@ -89,13 +89,17 @@ public struct LendRequest: Sendable, Hashable {
     public var dueAt: Date?
     /// Reader/kiosk name.
     public var location: String?
+    /// Who lends it (the armed user at a reader, a client's Unix user, …).
+    public var lentBy: ChangeActor?
 
-    public init(deviceId: DeviceID, userId: UserID, at: Date, dueAt: Date? = nil, location: String? = nil) {
+    public init(deviceId: DeviceID, userId: UserID, at: Date, dueAt: Date? = nil, location: String? = nil,
+                lentBy: ChangeActor? = nil) {
         self.deviceId = deviceId
         self.userId = userId
         self.at = at
         self.dueAt = dueAt
         self.location = location
+        self.lentBy = lentBy
     }
 }
 
@@ -104,11 +108,11 @@ public struct ReturnRequest: Sendable, Hashable {
     public var deviceId: DeviceID
     public var at: Date
     /// Who brought it back, when known.
-    public var returnedBy: UserID?
+    public var returnedBy: ChangeActor?
     /// Reader/kiosk name.
     public var location: String?
 
-    public init(deviceId: DeviceID, at: Date, returnedBy: UserID? = nil, location: String? = nil) {
+    public init(deviceId: DeviceID, at: Date, returnedBy: ChangeActor? = nil, location: String? = nil) {
         self.deviceId = deviceId
         self.at = at
         self.returnedBy = returnedBy
@@ -129,14 +133,14 @@ public protocol InventoryStore: Sendable {
     func deleteGroup(id: GroupID) async throws
 
     // MARK: Devices
-    /// Adds a device and one `add` log row per field.
-    func addDevice(_ device: Device, at: Date) async throws
+    /// Adds a device and one `add` log row per field, recording `actor` on them.
+    func addDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws
     /// Replaces a device's fields and logs one `update` row per changed field (old, new).
     /// Returns the log rows written (empty when nothing changed).
     @discardableResult
-    func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry]
+    func updateDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws -> [DeviceLogEntry]
     /// Deletes a device (its history and log stay). Refused while it is lent.
-    func deleteDevice(id: DeviceID, at: Date) async throws
+    func deleteDevice(id: DeviceID, at: Date, by actor: ChangeActor?) async throws
     func device(id: DeviceID) async throws -> DeviceRecord?
     func devices(_ filter: DeviceFilter, page: PageRequest) async throws -> Page<DeviceRecord>
     /// A device's change log, newest first (also for deleted devices).
@@ -162,7 +166,7 @@ public protocol InventoryStore: Sendable {
     func tagBindings(deviceId: DeviceID) async throws -> [TagBinding]
     /// Binds `uid` to the device and marks it NFC-registered, in one transaction, logging
     /// the flag change (the last step of tag registration in device-tag.md).
-    func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws
+    func registerTag(uid: String, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws
     /// What a UID is bound to (device tag or badge), if anything.
     func resolve(uid: String) async throws -> UIDBinding?
 
@@ -182,6 +186,23 @@ public protocol InventoryStore: Sendable {
 }
 
 extension InventoryStore {
+    /// ``addDevice(_:at:by:)`` with no actor known.
+    public func addDevice(_ device: Device, at: Date) async throws { try await addDevice(device, at: at, by: nil) }
+
+    /// ``updateDevice(_:at:by:)`` with no actor known.
+    @discardableResult
+    public func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry] {
+        try await updateDevice(device, at: at, by: nil)
+    }
+
+    /// ``deleteDevice(id:at:by:)`` with no actor known.
+    public func deleteDevice(id: DeviceID, at: Date) async throws { try await deleteDevice(id: id, at: at, by: nil) }
+
+    /// ``registerTag(uid:deviceId:at:by:)`` with no actor known.
+    public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
+        try await registerTag(uid: uid, deviceId: deviceId, at: at, by: nil)
+    }
+
     /// Every rental matching `query`, fetched page by page (for exports).
     public func allHistory(_ query: HistoryQuery, pageSize: Int = PageRequest.maximumLimit) async throws -> [Rental] {
         var result: [Rental] = []

@@ -18,6 +18,8 @@ public actor LendingCoordinator {
     public private(set) var location: String?
     private let now: @Sendable () -> Date
     private var armed: LendingArm?
+    /// The last lend or return per device, within the repeat window (double taps).
+    private var recent: [DeviceID: RecentChange] = [:]
     private var expiry: Task<Void, Never>?
 
     /// - Parameter now: the clock (injected for tests).
@@ -74,22 +76,27 @@ public actor LendingCoordinator {
         return outcome
     }
 
-    /// Lends a device by ID (devices without a tag), with the default loan period unless `dueAt` is given.
-    public func lend(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil) async throws -> Rental {
+    /// Lends a device by ID (devices without a tag), with the default loan period unless `dueAt`
+    /// is given; `actor` is who asks (a client's Unix user, or the person signed in to the web).
+    public func lend(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil, by actor: ChangeActor? = nil) async throws -> Rental {
         let t = now()
         let rental = try await store.lend(LendRequest(deviceId: deviceId, userId: userId, at: t,
-                                                      dueAt: dueAt ?? policy.dueDate(for: t), location: location))
+                                                      dueAt: dueAt ?? policy.dueDate(for: t), location: location,
+                                                      lentBy: actor))
+        remember(rental, .lent)
         await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
                             userName: rental.userName, dueAt: rental.dueAt), uid: nil, reader: nil)
         return rental
     }
 
-    /// Returns a device by ID.
-    public func returnDevice(deviceId: DeviceID, returnedBy: UserID? = nil) async throws -> Rental {
+    /// Returns a device by ID; `returnedBy` is who brought it back (a user a client names, else
+    /// the client itself).
+    public func returnDevice(deviceId: DeviceID, returnedBy: ChangeActor? = nil) async throws -> Rental {
         let rental = try await store.returnDevice(ReturnRequest(deviceId: deviceId, at: now(), returnedBy: returnedBy,
                                                                 location: location))
+        remember(rental, .returned)
         await publish(.returned(deviceId: rental.deviceId, model: rental.model, borrowerId: rental.userId,
-                                borrowerName: rental.userName, returnedBy: returnedBy), uid: nil, reader: nil)
+                                borrowerName: rental.userName, returnedBy: rental.returnedBy), uid: nil, reader: nil)
         return rental
     }
 
@@ -102,13 +109,18 @@ public actor LendingCoordinator {
         } catch {
             return .failed(reason: "\(error)")
         }
-        let decision = LendingRules.decide(identity, session: session(), now: now(), policy: policy, location: location)
+        var recentChange: RecentChange?
+        if case .device(let record) = identity { recentChange = recent[record.device.id] }
+        let decision = LendingRules.decide(identity, session: session(), now: now(), policy: policy, location: location,
+                                           recent: recentChange)
         do {
             switch decision.operation {
             case .lend(let request):
-                _ = try await store.lend(request)
+                let rental = try await store.lend(request)
+                remember(rental, .lent)
             case .returnDevice(let request):
-                _ = try await store.returnDevice(request)
+                let rental = try await store.returnDevice(request)
+                remember(rental, .returned)
             case nil:
                 break
             }
@@ -121,12 +133,19 @@ public actor LendingCoordinator {
         return decision.outcome
     }
 
+    /// Remembers a lend or return for the repeat window, forgetting those older than it.
+    private func remember(_ rental: Rental, _ kind: RecentChange.Kind) {
+        let t = now()
+        recent = recent.filter { t.timeIntervalSince($0.value.at) < policy.repeatWindow }
+        recent[rental.deviceId] = RecentChange(deviceId: rental.deviceId, kind: kind, userName: rental.userName, at: t)
+    }
+
     private func identify(_ tap: Tap) async throws -> TapIdentity {
-        if let id = tap.device?.deviceId, let record = try await store.device(id: id) {
-            return TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil)
-        }
+        // Both lookups always: a device record alone proves nothing (see TapIdentification).
+        var deviceOnTag: DeviceRecord?
+        if let id = tap.device?.deviceId { deviceOnTag = try await store.device(id: id) }
         let binding = try await store.resolve(uid: TapIdentification.canonicalUID(of: tap))
-        return TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: binding)
+        return TapIdentification.identify(tap, deviceOnTag: deviceOnTag, uidBinding: binding)
     }
 
     // MARK: Publishing
@@ -183,6 +202,13 @@ extension TapOutcome {
             o.kind = .unknownDevice; o.deviceId = deviceId; o.uid = tagUID
         case .unknownTag(let tagUID):
             o.kind = .unknownTag; o.uid = tagUID
+        case .repeated(let deviceId, _, let change, let userName):
+            // A refusal too, with the reason `alreadyLent` or `alreadyReturned`.
+            o.kind = .refused; o.deviceId = deviceId; o.userName = userName
+            o.reason = change == .lent ? "alreadyLent" : "alreadyReturned"
+        case .unregisteredTag(let deviceId, _, let tagUID, _):
+            // Published as a refusal (the wire's kinds stay as they were), reason named.
+            o.kind = .refused; o.deviceId = deviceId; o.uid = tagUID; o.reason = "unregisteredTag"
         case .failed(let reason):
             o.kind = .failed; o.reason = reason
         }

@@ -31,6 +31,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidCardIdentifier(String, reason: String)
     /// A field value is not acceptable (empty ID, due date before lend time, …).
     case invalidField(String, reason: String)
+    /// A value breaks a named validation rule (``Validation``); `reason` says how and what to do.
+    case ruleViolated(ValidationRule, field: String, reason: String)
     /// A page cursor that this store did not issue.
     case invalidCursor(String)
     /// No user is armed at the reader (internal to the rules; taps report `badgeRequired`).
@@ -80,6 +82,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid card identifier '\(text)': \(reason)"
         case .invalidField(let field, let reason):
             return "invalid \(field): \(reason)"
+        case .ruleViolated(let rule, let field, let reason):
+            return "invalid \(field) (rule \(rule.rawValue)): \(reason)"
         case .invalidCursor(let cursor):
             return "invalid page cursor '\(cursor)'; start again without a cursor"
         case .noArmedUser:

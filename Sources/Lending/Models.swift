@@ -151,10 +151,13 @@ public struct DeviceLogEntry: Sendable, Hashable, Codable {
     public var oldValue: String?
     public var newValue: String?
     public var at: Date
+    /// Who made the change (``ChangeActor/text``); nil when unknown (changes made before
+    /// actors were recorded).
+    public var actor: String?
 
     public init(
         id: Int64, deviceId: DeviceID, operation: DeviceLogOperation, field: String,
-        oldValue: String?, newValue: String?, at: Date
+        oldValue: String?, newValue: String?, at: Date, actor: String? = nil
     ) {
         self.id = id
         self.deviceId = deviceId
@@ -163,6 +166,7 @@ public struct DeviceLogEntry: Sendable, Hashable, Codable {
         self.oldValue = oldValue
         self.newValue = newValue
         self.at = at
+        self.actor = actor
     }
 }
 
@@ -244,18 +248,24 @@ public struct Rental: Sendable, Hashable, Codable {
     public var dueAt: Date?
     /// Nil while the rental is active.
     public var returnedAt: Date?
-    /// Who tapped the device back in, when known (the armed user at the reader).
-    public var returnedBy: UserID?
+    /// Who returned it (``ChangeActor/text``), when known: the user armed at the reader, the
+    /// user a client named, or the client's Unix user.
+    public var returnedBy: String?
     /// Reader/kiosk name where the device was lent.
     public var location: String?
     /// Reader/kiosk name where the device was returned.
     public var returnLocation: String?
+    /// Who lent it (``ChangeActor/text``): the armed user whose badge was tapped, or the client's
+    /// Unix user (or the person signed in to the web front end). Nil for rentals recorded before
+    /// actors were.
+    public var lentBy: String?
 
     public init(
         id: Int64, deviceId: DeviceID, model: String, osVersion: String, serialNumber: String,
         userId: UserID, userName: String, rentedAt: Date, dueAt: Date? = nil, returnedAt: Date? = nil,
-        returnedBy: UserID? = nil, location: String? = nil, returnLocation: String? = nil
+        returnedBy: String? = nil, location: String? = nil, returnLocation: String? = nil, lentBy: String? = nil
     ) {
+        self.lentBy = lentBy
         self.id = id
         self.deviceId = deviceId
         self.model = model

@@ -12,9 +12,15 @@ public struct LendingPolicy: Sendable, Hashable {
     /// Default loan period; nil for open-ended loans (no due date, never overdue).
     public var defaultLoanPeriod: TimeInterval?
 
-    public init(armDuration: TimeInterval = 30, defaultLoanPeriod: TimeInterval? = nil) {
+    /// After a device is lent or returned, a tap of the same device within this many seconds
+    /// is a repeat (a double tap, a tag lifted and placed again) and changes nothing
+    /// (default 5 s; 0 turns it off).
+    public var repeatWindow: TimeInterval
+
+    public init(armDuration: TimeInterval = 30, defaultLoanPeriod: TimeInterval? = nil, repeatWindow: TimeInterval = 5) {
         self.armDuration = armDuration
         self.defaultLoanPeriod = defaultLoanPeriod
+        self.repeatWindow = repeatWindow
     }
 
     /// Due date of a loan that starts at `rentedAt`.
@@ -31,6 +37,30 @@ extension LendingArm {
     public func remaining(at now: Date) -> TimeInterval { max(0, expiresAt.timeIntervalSince(now)) }
 }
 
+/// The last lend or return of a device, remembered for ``LendingPolicy/repeatWindow``.
+public struct RecentChange: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case lent, returned
+    }
+    public var deviceId: DeviceID
+    public var kind: Kind
+    /// The borrower's name.
+    public var userName: String
+    public var at: Date
+
+    public init(deviceId: DeviceID, kind: Kind, userName: String, at: Date) {
+        self.deviceId = deviceId
+        self.kind = kind
+        self.userName = userName
+        self.at = at
+    }
+
+    /// True when a tap of the same device at `now` repeats this change.
+    public func isRepeated(by deviceId: DeviceID, at now: Date, policy: LendingPolicy) -> Bool {
+        deviceId == self.deviceId && now >= at && now.timeIntervalSince(at) < policy.repeatWindow
+    }
+}
+
 /// What a tap identified, after the lookups of ``TapIdentification``.
 public enum TapIdentity: Sendable, Hashable {
     /// A device in the inventory, with its active rental.
@@ -39,12 +69,19 @@ public enum TapIdentity: Sendable, Hashable {
     case badge(Badge, User)
     /// The tag names a device ID that is not in the inventory.
     case unknownDevice(DeviceID, uid: String)
+    /// The tag carries the record of a device in the inventory, but its UID is not bound to
+    /// that device (`boundTo` says what it is bound to instead, if anything): a tag nobody
+    /// registered, so it lends and returns nothing.
+    case unregisteredTag(DeviceRecord, uid: String, boundTo: String?)
     /// Nothing known: an administrator can bind the UID.
     case unknownTag(uid: String)
 }
 
-/// The identification order of device-tag.md: (1) a device record on the tag naming a
-/// known device, (2) the UID's binding to a device or to a badge, (3) unknown.
+/// The identification order of device-tag.md, with registration as the proof of a tag:
+/// (1) a device record on the tag names a device, and the UID must be bound to that device
+/// (a record anyone can write; the binding is made at registration); a record naming a device
+/// that is not in the inventory falls back to the UID; (2) the UID's binding to a device or to
+/// a badge; (3) unknown.
 public enum TapIdentification {
     /// - Parameters:
     ///   - deviceOnTag: the inventory record of the device named by the tap's device record
@@ -52,8 +89,17 @@ public enum TapIdentification {
     ///   - uidBinding: what the tap's UID is bound to (nil if nothing).
     public static func identify(_ tap: Tap, deviceOnTag: DeviceRecord?, uidBinding: UIDBinding?) -> TapIdentity {
         let uid = canonicalUID(of: tap)
-        if let deviceOnTag, deviceOnTag.device.id == tap.device?.deviceId {
-            return .device(deviceOnTag)
+        if let named = tap.device?.deviceId, let deviceOnTag, deviceOnTag.device.id == named {
+            switch uidBinding {
+            case .device(let bound) where bound.device.id == named:
+                return .device(bound)
+            case .device(let other):
+                return .unregisteredTag(deviceOnTag, uid: uid, boundTo: "device \(other.device.id)")
+            case .badge(_, let user):
+                return .unregisteredTag(deviceOnTag, uid: uid, boundTo: "a badge of \(user.id)")
+            case nil:
+                return .unregisteredTag(deviceOnTag, uid: uid, boundTo: nil)
+            }
         }
         switch uidBinding {
         case .device(let record):
@@ -94,6 +140,11 @@ public enum TapOutcome: Sendable, Hashable {
     case unknownDevice(deviceId: DeviceID, uid: String)
     /// Unknown UID: an administrator can bind it to a device or a badge.
     case unknownTag(uid: String)
+    /// The device was tapped again within the repeat window after it was lent or returned
+    /// (`change`); nothing changed.
+    case repeated(deviceId: DeviceID, model: String, change: RecentChange.Kind, userName: String)
+    /// A device record on a UID that is not bound to that device: refused, nothing recorded.
+    case unregisteredTag(deviceId: DeviceID, model: String, uid: String, boundTo: String?)
     /// The store refused or failed (e.g. lost a race with another reader); nothing changed.
     case failed(reason: String)
 
@@ -108,6 +159,8 @@ public enum TapOutcome: Sendable, Hashable {
         case .refused: "refused"
         case .unknownDevice: "unknownDevice"
         case .unknownTag: "unknownTag"
+        case .unregisteredTag: "unregisteredTag"
+        case .repeated(_, _, let change, _): change == .lent ? "alreadyLent" : "alreadyReturned"
         case .failed: "failed"
         }
     }
@@ -134,6 +187,14 @@ public enum TapOutcome: Sendable, Hashable {
             return "Device \(id) on tag \(uid) is not in the inventory; ask the administrator to add it."
         case .unknownTag(let uid):
             return "Unknown tag \(uid); ask the administrator to register it."
+        case .repeated(let id, let model, .lent, let userName):
+            return "\(model) (\(id)) is already lent to \(userName); the repeated tap changed nothing."
+        case .repeated(let id, let model, .returned, _):
+            return "\(model) (\(id)) is already returned; the repeated tap changed nothing."
+        case .unregisteredTag(let id, let model, let uid, let boundTo):
+            let bound = boundTo.map { " (it is bound to \($0))" } ?? ""
+            return "Refused: tag \(uid) is not registered for \(model) (\(id))\(bound), so nothing was lent or returned. "
+                + "An administrator can register it with: roombridgectl tags bind \(uid) --device \(id)"
         case .failed(let reason):
             return "Nothing was recorded: \(reason)"
         }
@@ -169,9 +230,13 @@ public enum LendingRules {
     /// - available normal device with a user armed → lent to that user (session stays);
     /// - available normal device, nobody armed → `badgeRequired`, nothing recorded;
     /// - available broken/disposed device → refused with its status;
-    /// - unknown device / tag → reported; the session is untouched.
+    /// - unknown device / tag, or a device record on an unregistered tag → reported; the
+    ///   session is untouched;
+    /// - a device lent or returned less than ``LendingPolicy/repeatWindow`` ago (`recent`) →
+    ///   reported as already lent / already returned; nothing recorded.
     public static func decide(
-        _ identity: TapIdentity, session: LendingArm?, now: Date, policy: LendingPolicy, location: String?
+        _ identity: TapIdentity, session: LendingArm?, now: Date, policy: LendingPolicy, location: String?,
+        recent: RecentChange? = nil
     ) -> TapDecision {
         let active = session.flatMap { $0.isActive(at: now) ? $0 : nil }
         switch identity {
@@ -182,11 +247,21 @@ public enum LendingRules {
             return TapDecision(outcome: .unknownTag(uid: uid), operation: nil, session: active)
         case .unknownDevice(let id, let uid):
             return TapDecision(outcome: .unknownDevice(deviceId: id, uid: uid), operation: nil, session: active)
+        case .unregisteredTag(let record, let uid, let boundTo):
+            let outcome = TapOutcome.unregisteredTag(deviceId: record.device.id, model: record.device.model,
+                                                     uid: uid, boundTo: boundTo)
+            return TapDecision(outcome: outcome, operation: nil, session: active)
         case .device(let record):
             let device = record.device
+            if let recent, recent.isRepeated(by: device.id, at: now, policy: policy) {
+                let outcome = TapOutcome.repeated(deviceId: device.id, model: device.model, change: recent.kind,
+                                                  userName: recent.userName)
+                return TapDecision(outcome: outcome, operation: nil, session: active)
+            }
             if let rental = record.activeRental {
                 // A return is never refused, whatever the device's status, so it can come back.
-                let request = ReturnRequest(deviceId: device.id, at: now, returnedBy: active?.userId, location: location)
+                let request = ReturnRequest(deviceId: device.id, at: now, returnedBy: active.map { .user($0.userId) },
+                                            location: location)
                 let outcome = TapOutcome.returned(deviceId: device.id, model: device.model, borrowerId: rental.userId,
                                                   borrowerName: rental.userName, returnedBy: active?.userId)
                 return TapDecision(outcome: outcome, operation: .returnDevice(request), session: active)
@@ -200,7 +275,8 @@ public enum LendingRules {
                                    operation: nil, session: nil)
             }
             let due = policy.dueDate(for: now)
-            let request = LendRequest(deviceId: device.id, userId: active.userId, at: now, dueAt: due, location: location)
+            let request = LendRequest(deviceId: device.id, userId: active.userId, at: now, dueAt: due, location: location,
+                                      lentBy: .user(active.userId))
             let outcome = TapOutcome.lent(deviceId: device.id, model: device.model, userId: active.userId,
                                           userName: active.userName, dueAt: due)
             return TapDecision(outcome: outcome, operation: .lend(request), session: active)

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// What every ``InventoryStore`` backend does the same way, so that SQLite and PostgreSQL give
-/// the same answers: time stored as milliseconds, the checks on new IDs and card UIDs, keyset
+/// the same answers: time stored as milliseconds, the check on card UIDs and due dates, keyset
 /// page cursors, and `LIKE` escaping.
 public enum StoreConventions {
     /// Milliseconds since 1970-01-01 UTC, rounded: how a backend stores a date (compact, exact,
@@ -17,14 +17,6 @@ public enum StoreConventions {
 
     /// `date` as it reads back from a store (rounded to the millisecond).
     public static func stored(_ date: Date) -> Date { self.date(millis: millis(date)) }
-
-    /// A new ID: not empty, no control characters.
-    public static func requireNonEmpty(_ value: String, _ field: String) throws(LendingError) {
-        try TextRules.requirePrintable(value, field)
-        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            throw .invalidField(field, reason: "must not be empty")
-        }
-    }
 
     /// A tag UID in canonical form.
     public static func canonicalUID(_ uid: String) throws(LendingError) -> String {

@@ -6,7 +6,12 @@
 public enum TextRules {
     /// The first control character in `text` (C0 including NUL, DEL, C1), or nil.
     public static func firstControlCharacter(in text: String) -> Unicode.Scalar? {
-        text.unicodeScalars.first { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+        text.unicodeScalars.first(where: isControl)
+    }
+
+    /// True for C0 controls (including NUL), DEL and C1 controls.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// `U+0000`-style name of a scalar.

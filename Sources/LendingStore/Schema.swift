@@ -12,6 +12,7 @@ enum Schema {
         migrator.registerMigration("v1") { db in try db.execute(sql: v1) }
         migrator.registerMigration("v2") { db in try migrateToV2(db) }
         migrator.registerMigration("v3") { db in try db.execute(sql: v3) }
+        migrator.registerMigration("v4") { db in try db.execute(sql: v4) }
         return migrator
     }
 
@@ -224,6 +225,13 @@ enum Schema {
         BEGIN
             SELECT RAISE(ABORT, 'device is not lendable');
         END;
+        """
+
+    /// Version 4: who acted. `rentals.lent_by` (who lent; `returned_by` already says who
+    /// returned) and `device_log.actor`, as `ChangeActor` text; null for rows written before.
+    static let v4 = """
+        ALTER TABLE rentals ADD COLUMN lent_by TEXT;
+        ALTER TABLE device_log ADD COLUMN actor TEXT;
         """
 
     /// The messages the schema's triggers raise, as the store recognises them (migrations are

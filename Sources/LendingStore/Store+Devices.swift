@@ -13,16 +13,18 @@ extension SQLiteInventoryStore {
     }
 
     public func addGroup(_ group: DeviceGroup) async throws {
-        try Self.requireNonEmpty(group.id, "group ID")
+        try Validation.group(group, isNew: true)
         try await write { db in
             if try Self.exists(db, "SELECT 1 FROM device_groups WHERE id = ?", [group.id]) {
                 throw LendingError.groupAlreadyExists(group.id)
             }
+            try Self.requireNoCaseTwin(db, "device_groups", group.id, field: "group ID")
             try group.insert(db)
         }
     }
 
     public func updateGroup(_ group: DeviceGroup) async throws {
+        try Validation.group(group, isNew: false)
         try await write { db in
             try db.execute(sql: "UPDATE device_groups SET name = ?, sort_order = ? WHERE id = ?",
                            arguments: [group.name, group.sortOrder, group.id])
@@ -41,35 +43,37 @@ extension SQLiteInventoryStore {
 
     // MARK: Devices
 
-    public func addDevice(_ device: Device, at: Date) async throws {
-        try Self.requireNonEmpty(device.id, "device ID")
+    public func addDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws {
+        try Validation.device(device, isNew: true)
         try await write { db in
             if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [device.id]) {
                 throw LendingError.deviceAlreadyExists(device.id)
             }
+            try Self.requireNoCaseTwin(db, "devices", device.id, field: "device ID")
             try Self.requireGroup(db, device.groupId)
             try device.insert(db)
             for (field, value) in device.loggedFields where value != nil {
-                _ = try Self.log(db, device.id, .add, field, nil, value, at)
+                _ = try Self.log(db, device.id, .add, field, nil, value, at, actor)
             }
         }
     }
 
     @discardableResult
-    public func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry] {
-        try await write { db in
+    public func updateDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws -> [DeviceLogEntry] {
+        try Validation.device(device, isNew: false)
+        return try await write { db in
             guard let old = try Self.fetchDevice(db, id: device.id) else { throw LendingError.noSuchDevice(device.id) }
             if old.groupId != device.groupId { try Self.requireGroup(db, device.groupId) }
             try device.update(db)
             var entries: [DeviceLogEntry] = []
             for (before, after) in zip(old.loggedFields, device.loggedFields) where before.value != after.value {
-                entries.append(try Self.log(db, device.id, .update, before.field, before.value, after.value, at))
+                entries.append(try Self.log(db, device.id, .update, before.field, before.value, after.value, at, actor))
             }
             return entries
         }
     }
 
-    public func deleteDevice(id: DeviceID, at: Date) async throws {
+    public func deleteDevice(id: DeviceID, at: Date, by actor: ChangeActor?) async throws {
         try await write { db in
             guard let old = try Self.fetchDevice(db, id: id) else { throw LendingError.noSuchDevice(id) }
             do {
@@ -79,7 +83,7 @@ extension SQLiteInventoryStore {
                 throw LendingError.deviceIsLent(id, userId: try Self.fetchActiveRental(db, deviceId: id)?.userId ?? "?")
             }
             for (field, value) in old.loggedFields where value != nil {
-                _ = try Self.log(db, id, .delete, field, value, nil, at)
+                _ = try Self.log(db, id, .delete, field, value, nil, at, actor)
             }
         }
     }
@@ -114,7 +118,7 @@ extension SQLiteInventoryStore {
     }
 
     public func deviceLog(deviceId: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry> {
-        var sql = "SELECT id, device_id, operation, field, old_value, new_value, at FROM device_log WHERE device_id = ?"
+        var sql = "SELECT id, device_id, operation, field, old_value, new_value, at, actor FROM device_log WHERE device_id = ?"
         var arguments: StatementArguments = [deviceId]
         if let cursor = page.cursor {
             guard let id = Int64(cursor) else { throw LendingError.invalidCursor(cursor) }

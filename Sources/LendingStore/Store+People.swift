@@ -7,16 +7,18 @@ extension SQLiteInventoryStore {
     // MARK: Users
 
     public func addUser(_ user: User) async throws {
-        try Self.requireNonEmpty(user.id, "user ID")
+        try Validation.user(user, isNew: true)
         try await write { db in
             if try Self.exists(db, "SELECT 1 FROM users WHERE id = ?", [user.id]) {
                 throw LendingError.userAlreadyExists(user.id)
             }
+            try Self.requireNoCaseTwin(db, "users", user.id, field: "user ID")
             try user.insert(db)
         }
     }
 
     public func updateUser(_ user: User) async throws {
+        try Validation.user(user, isNew: false)
         try await write { db in
             do {
                 try user.update(db)
@@ -109,7 +111,7 @@ extension SQLiteInventoryStore {
         }
     }
 
-    public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
+    public func registerTag(uid: String, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {
         let uid = try Self.canonicalUID(uid)
         try await write { db in
             try Self.bind(db, uid: uid, deviceId: deviceId, at: at)
@@ -117,7 +119,7 @@ extension SQLiteInventoryStore {
                                                   arguments: [deviceId]) ?? false
             if !wasRegistered {
                 try db.execute(sql: "UPDATE devices SET is_nfc_registered = 1 WHERE id = ?", arguments: [deviceId])
-                _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "false", "true", at)
+                _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "false", "true", at, actor)
             }
         }
     }

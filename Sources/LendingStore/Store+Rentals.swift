@@ -16,11 +16,11 @@ extension SQLiteInventoryStore {
             do {
                 try db.execute(sql: """
                     INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name,
-                                         rented_at, due_at, location)
-                    SELECT d.id, d.model, d.os_version, d.serial_number, u.id, u.name, ?, ?, ?
+                                         rented_at, due_at, location, lent_by)
+                    SELECT d.id, d.model, d.os_version, d.serial_number, u.id, u.name, ?, ?, ?, ?
                     FROM devices d, users u WHERE d.id = ? AND u.id = ?
                     """, arguments: [
-                        Millis.from(request.at), request.dueAt.map(Millis.from), request.location,
+                        Millis.from(request.at), request.dueAt.map(Millis.from), request.location, request.lentBy?.text,
                         request.deviceId, request.userId,
                     ])
             } catch let error as DatabaseError {
@@ -70,10 +70,10 @@ extension SQLiteInventoryStore {
             try db.execute(sql: """
                 UPDATE rentals SET returned_at = ?, returned_by = ?, return_location = ?
                 WHERE id = ? AND returned_at IS NULL
-                """, arguments: [returnedAt, request.returnedBy, request.location, rental.id])
+                """, arguments: [returnedAt, request.returnedBy?.text, request.location, rental.id])
             if db.changesCount != 1 { throw LendingError.notLent(request.deviceId) }
             rental.returnedAt = Millis.date(returnedAt)
-            rental.returnedBy = request.returnedBy
+            rental.returnedBy = request.returnedBy?.text
             rental.returnLocation = request.location
             return rental
         }

@@ -18,7 +18,7 @@ extension SQLiteInventoryStore {
         """
     static let rentalColumns = """
         r.id, r.device_id, r.model, r.os_version, r.serial_number, r.user_id, r.user_name, r.rented_at, \
-        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location
+        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by
         """
     /// A device with its active rental (the join uses the partial unique index).
     static let deviceRecordSelect = """
@@ -60,9 +60,12 @@ extension SQLiteInventoryStore {
         if try !exists(db, "SELECT 1 FROM device_groups WHERE id = ?", [id]) { throw LendingError.noSuchGroup(id) }
     }
 
-    /// A new ID: not empty, no control characters.
-    static func requireNonEmpty(_ value: String, _ field: String) throws {
-        try StoreConventions.requireNonEmpty(value, field)
+    /// Refuses a new ID of `table` that differs only in case from an existing one (rule
+    /// `idCaseCollision`; SQLite's NOCASE folds ASCII letters).
+    static func requireNoCaseTwin(_ db: Database, _ table: String, _ id: String, field: String) throws {
+        let twin = try String.fetchOne(db, sql: "SELECT id FROM \(table) WHERE id = ? COLLATE NOCASE AND id != ? LIMIT 1",
+                                       arguments: [id, id])
+        try Validation.caseCollision(id, existing: twin, field: field)
     }
 
     static func canonicalUID(_ uid: String) throws -> String {
@@ -89,13 +92,13 @@ extension SQLiteInventoryStore {
 
     static func log(
         _ db: Database, _ deviceId: DeviceID, _ operation: DeviceLogOperation, _ field: String,
-        _ old: String?, _ new: String?, _ at: Date
+        _ old: String?, _ new: String?, _ at: Date, _ actor: ChangeActor?
     ) throws -> DeviceLogEntry {
         try db.execute(sql: """
-            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [deviceId, operation.rawValue, field, old, new, Millis.from(at)])
+            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at, actor) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [deviceId, operation.rawValue, field, old, new, Millis.from(at), actor?.text])
         return DeviceLogEntry(id: db.lastInsertedRowID, deviceId: deviceId, operation: operation, field: field,
-                              oldValue: old, newValue: new, at: Millis.date(Millis.from(at)))
+                              oldValue: old, newValue: new, at: Millis.date(Millis.from(at)), actor: actor?.text)
     }
 
     static func whereSQL(_ clauses: [String]) -> String {

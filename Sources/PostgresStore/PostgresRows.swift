@@ -37,11 +37,11 @@ enum Columns {
     static let deviceCount = 10
     static let rental = """
         r.id, r.device_id, r.model, r.os_version, r.serial_number, r.user_id, r.user_name, r.rented_at, \
-        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location
+        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by
         """
     static let user = "id, name, registered_at"
     static let badge = "identifier, kind, user_id, registered_at, label"
-    static let deviceLog = "id, device_id, operation, field, old_value, new_value, at"
+    static let deviceLog = "id, device_id, operation, field, old_value, new_value, at, actor"
     /// A device with its active rental (the join uses the partial unique index).
     static let deviceRecordSelect = """
         SELECT \(device), \(rental)
@@ -67,10 +67,10 @@ enum Decode {
         let os: String = try c.next(), serial: String = try c.next(), user: String = try c.next()
         let name: String = try c.next(), rented = try c.date(), due = try c.optionalDate()
         let returned = try c.optionalDate(), returnedBy: String? = try c.next()
-        let location: String? = try c.next(), returnLocation: String? = try c.next()
+        let location: String? = try c.next(), returnLocation: String? = try c.next(), lentBy: String? = try c.next()
         return Rental(id: id, deviceId: device, model: model, osVersion: os, serialNumber: serial, userId: user,
                       userName: name, rentedAt: rented, dueAt: due, returnedAt: returned, returnedBy: returnedBy,
-                      location: location, returnLocation: returnLocation)
+                      location: location, returnLocation: returnLocation, lentBy: lentBy)
     }
 
     /// A ``Columns/deviceRecordSelect`` row.
@@ -101,7 +101,8 @@ enum Decode {
         var c = Cells(row)
         let id: Int64 = try c.next(), device: String = try c.next(), operation: String = try c.next()
         return DeviceLogEntry(id: id, deviceId: device, operation: DeviceLogOperation(rawValue: operation) ?? .update,
-                              field: try c.next(), oldValue: try c.next(), newValue: try c.next(), at: try c.date())
+                              field: try c.next(), oldValue: try c.next(), newValue: try c.next(), at: try c.date(),
+                              actor: try c.next())
     }
 }
 
@@ -175,15 +176,28 @@ extension PostgresInventoryStore {
 
     static func log(
         _ c: PostgresConnection, _ deviceId: DeviceID, _ operation: DeviceLogOperation, _ field: String,
-        _ old: String?, _ new: String?, _ at: Date, logger: Logger
+        _ old: String?, _ new: String?, _ at: Date, _ actor: ChangeActor?, logger: Logger
     ) async throws -> DeviceLogEntry {
         let ms = StoreConventions.millis(at)
         let id = try await rows(c, """
-            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at)
-            VALUES (\(deviceId), \(operation.rawValue), \(field), \(old), \(new), \(ms)) RETURNING id
+            INSERT INTO device_log (device_id, operation, field, old_value, new_value, at, actor)
+            VALUES (\(deviceId), \(operation.rawValue), \(field), \(old), \(new), \(ms), \(actor?.text)) RETURNING id
             """, logger: logger) { try $0[0].decode(Int64.self) }.first ?? 0
         return DeviceLogEntry(id: id, deviceId: deviceId, operation: operation, field: field,
-                              oldValue: old, newValue: new, at: StoreConventions.date(millis: ms))
+                              oldValue: old, newValue: new, at: StoreConventions.date(millis: ms), actor: actor?.text)
+    }
+
+    /// Refuses a new ID of `table` that differs only in case from an existing one (rule
+    /// `idCaseCollision`). `lower` under the IDs' "C" collation folds ASCII letters only, as
+    /// SQLite's NOCASE does. The advisory lock on the folded ID makes two kiosks adding
+    /// `d-1` and `D-1` at once take turns, so the second sees the first.
+    static func requireNoCaseTwin(_ c: PostgresConnection, _ table: String, _ id: String, field: String,
+                                  logger: Logger) async throws {
+        try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(table + ":" + id.lowercased())))", logger: logger)
+        let twin = try await rows(c, """
+            SELECT id FROM \(unescaped: table) WHERE lower(id) = lower(\(id) COLLATE "C") AND id <> \(id) LIMIT 1
+            """, logger: logger) { try $0[0].decode(String.self) }.first
+        try Validation.caseCollision(id, existing: twin, field: field)
     }
 
     /// The number of rows a data-changing statement with `RETURNING 1` touched.

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -206,5 +206,12 @@ enum PostgresSchema {
         END $$;
         CREATE TRIGGER tags_not_badges BEFORE INSERT ON tag_bindings
             FOR EACH ROW EXECUTE FUNCTION tags_not_badges();
+        """
+
+    /// Who acted (the SQLite schema's v4): `rentals.lent_by` (who lent; `returned_by` already
+    /// says who returned) and `device_log.actor`, as `ChangeActor` text; null for rows written before.
+    static let v2 = """
+        ALTER TABLE rentals ADD COLUMN lent_by TEXT;
+        ALTER TABLE device_log ADD COLUMN actor TEXT;
         """
 }

@@ -18,7 +18,7 @@ extension PostgresInventoryStore {
     }
 
     public func addGroup(_ group: DeviceGroup) async throws {
-        try StoreConventions.requireNonEmpty(group.id, "group ID")
+        try Validation.group(group, isNew: true)
         let logger = self.logger
         try await transaction { c in
             let inserted = try await Self.changed(c, """
@@ -26,10 +26,12 @@ extension PostgresInventoryStore {
                 ON CONFLICT (id) DO NOTHING RETURNING 1
                 """, logger: logger)
             if inserted == 0 { throw LendingError.groupAlreadyExists(group.id) }
+            try await Self.requireNoCaseTwin(c, "device_groups", group.id, field: "group ID", logger: logger)
         }
     }
 
     public func updateGroup(_ group: DeviceGroup) async throws {
+        try Validation.group(group, isNew: false)
         let logger = self.logger
         try await transaction { c in
             let updated = try await Self.changed(c, """
@@ -58,8 +60,8 @@ extension PostgresInventoryStore {
 
     // MARK: Devices
 
-    public func addDevice(_ device: Device, at: Date) async throws {
-        try StoreConventions.requireNonEmpty(device.id, "device ID")
+    public func addDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws {
+        try Validation.device(device, isNew: true)
         let logger = self.logger
         try await transaction { c in
             try await Self.requireGroup(c, device.groupId, logger: logger)
@@ -72,14 +74,16 @@ extension PostgresInventoryStore {
                 ON CONFLICT (id) DO NOTHING RETURNING 1
                 """, logger: logger)
             if inserted == 0 { throw LendingError.deviceAlreadyExists(device.id) }
+            try await Self.requireNoCaseTwin(c, "devices", device.id, field: "device ID", logger: logger)
             for (field, value) in device.loggedFields where value != nil {
-                _ = try await Self.log(c, device.id, .add, field, nil, value, at, logger: logger)
+                _ = try await Self.log(c, device.id, .add, field, nil, value, at, actor, logger: logger)
             }
         }
     }
 
     @discardableResult
-    public func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry] {
+    public func updateDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws -> [DeviceLogEntry] {
+        try Validation.device(device, isNew: false)
         let logger = self.logger
         return try await transaction { c in
             guard let old = try await Self.fetchDevice(c, id: device.id, lock: "FOR UPDATE", logger: logger) else {
@@ -95,13 +99,13 @@ extension PostgresInventoryStore {
                 """, logger: logger)
             var entries: [DeviceLogEntry] = []
             for (before, after) in zip(old.loggedFields, device.loggedFields) where before.value != after.value {
-                entries.append(try await Self.log(c, device.id, .update, before.field, before.value, after.value, at, logger: logger))
+                entries.append(try await Self.log(c, device.id, .update, before.field, before.value, after.value, at, actor, logger: logger))
             }
             return entries
         }
     }
 
-    public func deleteDevice(id: DeviceID, at: Date) async throws {
+    public func deleteDevice(id: DeviceID, at: Date, by actor: ChangeActor?) async throws {
         let logger = self.logger
         try await transaction { c in
             guard let old = try await Self.fetchDevice(c, id: id, logger: logger) else { throw LendingError.noSuchDevice(id) }
@@ -115,7 +119,7 @@ extension PostgresInventoryStore {
                 throw LendingError.deviceIsLent(id, userId: userId)
             }
             for (field, value) in old.loggedFields where value != nil {
-                _ = try await Self.log(c, id, .delete, field, value, nil, at, logger: logger)
+                _ = try await Self.log(c, id, .delete, field, value, nil, at, actor, logger: logger)
             }
         }
     }

@@ -11,7 +11,7 @@ extension PostgresInventoryStore {
     // MARK: Users
 
     public func addUser(_ user: User) async throws {
-        try StoreConventions.requireNonEmpty(user.id, "user ID")
+        try Validation.user(user, isNew: true)
         let logger = self.logger
         try await transaction { c in
             let inserted = try await Self.changed(c, """
@@ -19,10 +19,12 @@ extension PostgresInventoryStore {
                 ON CONFLICT (id) DO NOTHING RETURNING 1
                 """, logger: logger)
             if inserted == 0 { throw LendingError.userAlreadyExists(user.id) }
+            try await Self.requireNoCaseTwin(c, "users", user.id, field: "user ID", logger: logger)
         }
     }
 
     public func updateUser(_ user: User) async throws {
+        try Validation.user(user, isNew: false)
         let logger = self.logger
         try await transaction { c in
             let updated = try await Self.changed(c, """
@@ -129,7 +131,7 @@ extension PostgresInventoryStore {
                         Decode.tagBinding)
     }
 
-    public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
+    public func registerTag(uid: String, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {
         let uid = try StoreConventions.canonicalUID(uid)
         let logger = self.logger
         try await transaction { c in
@@ -138,7 +140,7 @@ extension PostgresInventoryStore {
                 UPDATE devices SET is_nfc_registered = true WHERE id = \(deviceId) AND NOT is_nfc_registered RETURNING 1
                 """, logger: logger)
             if changed == 1 {
-                _ = try await Self.log(c, deviceId, .update, "isNFCRegistered", "false", "true", at, logger: logger)
+                _ = try await Self.log(c, deviceId, .update, "isNFCRegistered", "false", "true", at, actor, logger: logger)
             }
         }
     }

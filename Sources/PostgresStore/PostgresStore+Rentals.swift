@@ -35,8 +35,9 @@ extension PostgresInventoryStore {
                     do {
                         inserted = try await Self.rows(c, """
                             INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name,
-                                                 rented_at, due_at, location)
-                            SELECT d.id, d.model, d.os_version, d.serial_number, u.id, u.name, \(at), \(due), \(request.location)
+                                                 rented_at, due_at, location, lent_by)
+                            SELECT d.id, d.model, d.os_version, d.serial_number, u.id, u.name, \(at), \(due), \(request.location),
+                                   \(request.lentBy?.text)
                             FROM devices d, users u WHERE d.id = \(request.deviceId) AND u.id = \(request.userId)
                             ON CONFLICT (device_id) WHERE returned_at IS NULL DO NOTHING
                             RETURNING \(unescaped: Columns.rental.replacingOccurrences(of: "r.", with: ""))
@@ -74,7 +75,7 @@ extension PostgresInventoryStore {
         return try await transaction { c in
             // Clocks of two readers may disagree: never record a return before the lend.
             let returned = try await Self.rows(c, """
-                UPDATE rentals SET returned_at = GREATEST(\(at), rented_at), returned_by = \(request.returnedBy),
+                UPDATE rentals SET returned_at = GREATEST(\(at), rented_at), returned_by = \(request.returnedBy?.text),
                                    return_location = \(request.location)
                 WHERE device_id = \(request.deviceId) AND returned_at IS NULL
                 RETURNING \(unescaped: Columns.rental.replacingOccurrences(of: "r.", with: ""))

@@ -90,6 +90,8 @@ public let configKeys: [ConfigKey] = [
               "Seconds a client may take to finish a message it started.", validate: positiveDouble),
     ConfigKey("auth.group", .string("roombridge"),
               "Group whose members (and root) may call methods that change things."),
+    ConfigKey("auth.actor_users", .strings(["roombridge-web"]),
+              "Unix users (besides root) that may name the signed-in person they act for, recorded as who made a change."),
     ConfigKey("log.level", .string("info"),
               "trace, debug, info, notice, warning, error or critical.") { v in
         if case .string(let s) = v, LogLevelName(rawValue: s) == nil {
@@ -99,6 +101,9 @@ public let configKeys: [ConfigKey] = [
     },
     ConfigKey("state.subscriber_buffer", .int(1024),
               "Events a Watch client may fall behind before it is dropped.", validate: positiveInt),
+    ConfigKey("state.replay_buffer", .int(1024),
+              "Latest events kept for a Watch client that resumes after the last event it saw (Watch since).",
+              validate: positiveInt),
     ConfigKey("database.path", .string("/var/lib/roombridge/roombridge.sqlite"),
               "SQLite database file (created on first start).") { v in
         if case .string(let s) = v, s.isEmpty { return "must not be empty" }
@@ -157,6 +162,11 @@ public let configKeys: [ConfigKey] = [
               validate: positiveInt),
     ConfigKey("lending.loan_days", .int(0), "Default loan period in days; 0 means no due date.",
               validate: nonNegativeInt),
+    ConfigKey("lending.repeat_window", .double(5),
+              "Seconds after a lend or return in which a tap of the same device is a repeat and changes nothing; 0 turns it off.") { v in
+        if case .double(let d) = v, !(d >= 0) { return "must be 0 or more seconds" }
+        return nil
+    },
     ConfigKey("lending.location", .string(""),
               "Name of this kiosk, stored with each rental; empty uses the host name."),
 ] + presenceConfigKeys

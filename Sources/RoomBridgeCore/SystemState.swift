@@ -70,6 +70,10 @@ public enum SubscriptionError: Error, Sendable, Equatable, CustomStringConvertib
 public struct Subscription: Sendable {
     /// The state including every event up to `snapshot.seq`.
     public let snapshot: StateSnapshot
+    /// Set when the subscriber asked to resume after a `seq` and the replay ring still held every
+    /// later event: `events` then starts with the event after `resumedAfter` (the replayed ones
+    /// first), not after `snapshot.seq`. Nil: `events` starts after `snapshot.seq`.
+    public let resumedAfter: UInt64?
     /// Every event after `snapshot.seq`, in order. Ends with `SubscriptionError.tooSlow` when the
     /// subscriber falls more than its buffer behind, or `.shuttingDown`.
     public let events: AsyncThrowingStream<Event, any Error>
@@ -81,9 +85,13 @@ public struct Subscription: Sendable {
 /// methods; each change becomes an ``Event`` with the next sequence number and is fanned out to
 /// every subscriber. A subscriber has a bounded buffer: one that falls behind is dropped with
 /// ``SubscriptionError/tooSlow(bufferLimit:)``; the actor never waits for a subscriber.
+/// The latest `replayLimit` events are kept in a ring, so that a subscriber that reconnects can
+/// resume after the last event it saw (``subscribe(since:bufferLimit:counted:)``).
 public actor SystemState {
     private let now: @Sendable () -> Date
     private let defaultBufferLimit: Int
+    /// The latest events, oldest first, at most `replayLimit` of them.
+    private var recent: EventRing
     private var seq: UInt64 = 0
     private let startedAt: Date
     private var readerOrder: [String] = []
@@ -120,12 +128,15 @@ public actor SystemState {
 
     /// - Parameters:
     ///   - bufferLimit: events a subscriber may fall behind before it is dropped.
+    ///   - replayLimit: the latest events kept for subscribers that resume after a `seq`.
     ///   - now: the wall clock (injected in tests).
     ///   - curtain: the initial curtain state (e.g. `.disabled` when no curtain is configured).
-    public init(bufferLimit: Int = 1024, curtain: CurtainState = CurtainState(),
+    public init(bufferLimit: Int = 1024, replayLimit: Int = 1024, curtain: CurtainState = CurtainState(),
                 now: @escaping @Sendable () -> Date = { Date() }) {
         precondition(bufferLimit > 0, "bufferLimit must be positive")
+        precondition(replayLimit > 0, "replayLimit must be positive")
         self.now = now
+        self.recent = EventRing(capacity: replayLimit)
         self.curtain = curtain
         self.defaultBufferLimit = bufferLimit
         let started = now()
@@ -192,19 +203,28 @@ public actor SystemState {
     /// The last event's sequence number. Cheap; the watchdog uses it to check that the actor answers.
     public func ping() -> UInt64 { seq }
 
-    /// Subscribes to every change from now on.
+    /// Subscribes to every change from now on, or from just after `since`.
     /// - Parameters:
-    ///   - bufferLimit: overrides the default buffer limit for this subscriber.
+    ///   - since: the `seq` of the last event the subscriber has seen. When the replay ring
+    ///     still holds every event after it, the subscription resumes there (`resumedAfter` is
+    ///     set and the missed events come first); when it does not (`since` is older than the
+    ///     ring, or newer than the latest event, as after a restart), the subscription starts
+    ///     from the snapshot, as without `since`.
+    ///   - bufferLimit: overrides the default buffer limit for this subscriber (replayed events
+    ///     do not count against it).
     ///   - counted: whether the subscriber counts in `counters.subscribers` (clients do; the
     ///     daemon's own listeners, such as the systemd status line, do not).
-    public func subscribe(bufferLimit: Int? = nil, counted: Bool = true) -> Subscription {
+    public func subscribe(since: UInt64? = nil, bufferLimit: Int? = nil, counted: Bool = true) -> Subscription {
         let limit = max(1, bufferLimit ?? defaultBufferLimit)
+        let replay = since.flatMap { recent.events(after: $0, latest: seq) }
         let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream(
-            bufferingPolicy: .bufferingOldest(limit))
+            bufferingPolicy: .bufferingOldest(limit + (replay?.count ?? 0)))
         let snap = snapshot()
+        let resumedAfter = replay == nil ? nil : since
+        for event in replay ?? [] { continuation.yield(event) }
         if closed {
             continuation.finish(throwing: SubscriptionError.shuttingDown)
-            return Subscription(snapshot: snap, events: stream)
+            return Subscription(snapshot: snap, resumedAfter: resumedAfter, events: stream)
         }
         nextSubscriberID += 1
         let id = nextSubscriberID
@@ -214,7 +234,7 @@ public actor SystemState {
             guard let self else { return }
             Task { await self.removeSubscriber(id) }
         }
-        return Subscription(snapshot: snap, events: stream)
+        return Subscription(snapshot: snap, resumedAfter: resumedAfter, events: stream)
     }
 
     private func removeSubscriber(_ id: UInt64) {
@@ -338,6 +358,7 @@ public actor SystemState {
         seq += 1
         counters.events += 1
         let event = Event(seq: seq, at: now(), payload: payload)
+        recent.append(event)
         // Before any subscriber sees the event, so that a GetState after it includes it.
         publish()
         var dropped: [UInt64] = []

@@ -14,6 +14,7 @@ import RoomBridgeConfig
 import RoomBridgeCore
 import RoomBridgeInterfaces
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 import Varlink
 import VarlinkNIO
@@ -103,7 +104,7 @@ public enum Daemon {
         // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let curtainEnabled = config.bool("curtain.enabled")
-        let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"),
+        let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"), replayLimit: config.int("state.replay_buffer"),
                                 curtain: CurtainState(connection: curtainEnabled ? .searching : .disabled))
         let curtain: CurtainController? = curtainEnabled ? CurtainController(state: state) : nil
 
@@ -131,7 +132,8 @@ public enum Daemon {
         }
 
         let authGroup = config.string("auth.group")
-        let authorizer = Authorizer(groupName: authGroup, gid: GroupDirectory.gid(named: authGroup))
+        let authorizer = Authorizer(groupName: authGroup, gid: GroupDirectory.gid(named: authGroup),
+                                    actorUsers: Set(config.strings("auth.actor_users")), userName: UserDirectory.name(uid:))
         if authorizer.gid == nil {
             logger.warning("auth.group \(authGroup) does not exist: only root may call methods that change things; create it with: groupadd --system \(authGroup)")
         }
@@ -276,7 +278,8 @@ public enum Daemon {
         let loanDays = config.int("lending.loan_days")
         let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
         return (LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
-                              defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil),
+                              defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil,
+                              repeatWindow: config.double("lending.repeat_window")),
                 location)
     }
 
@@ -342,6 +345,24 @@ enum GroupDirectory {
         let rc = getgrnam_r(name, &group, &buffer, buffer.count, &result)
         guard rc == 0, result != nil else { return nil }
         return group.gr_gid
+    }
+}
+
+/// User name lookups (`getpwuid_r`), remembered per UID: names are recorded as who made a
+/// change, and a call must not wait on the user database more than once per user.
+enum UserDirectory {
+    private static let names = Mutex<[UInt32: String]>([:])
+
+    @Sendable static func name(uid: UInt32) -> String? {
+        if let known = names.withLock({ $0[uid] }) { return known }
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>? = nil
+        var buffer = [CChar](repeating: 0, count: 16384)
+        let rc = getpwuid_r(uid, &entry, &buffer, buffer.count, &result)
+        guard rc == 0, result != nil, let pointer = entry.pw_name else { return nil }
+        let name = String(cString: pointer)
+        names.withLock { $0[uid] = name }
+        return name
     }
 }
 

@@ -1,6 +1,8 @@
+import Lending
 import Varlink
 
-/// Decides who may call methods that change things: root, and members of one group.
+/// Decides who may call methods that change things: root, and members of one group; and who a
+/// caller is, for the records of who changed what.
 ///
 /// Everyone who can open the socket may read (`GetState`, `Watch`); the socket file's mode and
 /// group decide who can open it.
@@ -9,10 +11,37 @@ public struct Authorizer: Sendable {
     public let groupName: String
     /// The group's id; nil when the group does not exist on this system (then only root may).
     public let gid: UInt32?
+    /// Unix users who may name the person they act for (the `actor` parameter), besides root:
+    /// front ends with their own sign-in, such as roombridge-web.
+    public let actorUsers: Set<String>
+    /// The name of a Unix user ID (the daemon looks it up in the user database); nil: unknown.
+    private let userName: @Sendable (UInt32) -> String?
 
-    public init(groupName: String, gid: UInt32?) {
+    public init(groupName: String, gid: UInt32?, actorUsers: Set<String> = ["roombridge-web"],
+                userName: @escaping @Sendable (UInt32) -> String? = { _ in nil }) {
         self.groupName = groupName
         self.gid = gid
+        self.actorUsers = actorUsers
+        self.userName = userName
+    }
+
+    /// Who is acting in a call: the peer's Unix user (from `SO_PEERCRED`), or — when a trusted
+    /// front end passes `named` — the person signed in there, on whose behalf it calls.
+    /// Nil when the transport gives no credentials.
+    /// - Throws: ``LendingError/invalidField(_:reason:)`` (`actor`) when a caller that is neither
+    ///   root nor one of ``actorUsers`` names someone, or the name is not acceptable.
+    public func actor(_ context: VarlinkCallContext, named: String?) throws(LendingError) -> ChangeActor? {
+        guard let peer = context.peer else {
+            if named != nil { throw .invalidField("actor", reason: "the connection has no peer credentials to vouch for it") }
+            return nil
+        }
+        let unixName = userName(peer.uid) ?? String(peer.uid)
+        guard let named else { return .unixUser(unixName) }
+        guard peer.uid == 0 || actorUsers.contains(unixName) else {
+            let trusted = actorUsers.sorted().joined(separator: ", ")
+            throw .invalidField("actor", reason: "only root and the Unix users in auth.actor_users (\(trusted)) may name who they act for; unix:\(unixName) may not, so leave actor out")
+        }
+        return .signedIn(try ChangeActor.signedInName(named), via: unixName)
     }
 
     /// True when the peer is root or in the group (primary or supplementary).

@@ -41,7 +41,8 @@ extension InventoryInterface {
           note: ?string
         )
 
-        # One changed field of a device.
+        # One changed field of a device; actor: who changed it (a user ID, unix:NAME, or
+        # web:NAME via unix:USER), absent for changes recorded before actors were.
         type LogEntry (
           id: int,
           deviceId: string,
@@ -49,7 +50,8 @@ extension InventoryInterface {
           field: string,
           oldValue: ?string,
           newValue: ?string,
-          at: string
+          at: string,
+          actor: ?string
         )
 
         type User (id: string, name: string, registeredAt: string)
@@ -71,14 +73,17 @@ extension InventoryInterface {
         method UpdateGroup(group: Group) -> ()
         method DeleteGroup(id: string) -> ()
 
-        # Adds a device; groupId and model are required.
-        method AddDevice(id: string, fields: DeviceFields) -> (device: Device)
+        # Adds a device; groupId and model are required. The log records the caller's Unix user
+        # as actor; a trusted front end (root, auth.actor_users) may pass actor, the name of the
+        # person signed in to it, recorded as "web:NAME via unix:USER".
+        method AddDevice(id: string, fields: DeviceFields, actor: ?string) -> (device: Device)
 
         # Changes the given fields; changes lists the log rows written (empty: nothing changed).
-        method UpdateDevice(id: string, fields: DeviceFields) -> (device: Device, changes: []LogEntry)
+        # actor as in AddDevice.
+        method UpdateDevice(id: string, fields: DeviceFields, actor: ?string) -> (device: Device, changes: []LogEntry)
 
-        # Deletes a device that is not lent; its history and log stay.
-        method DeleteDevice(id: string) -> ()
+        # Deletes a device that is not lent; its history and log stay. actor as in AddDevice.
+        method DeleteDevice(id: string, actor: ?string) -> ()
 
         method GetDevice(id: string) -> (device: Device, tags: []TagBinding)
 

@@ -27,13 +27,13 @@ public struct InventoryInterface: VarlinkInterface {
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
         if Self.mutations.contains(call.methodName) { try authorizer.requireMutation(context) }
-        let reply = try await LendingWireErrors.mapping(name) { try await self.answer(call) }
+        let reply = try await LendingWireErrors.mapping(name) { try await self.answer(call, context) }
         try await replies.reply(reply, continues: false)
     }
 
     private func encode<T: Encodable>(_ value: T) throws -> JSONValue { try WireCoding.encode(value) }
 
-    private func answer(_ call: VarlinkCall) async throws -> [String: JSONValue] {
+    private func answer(_ call: VarlinkCall, _ context: VarlinkCallContext) async throws -> [String: JSONValue] {
         let p = Parameters(call)
         let t = now()
         switch call.methodName {
@@ -59,16 +59,18 @@ public struct InventoryInterface: VarlinkInterface {
             }
             var device = Device(id: id, groupId: group, model: model, registeredAt: t)
             try apply(f, to: &device)
-            try await store.addDevice(device, at: t)
+            try await store.addDevice(device, at: t, by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return ["device": try WireCoding.encode(try await record(id), now: t)]
         case "UpdateDevice":
             let id = try p.string("id")
             var device = try await record(id).device
             try apply(try p.object("fields"), to: &device)
-            let changes = try await store.updateDevice(device, at: t)
+            let changes = try await store.updateDevice(device, at: t,
+                                                       by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return ["device": try WireCoding.encode(try await record(id), now: t), "changes": try encode(changes)]
         case "DeleteDevice":
-            try await store.deleteDevice(id: try p.string("id"), at: t)
+            try await store.deleteDevice(id: try p.string("id"), at: t,
+                                         by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return [:]
         case "GetDevice":
             let id = try p.string("id")
@@ -78,7 +80,7 @@ public struct InventoryInterface: VarlinkInterface {
         case "ListDevices":
             let filter = DeviceFilter(
                 groupId: try p.optionalString("groupId"),
-                status: try p.optionalString("status").flatMap(DeviceStatus.init(rawValue:)),
+                status: try p.optionalString("status").map(Validation.status),
                 isLent: try p.optionalBool("isLent"), isNFCRegistered: try p.optionalBool("isNfcRegistered"),
                 text: try p.optionalString("text"))
             let page = try await store.devices(filter, page: try p.page())
@@ -163,12 +165,7 @@ public struct InventoryInterface: VarlinkInterface {
         if let v = try f.optionalString("model") { device.model = v }
         if let v = try f.optionalString("serialNumber") { device.serialNumber = v }
         if let v = try f.optionalString("osVersion") { device.osVersion = v }
-        if let v = try f.optionalString("status") {
-            guard let status = DeviceStatus(rawValue: v) else {
-                throw LendingError.invalidField("status", reason: "expected normal, broken or disposed")
-            }
-            device.status = status
-        }
+        if let v = try f.optionalString("status") { device.status = try Validation.status(v) }
         if let v = try f.optionalString("connectorType") { device.connectorType = v }
         if let v = try f.optionalDate("registeredAt", interface: name) { device.registeredAt = v }
         if let v = try f.optionalString("note") { device.note = v.isEmpty ? nil : v }

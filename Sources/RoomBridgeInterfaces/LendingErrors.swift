@@ -37,8 +37,9 @@ enum LendingWireErrors {
         # The UID is already bound to a device tag or a badge.
         error UidAlreadyBound (uid: string, boundTo: string, message: string)
 
-        # A field value is not acceptable.
-        error InvalidField (field: string, reason: string, message: string)
+        # A field value is not acceptable; rule names the validation rule it breaks, if one
+        # does: blankName, idCharacters, idCaseCollision, nameTooLong, idTooLong, unknownStatus.
+        error InvalidField (field: string, reason: string, message: string, rule: ?string)
 
         # A page cursor this daemon did not issue; start again without one.
         error InvalidCursor (cursor: string, message: string)
@@ -98,6 +99,8 @@ enum LendingWireErrors {
             name = "InvalidField"; p["field"] = "identifier"; p["reason"] = .string(reason)
         case .invalidField(let field, let reason):
             name = "InvalidField"; p["field"] = .string(field); p["reason"] = .string(reason)
+        case .ruleViolated(let rule, let field, let reason):
+            name = "InvalidField"; p["field"] = .string(field); p["reason"] = .string(reason); p["rule"] = .string(rule.rawValue)
         case .invalidCursor(let cursor): name = "InvalidCursor"; p["cursor"] = .string(cursor)
         case .noArmedUser: name = "NotArmed"
         case .storageFull(let directory): name = "StorageFull"; p["directory"] = .string(directory)

@@ -23,10 +23,13 @@ extension LendingInterface {
         method GetSession() -> (session: ?Session)
 
         # Lends a device; dueAt defaults to the configured loan period (none: open-ended).
-        method Lend(deviceId: string, userId: string, dueAt: ?string) -> (rental: Rental)
+        # lentBy records the caller's Unix user; a trusted front end (root, auth.actor_users)
+        # may pass actor, the person signed in to it ("web:NAME via unix:USER").
+        method Lend(deviceId: string, userId: string, dueAt: ?string, actor: ?string) -> (rental: Rental)
 
-        # Returns a lent device.
-        method Return(deviceId: string, returnedBy: ?string) -> (rental: Rental)
+        # Returns a lent device. returnedBy: the user who brought it back; without it the
+        # caller's Unix user (or actor, as in Lend) is recorded.
+        method Return(deviceId: string, returnedBy: ?string, actor: ?string) -> (rental: Rental)
 
         # Active rentals, oldest first.
         method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)

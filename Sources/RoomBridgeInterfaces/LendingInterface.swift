@@ -25,11 +25,11 @@ public struct LendingInterface: VarlinkInterface {
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
         if Self.mutations.contains(call.methodName) { try authorizer.requireMutation(context) }
-        let reply = try await LendingWireErrors.mapping(name) { try await self.answer(call) }
+        let reply = try await LendingWireErrors.mapping(name) { try await self.answer(call, context) }
         try await replies.reply(reply, continues: false)
     }
 
-    private func answer(_ call: VarlinkCall) async throws -> [String: JSONValue] {
+    private func answer(_ call: VarlinkCall, _ context: VarlinkCallContext) async throws -> [String: JSONValue] {
         let p = Parameters(call)
         let store = lending.store
         switch call.methodName {
@@ -44,10 +44,15 @@ public struct LendingInterface: VarlinkInterface {
             return ["session": try WireCoding.encode(session)]
         case "Lend":
             let due = try p.optionalDate("dueAt", interface: name)
-            let rental = try await lending.lend(deviceId: try p.string("deviceId"), userId: try p.string("userId"), dueAt: due)
+            let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
+            let rental = try await lending.lend(deviceId: try p.string("deviceId"), userId: try p.string("userId"),
+                                                dueAt: due, by: actor)
             return ["rental": try WireCoding.encode(rental, now: now())]
         case "Return":
-            let rental = try await lending.returnDevice(deviceId: try p.string("deviceId"), returnedBy: try p.optionalString("returnedBy"))
+            // A named user brought it back; otherwise the caller (or who it acts for) did.
+            let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
+            let returnedBy = try p.optionalString("returnedBy").map(ChangeActor.user) ?? actor
+            let rental = try await lending.returnDevice(deviceId: try p.string("deviceId"), returnedBy: returnedBy)
             return ["rental": try WireCoding.encode(rental, now: now())]
         case "ListActive":
             return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))

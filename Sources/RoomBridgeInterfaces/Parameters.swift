@@ -16,9 +16,9 @@ struct Parameters {
     init(_ values: [String: JSONValue], interface: String) { self.values = values; self.interface = interface }
 
     /// True for parameters that name or identify something: `id`, `name`, `…Id`, `identifier`,
-    /// `uid`, `returnedBy`.
+    /// `uid`, `returnedBy`, `actor`.
     static func isIdentifierOrName(_ name: String) -> Bool {
-        ["id", "name", "identifier", "uid", "returnedBy", "label"].contains(name) || name.hasSuffix("Id")
+        ["id", "name", "identifier", "uid", "returnedBy", "label", "actor"].contains(name) || name.hasSuffix("Id")
     }
 
     /// A required string.

@@ -3,6 +3,9 @@
 enum RentalTypeIDL {
     static let text = """
         # One lend..return period; device and user facts are copies kept after deletion.
+        # lentBy and returnedBy: who lent and who returned it — a user ID (the badge tapped, or
+        # the user a client named), unix:NAME (a client's Unix user), or web:NAME via unix:USER
+        # (a person signed in to a trusted front end); absent when unknown.
         type Rental (
           id: int,
           deviceId: string,
@@ -17,6 +20,7 @@ enum RentalTypeIDL {
           returnedBy: ?string,
           location: ?string,
           returnLocation: ?string,
+          lentBy: ?string,
           overdue: bool
         )
         """

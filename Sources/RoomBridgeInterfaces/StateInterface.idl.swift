@@ -106,8 +106,13 @@ extension StateInterface {
         method GetConfiguration() -> (configuration: Configuration)
 
         # Call with "more": the first reply carries the whole state, every later reply one
-        # event, until the client hangs up.
-        method Watch() -> (state: ?State, event: ?Event)
+        # event, until the client hangs up. A client that reconnects passes the seq of the
+        # last event it saw as since: if the daemon still keeps every later event (the latest
+        # state.replay_buffer events, 1024 by default), the first reply is resumedAfter = since
+        # and the missed events follow; otherwise (since is older than that, or newer than the
+        # latest event, as after a restart) the first reply is the whole state, as without
+        # since, and the client must take it in place of what it knew.
+        method Watch(since: ?int) -> (state: ?State, event: ?Event, resumedAfter: ?int)
 
         # Changes the daemon's log level until it restarts. Needs the authorised group.
         method SetLogLevel(level: (trace, debug, info, notice, warning, error, critical)) -> ()

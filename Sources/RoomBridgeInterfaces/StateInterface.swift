@@ -35,7 +35,9 @@ public struct StateInterface: VarlinkImmediateInterface {
             try await replies.reply(["configuration": try WireCoding.encode(setup)], continues: false)
         case "Watch":
             guard call.more else { throw VarlinkError.expectedMore }
-            try await watch(replies)
+            let since = try Parameters(call).optionalInt("since")
+            guard (since ?? 0) >= 0 else { throw VarlinkError.invalidParameter("since") }
+            try await watch(since: since.map(UInt64.init), replies)
         case "SetLogLevel":
             try authorizer.requireMutation(context)
             guard let level = call.parameters["level"]?.stringValue else {
@@ -54,9 +56,15 @@ public struct StateInterface: VarlinkImmediateInterface {
         return VarlinkReply(encodedParameters: bytes)
     }
 
-    private func watch(_ replies: any VarlinkReplySink) async throws {
-        let subscription = await state.subscribe()
-        try await replies.reply(["state": try WireCoding.encode(subscription.snapshot)], continues: true)
+    /// `Watch`: the state, or with `since` still in the replay ring `resumedAfter` and the
+    /// missed events; then every event as it happens.
+    private func watch(since: UInt64?, _ replies: any VarlinkReplySink) async throws {
+        let subscription = await state.subscribe(since: since)
+        if let after = subscription.resumedAfter {
+            try await replies.reply(["resumedAfter": .int(Int64(after))], continues: true)
+        } else {
+            try await replies.reply(["state": try WireCoding.encode(subscription.snapshot)], continues: true)
+        }
         do {
             for try await event in subscription.events {
                 try await replies.reply(encodedParameters: try cache.encoded(event), continues: true)

@@ -19,12 +19,68 @@ enum Assets {
         #headline { font-size: 6vw; font-weight: bold; line-height: 1.2; text-wrap: balance; }
         :lang(ja) #headline { word-break: auto-phrase; }
         #detail { font-size: 3vw; margin-top: 1em; }
+        .nowrap { white-space: nowrap; }
         .tone-idle { background: #f0f4f8; color: #334e68; }
         .tone-success { background: #2f9e44; color: #fff; }
         .tone-refusal { background: #c92a2a; color: #fff; }
         .tone-info { background: #1971c2; color: #fff; }
-        #curtain { position: fixed; right: 1.5vw; bottom: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
+        form.inline { display: inline; }
+        .curtain-panel { max-width: 48em; }
+        .curtain-track { position: relative; height: 2.5em; background: #d9e2ec; border-radius: .3em; overflow: hidden; margin: .5em 0; }
+        .curtain-fill { height: 100%; width: 0; background: #486581; transition: width .5s linear; }
+        .curtain-target { position: absolute; top: 0; bottom: 0; width: 3px; margin-left: -1px; background: #f0b429; display: none; }
+        .curtain-panel[data-motion="opening"] .curtain-target, .curtain-panel[data-motion="closing"] .curtain-target { display: block; }
+        .curtain-buttons button { font-size: 1.2em; padding: .4em 1.2em; margin: .2em .4em .2em 0; }
+        p.lockout { background: #fff3bf; color: #5c3c00; padding: .5em .8em; font-weight: bold; }
+        p.error { color: #8a1c1c; font-weight: bold; }
+        .schedule-row { display: block; margin: .5em 0; }
+        .schedule-row label { margin-right: 1em; }
+        body.kiosk #presence { position: fixed; right: 1.5vw; top: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
                    color: #fff; padding: .4em .8em; border-radius: .4em; }
+        body.kiosk #curtain { position: fixed; right: 1.5vw; bottom: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
+                   color: #fff; padding: .4em .8em; border-radius: .4em; }
+        """
+
+    static let curtainJS = """
+        "use strict";
+        // The curtain page: applies each curtain state from /events to its panel (position bar,
+        // texts, lockout, which buttons may be used). One panel today; events name no curtain yet.
+        (function () {
+          const panel = document.querySelector("section.curtain-panel");
+          if (!panel) return;
+          const fill = panel.querySelector(".curtain-fill"), mark = panel.querySelector(".curtain-target");
+          function draw() {
+            fill.style.width = (Number(panel.dataset.position) || 0) + "%";
+            mark.style.left = (Number(panel.dataset.target) || 0) + "%";
+          }
+          function apply(c) {
+            if (!c) return;
+            panel.dataset.position = c.position == null ? "" : String(c.position);
+            panel.dataset.target = c.target == null ? "" : String(c.target);
+            panel.dataset.motion = c.motion;
+            panel.dataset.connection = c.connection;
+            panel.querySelector(".curtain-status").textContent = c.status;
+            panel.querySelector(".curtain-position").textContent = c.positionText;
+            panel.querySelector(".lockout").hidden = !c.lockedOut;
+            const error = panel.querySelector(".curtain-error");
+            error.hidden = !c.lastError; error.textContent = c.lastError || "";
+            const admin = panel.dataset.admin === "1";
+            for (const b of panel.querySelectorAll("button[data-motion]")) b.disabled = !(admin && c.usable);
+            draw();
+          }
+          draw();
+          const events = new EventSource("/events");
+          events.addEventListener("snapshot", function (e) {
+            apply(JSON.parse(e.data).curtainState);
+            document.body.dataset.live = "1";
+          });
+          events.addEventListener("curtain", function (e) { apply(JSON.parse(e.data).state); });
+          events.addEventListener("offline", function () {
+            document.body.dataset.live = "0";
+            panel.querySelector(".curtain-status").textContent = panel.dataset.offlineText;
+            for (const b of panel.querySelectorAll("button[data-motion]")) b.disabled = true;
+          });
+        })();
         """
 
     static let kioskJS = """
@@ -55,6 +111,21 @@ enum Assets {
             } catch (e) { /* no sound available: the colour still tells */ }
           }
 
+          // Sets a text, keeping hyphenated IDs ("D-0042") on one line: a line break after the
+          // hyphen makes them hard to read from 2 m.
+          function setText(el, text) {
+            el.textContent = "";
+            for (const part of text.split(/([A-Za-z]+-[0-9A-Za-z-]+)/)) {
+              if (!part) continue;
+              if (/^[A-Za-z]+-[0-9A-Za-z-]+$/.test(part)) {
+                const span = document.createElement("span");
+                span.className = "nowrap"; span.textContent = part; el.appendChild(span);
+              } else {
+                el.appendChild(document.createTextNode(part));
+              }
+            }
+          }
+
           function idle() {
             clearInterval(timer); timer = null;
             box.className = "tone-idle"; box.dataset.kind = "idle";
@@ -64,21 +135,26 @@ enum Assets {
           function show(m, sound) {
             clearInterval(timer); timer = null;
             box.className = "tone-" + m.tone; box.dataset.kind = m.kind;
-            detail.textContent = m.detail || "";
+            setText(detail, m.detail || "");
             if (m.countdownUntil) {
               const until = Date.parse(m.countdownUntil);
               const tick = function () {
                 const left = Math.ceil((until - Date.now()) / 1000);
                 if (left <= 0) { idle(); return; }
-                headline.textContent = m.headline.replace("{seconds}", String(left));
+                setText(headline, m.headline.replace("{seconds}", String(left)));
               };
               tick();
               if (box.dataset.kind !== "idle") timer = setInterval(tick, 250);
             } else {
-              headline.textContent = m.headline;
+              setText(headline, m.headline);
               if (m.kind !== "offline") timer = setTimeout(idle, idleMillis);
             }
             if (sound && (m.tone === "success" || m.tone === "refusal")) beep(m.tone);
+          }
+
+          const presence = document.getElementById("presence");
+          function setPresence(text) {
+            presence.hidden = !text; presence.textContent = text || "";
           }
 
           function setCurtain(text) {
@@ -90,10 +166,12 @@ enum Assets {
             const s = JSON.parse(e.data);
             document.body.dataset.live = "1";  // live: the daemon's state has arrived
             setCurtain(s.curtain);
+            setPresence(s.presence);
             if (s.message) show(s.message, false); else if (box.dataset.kind === "offline") idle();
           });
           events.addEventListener("outcome", function (e) { show(JSON.parse(e.data), true); });
           events.addEventListener("curtain", function (e) { setCurtain(JSON.parse(e.data).text); });
+          events.addEventListener("presence", function (e) { setPresence(JSON.parse(e.data).text); });
           events.addEventListener("offline", function (e) {
             document.body.dataset.live = "0";
             show(JSON.parse(e.data), false);

@@ -39,10 +39,11 @@ public actor DaemonLink {
     }
 
     /// Opens a dedicated connection for `io.roombridge.State.Watch` (a stream keeps its
-    /// connection to itself) and returns its replies.
-    func watch() async throws -> (VarlinkClient, AsyncThrowingStream<VarlinkClient.Parameters, any Error>) {
+    /// connection to itself) and returns its replies; `since` resumes after that event.
+    func watch(since: Int? = nil) async throws -> (VarlinkClient, AsyncThrowingStream<VarlinkClient.Parameters, any Error>) {
         let watcher = try await VarlinkClient.connect(path: socketPath)
-        return (watcher, watcher.stream("io.roombridge.State.Watch"))
+        let parameters: VarlinkClient.Parameters = since.map { ["since": .int(Int64($0))] } ?? [:]
+        return (watcher, watcher.stream("io.roombridge.State.Watch", parameters: parameters))
     }
 }
 

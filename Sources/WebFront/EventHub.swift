@@ -14,25 +14,36 @@ public enum HubMessage: Sendable, Equatable {
 
 /// Fans roombridged's `io.roombridge.State.Watch` out to any number of browsers.
 ///
-/// roombridge-web keeps ONE Watch connection and a bounded ring of the latest events, so a
-/// browser that reconnects with `Last-Event-ID: n` gets every event after `n` that is still in
-/// the ring (the ring holds `ringCapacity` events; docs/web.md). A browser further behind, or
-/// one that reconnects after the Watch itself was re-opened (the daemon restarted, or this
-/// process lost the connection), gets a fresh snapshot instead: the daemon has no replay, so
-/// events older than the ring cannot be recovered.
+/// roombridge-web keeps ONE Watch connection for the live events. A browser that reconnects
+/// with `Last-Event-ID: n` is given the events after `n` from the daemon's own replay ring
+/// (`Watch(since: n)` on a connection of its own, read up to the event the hub had reached),
+/// then the live ones; while its replay runs, the live events for it are held back, so it sees
+/// every event once and in order. When the daemon no longer keeps the events after `n`
+/// (`state.replay_buffer`; docs/web.md), the browser gets a fresh snapshot instead. The hub's
+/// own Watch resumes the same way after the connection broke, when the daemon is the same run.
 public actor EventHub {
-    public static let ringCapacity = 256
-
     private let link: DaemonLink
     private let logger: Logger
-    private var ring: [(DaemonEvent, OutcomeFacts)] = []
     private var state: DaemonState?
+    /// The daemon run `state` belongs to (its `startedAt`): event numbers start again with a new run.
+    private var daemonRun: String?
     /// Whether the Watch is open; `starting` until the first attempt has succeeded or failed,
     /// so that a browser arriving at start-up waits for the state instead of seeing "offline".
     private enum Link { case starting, online, offline }
     private var linkState = Link.starting
-    private var subscribers: [Int: AsyncStream<HubMessage>.Continuation] = [:]
+
+    private struct Subscriber {
+        let continuation: AsyncStream<HubMessage>.Continuation
+        /// Set while the browser waits for its replay: the `Last-Event-ID` it came with, and
+        /// the live messages held back until the replay is done.
+        var resumeAfter: Int?
+        var held: [HubMessage]? = nil
+    }
+    private var subscribers: [Int: Subscriber] = [:]
     private var nextSubscriber = 0
+
+    /// Live messages a subscriber may fall behind (a browser that stops reading loses the oldest).
+    static let subscriberBuffer = 1024
 
     public init(link: DaemonLink, logger: Logger = Logger(label: "roombridge-web.watch")) {
         self.link = link
@@ -40,58 +51,137 @@ public actor EventHub {
     }
 
     /// Subscribes; `lastEventID` is the browser's `Last-Event-ID`. The stream starts with the
-    /// missed events when the ring still has all of them, else with the current snapshot
+    /// missed events when the daemon still keeps all of them, else with the current snapshot
     /// (or `offline`).
     public func subscribe(lastEventID: Int?) -> AsyncStream<HubMessage> {
-        let (stream, continuation) = AsyncStream.makeStream(of: HubMessage.self, bufferingPolicy: .bufferingNewest(Self.ringCapacity))
+        let (stream, continuation) = AsyncStream.makeStream(of: HubMessage.self, bufferingPolicy: .bufferingNewest(Self.subscriberBuffer))
         let id = nextSubscriber
         nextSubscriber += 1
-        subscribers[id] = continuation
+        subscribers[id] = Subscriber(continuation: continuation, resumeAfter: lastEventID)
         continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        for message in catchUp(after: lastEventID) { continuation.yield(message) }
+        if linkState != .starting { start(id) }
         return stream
     }
 
     private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
-    /// What a subscriber that has seen everything up to `lastEventID` needs first.
-    func catchUp(after lastEventID: Int?) -> [HubMessage] {
-        guard linkState != .starting else { return [] }
-        guard linkState == .online, let state else { return [.offline] }
-        guard let last = lastEventID else { return [.snapshot(state)] }
-        let latest = ring.last?.0.seq ?? state.seq
-        if last == latest { return [] }
-        guard last < latest, let first = ring.first?.0.seq, first <= last + 1 else { return [.snapshot(state)] }
-        return ring.filter { $0.0.seq > last }.map { .event($0.0, $0.1) }
+    /// Gives a new subscriber what it needs first, once the hub knows the daemon's state.
+    private func start(_ id: Int) {
+        guard let subscriber = subscribers[id] else { return }
+        guard linkState == .online, let state else {
+            subscriber.continuation.yield(.offline)
+            return
+        }
+        guard let last = subscriber.resumeAfter, last <= state.seq else {
+            subscribers[id]?.resumeAfter = nil
+            subscriber.continuation.yield(.snapshot(state))
+            return
+        }
+        if last == state.seq {
+            subscribers[id]?.resumeAfter = nil
+            return
+        }
+        subscribers[id]?.held = []
+        let target = state.seq
+        Task {
+            let events = await replay(after: last, through: target)
+            finishReplay(id, events)
+        }
+    }
+
+    /// The events after `last` through `target`, from the daemon's replay ring, with their
+    /// facts; nil when the daemon no longer keeps them (or cannot be asked).
+    private func replay(after last: Int, through target: Int) async -> [(DaemonEvent, OutcomeFacts)]? {
+        do {
+            let (client, replies) = try await link.watch(since: last)
+            defer { Task { await client.close() } }
+            var events: [(DaemonEvent, OutcomeFacts)] = []
+            for try await parameters in replies {
+                let reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
+                if reply.state != nil { return nil }
+                if let e = reply.event {
+                    events.append((e, await facts(for: e)))
+                    if e.seq >= target { return events }
+                }
+            }
+        } catch {
+            logger.notice("replay after \(last) from roombridged failed: \(error)")
+        }
+        return nil
+    }
+
+    private func finishReplay(_ id: Int, _ events: [(DaemonEvent, OutcomeFacts)]?) {
+        guard let subscriber = subscribers[id] else { return }
+        if let events {
+            for (e, f) in events { subscriber.continuation.yield(.event(e, f)) }
+        } else if let state {
+            subscriber.continuation.yield(.snapshot(state))
+        }
+        for message in subscriber.held ?? [] { subscriber.continuation.yield(message) }
+        subscribers[id]?.held = nil
+        subscribers[id]?.resumeAfter = nil
     }
 
     private func publish(_ message: HubMessage) {
-        for continuation in subscribers.values { continuation.yield(message) }
+        for (id, subscriber) in subscribers {
+            if subscriber.held != nil {
+                subscribers[id]?.held?.append(message)
+            } else {
+                subscriber.continuation.yield(message)
+            }
+        }
     }
 
     private func began(_ snapshot: DaemonState) {
-        ring.removeAll()
+        let waiting = linkState == .starting
         state = snapshot
+        daemonRun = snapshot.startedAt
         linkState = .online
-        publish(.snapshot(snapshot))
+        if waiting {
+            for id in subscribers.keys { start(id) }
+        } else {
+            publish(.snapshot(snapshot))
+        }
+    }
+
+    /// The Watch was re-opened after the last event seen and the daemon still had every later
+    /// one: the browsers, told `offline` meanwhile, get the state as it was (its `seq` is the
+    /// last event they saw) and then the missed events as they arrive.
+    private func resumed() {
+        linkState = .online
+        if let state { publish(.snapshot(state)) }
     }
 
     private func received(_ event: DaemonEvent, _ facts: OutcomeFacts) {
-        ring.append((event, facts))
-        if ring.count > Self.ringCapacity { ring.removeFirst(ring.count - Self.ringCapacity) }
         if var s = state {
             s.seq = event.seq
             if let c = event.curtain { s.curtain = c }
             if let o = event.lending { s.lending.lastOutcome = o }
+            if let change = event.presence { s.presence = s.presence?.applying(change) }
             state = s
         }
+        var facts = facts
+        if event.presence != nil { facts.presence = state?.presence }
         publish(.event(event, facts))
     }
 
     private func lost() {
         guard linkState != .offline else { return }
+        let waiting = linkState == .starting
         linkState = .offline
-        publish(.offline)
+        if waiting {
+            for id in subscribers.keys { start(id) }
+        } else {
+            publish(.offline)
+        }
+    }
+
+    /// Where to resume the Watch: the last event seen, if the daemon is still the same run
+    /// (its `startedAt` unchanged; a restarted daemon numbers its events from 1 again).
+    private func resumePoint() async -> Int? {
+        guard let state, let daemonRun else { return nil }
+        let now = try? await link.call("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self)
+        return now?.state.startedAt == daemonRun ? state.seq : nil
     }
 
     /// Keeps the Watch open until the task is cancelled, re-opening it after the daemon goes
@@ -100,7 +190,8 @@ public actor EventHub {
         var backoff = Duration.milliseconds(200)
         while !Task.isCancelled {
             do {
-                let (client, replies) = try await link.watch()
+                let since = await resumePoint()
+                let (client, replies) = try await link.watch(since: since)
                 defer { Task { await client.close() } }
                 for try await parameters in replies {
                     let reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
@@ -108,6 +199,10 @@ public actor EventHub {
                         began(s)
                         backoff = .milliseconds(200)
                         logger.info("watching roombridged at \(link.socketPath) from seq \(s.seq)")
+                    } else if let after = reply.resumedAfter {
+                        resumed()
+                        backoff = .milliseconds(200)
+                        logger.info("watching roombridged at \(link.socketPath) again after seq \(after)")
                     } else if let e = reply.event {
                         received(e, await facts(for: e))
                     }
@@ -145,6 +240,7 @@ public actor EventHub {
 }
 
 struct DeviceID: Encodable, Sendable { var id: String }
+struct StateReply: Decodable, Sendable { var state: DaemonState }
 struct SessionReply: Decodable, Sendable {
     struct Session: Decodable, Sendable { var expiresAt: String }
     var session: Session?
@@ -153,6 +249,6 @@ struct SessionReply: Decodable, Sendable {
 extension EventHub {
     /// Ends every subscriber's stream (shutdown).
     func finishAll() {
-        for continuation in subscribers.values { continuation.finish() }
+        for subscriber in subscribers.values { subscriber.continuation.finish() }
     }
 }

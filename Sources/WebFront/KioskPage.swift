@@ -16,6 +16,7 @@ enum KioskPage {
           <div id="detail"></div>
         </div>
         <div id="curtain" hidden></div>
+        <div id="presence" hidden></div>
         <script src="/static/kiosk.js"></script>
         </body></html>
         """
@@ -25,6 +26,10 @@ enum KioskPage {
     /// session is armed, its countdown.
     struct Snapshot: Encodable {
         var curtain: String?
+        /// The curtain page's panel (nil: no curtain configured).
+        var curtainState: CurtainLive?
+        /// Who is here (nil: nobody, or presence is off).
+        var presence: String?
         var message: KioskMessage?
     }
 
@@ -34,10 +39,14 @@ enum KioskPage {
             message = KioskMessage(tone: .info, headline: l.t("kiosk.armed", ["user": armed.userName]),
                                    detail: nil, countdownUntil: armed.expiresAt, kind: "armed")
         }
-        return Snapshot(curtain: KioskView.curtain(state.curtain, l), message: message)
+        return Snapshot(curtain: KioskView.curtain(state.curtain, l), curtainState: CurtainView.live(state.curtain, l),
+                        presence: KioskView.presence(state.presence, l), message: message)
     }
 
-    struct CurtainText: Encodable { var text: String? }
+    /// A curtain event: the kiosk corner's text and the curtain page's panel.
+    struct CurtainText: Encodable { var text: String?; var state: CurtainLive? }
+    /// A presence event: the kiosk's other corner (nil: nobody is here).
+    struct PresenceText: Encodable { var text: String? }
 
     /// One hub message as Server-Sent Events text for a browser speaking `l`'s language.
     /// `id:` is the daemon event's `seq`, so a reconnecting browser's `Last-Event-ID` says
@@ -53,7 +62,10 @@ enum KioskPage {
                 return frame(id: event.seq, event: "outcome", data: json(KioskView.message(for: outcome, facts: facts, l)))
             }
             if let curtain = event.curtain {
-                return frame(id: event.seq, event: "curtain", data: json(CurtainText(text: KioskView.curtain(curtain, l))))
+                return frame(id: event.seq, event: "curtain", data: json(CurtainText(text: KioskView.curtain(curtain, l), state: CurtainView.live(curtain, l))))
+            }
+            if event.presence != nil, let presence = facts.presence {
+                return frame(id: event.seq, event: "presence", data: json(PresenceText(text: KioskView.presence(presence, l))))
             }
             // Other kinds only move the browser's Last-Event-ID along.
             return "id: \(event.seq)\n\n"

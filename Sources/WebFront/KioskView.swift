@@ -19,11 +19,14 @@ public struct OutcomeFacts: Codable, Sendable, Equatable {
     public var model: String?
     public var dueAt: String?
     public var sessionExpiresAt: String?
+    /// For a presence event: who is present after it (nil when not known, e.g. in a replay).
+    public var presence: Presence?
 
-    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil) {
+    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil, presence: Presence? = nil) {
         self.model = model
         self.dueAt = dueAt
         self.sessionExpiresAt = sessionExpiresAt
+        self.presence = presence
     }
 }
 
@@ -68,6 +71,13 @@ public enum KioskView {
     /// The message while roombridged cannot be reached.
     public static func offline(_ l: Localizer) -> KioskMessage {
         KioskMessage(tone: .refusal, headline: l.t("kiosk.offline"), detail: nil, countdownUntil: nil, kind: "offline")
+    }
+
+    /// Who is here, by region name ("Here: alice, kit"), or nil when nobody is (or presence is off).
+    public static func presence(_ p: Presence?, _ l: Localizer) -> String? {
+        guard let p, p.status == "scanning" else { return nil }
+        let here = p.regions.filter { !$0.beacons.isEmpty }.map(\.name)
+        return here.isEmpty ? nil : l.t("kiosk.presence", ["names": here.joined(separator: l.t("kiosk.presenceSeparator"))])
     }
 
     /// The curtain's state in words, or nil when no curtain is configured.

@@ -122,15 +122,28 @@ struct Pages: Sendable {
 
     struct PageQuery: Encodable, Sendable { var limit: Int }
 
-    func rentals(_ l: Localizer, viewer: Viewer) async throws -> String {
+    func rentals(_ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
         async let overdue = link.call("io.roombridge.Lending.ListOverdue", PageQuery(limit: Self.pageSize), returning: RentalList.self)
         let active = try await link.call("io.roombridge.Lending.ListActive", PageQuery(limit: 1000), returning: RentalList.self)
-        var body = "<h2>\(HTML.escape(l.t("rentals.overdue")))</h2>"
+        var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
+        if viewer.user != nil { body += lendForm(l, viewer: viewer) }
+        body += "<h2>\(HTML.escape(l.t("rentals.overdue")))</h2>"
         let late = try await overdue.rentals
-        body += late.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.noOverdue")))</p>" : rentalTable(late, l, id: "overdue")
+        body += late.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.noOverdue")))</p>" : rentalTable(late, l, id: "overdue", returning: viewer)
         body += "<h2>\(HTML.escape(l.t("rentals.active")))</h2>"
-        body += active.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.empty")))</p>" : rentalTable(active.rentals, l, id: "active")
+        body += active.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("rentals.empty")))</p>"
+            : rentalTable(active.rentals, l, id: "active", returning: viewer)
         return HTML.page(l, title: l.t("rentals.title"), active: "rentals", viewer: viewer, body: body)
+    }
+
+    /// Lend by ID: device, user and an optional due day (the daemon's loan period otherwise).
+    private func lendForm(_ l: Localizer, viewer: Viewer) -> String {
+        func t(_ key: String) -> String { HTML.escape(l.t(key)) }
+        return "<form method=\"post\" action=\"/rentals/lend\" class=\"filters\" id=\"lend-form\">" + viewer.csrfField
+            + "<label>\(t("history.device")) <input name=\"device\" id=\"lend-device\" required></label>"
+            + "<label>\(t("history.user")) <input name=\"user\" id=\"lend-user\" required></label>"
+            + "<label>\(t("rentals.dueDay")) <input type=\"date\" name=\"due\" id=\"lend-due\"></label>"
+            + "<button type=\"submit\" id=\"lend\">\(t("rentals.lend"))</button></form>"
     }
 
     /// The history query from the page's form: days in the kiosk's time zone.
@@ -191,33 +204,92 @@ struct Pages: Sendable {
 
     struct UserQuery: Encodable, Sendable { var nameContains: String?; var limit: Int; var cursor: String? }
 
-    func users(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
+    func users(_ q: Query, _ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
         let list = try await link.call("io.roombridge.Inventory.ListUsers",
                                        UserQuery(nameContains: q["name"], limit: Self.pageSize, cursor: q["cursor"]), returning: UserList.self)
-        var body = "<form method=\"get\" action=\"/users\" class=\"filters\"><label>\(HTML.escape(l.t("users.search"))) "
+        var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
+        if viewer.user != nil {
+            body += "<form method=\"post\" action=\"/users/new\" class=\"filters\" id=\"add-user-form\">" + viewer.csrfField
+                + "<label>\(HTML.escape(l.t("device.id"))) <input name=\"id\" id=\"new-user-id\" required></label>"
+                + "<label>\(HTML.escape(l.t("users.name"))) <input name=\"name\" id=\"new-user-name\" required></label>"
+                + "<button type=\"submit\" id=\"add-user\">\(HTML.escape(l.t("users.add")))</button></form>"
+        }
+        body += "<form method=\"get\" action=\"/users\" class=\"filters\"><label>\(HTML.escape(l.t("users.search"))) "
             + "<input type=\"search\" name=\"name\" id=\"name\" value=\"\(HTML.escape(q["name"] ?? ""))\"></label>"
             + "<button type=\"submit\">\(HTML.escape(l.t("common.show")))</button></form>"
         body += list.users.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("users.empty")))</p>" : HTML.table(
             ["device.id", "users.name", "device.registered"].map { l.t($0) },
-            list.users.map { (cells: [HTML.escape($0.id), HTML.escape($0.name), HTML.escape(l.dateTime($0.registeredAt))], attributes: "") },
+            list.users.map { (cells: ["<a href=\"/users/\(HTML.urlComponent($0.id))\">\(HTML.escape($0.id))</a>", HTML.escape($0.name),
+                                      HTML.escape(l.dateTime($0.registeredAt))], attributes: "") },
             id: "users")
         body += nextLink(list.nextCursor, q, path: "/users", l)
         return HTML.page(l, title: l.t("users.title"), active: "users", viewer: viewer, body: body)
     }
 
+    struct UserID: Encodable, Sendable { var id: String }
+    struct UserDetail: Decodable, Sendable { var user: User; var badges: [Badge] }
+    struct ActiveQuery: Encodable, Sendable { var userId: String; var limit: Int }
+    struct LastTapReply: Decodable, Sendable {
+        struct State: Decodable, Sendable { var lastTap: LastTap? }
+        var state: State
+    }
+
+    /// One user: their badges, what they have now, and for an admin the badge just tapped,
+    /// ready to bind (the reader's last tap when it was not a device's tag).
+    func user(_ id: String, _ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
+        async let active = link.call("io.roombridge.Lending.ListActive", ActiveQuery(userId: id, limit: Self.pageSize), returning: RentalList.self)
+        let detail = try await link.call("io.roombridge.Inventory.GetUser", UserID(id: id), returning: UserDetail.self)
+        func t(_ key: String) -> String { HTML.escape(l.t(key)) }
+        var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
+        body += "<dl class=\"facts\"><dt>\(t("users.name"))</dt><dd id=\"user-name\">\(HTML.escape(detail.user.name))</dd>"
+            + "<dt>\(t("device.registered"))</dt><dd>\(HTML.escape(l.dateTime(detail.user.registeredAt)))</dd></dl>"
+        body += "<h2>\(t("users.badges"))</h2>"
+        body += detail.badges.isEmpty ? "<p class=\"empty\" id=\"no-badges\">\(t("users.noBadges"))</p>" : HTML.table(
+            ["tag.uid", "users.badgeKind"].map { l.t($0) },
+            detail.badges.map { (cells: ["<code>\(HTML.escape($0.identifier))</code>", HTML.escape(l.t("badge.\($0.kind)"))], attributes: "") },
+            id: "badges")
+        if viewer.user != nil {
+            let state = try await link.call("io.roombridge.State.GetState", NoParameters(), returning: LastTapReply.self).state
+            body += "<h3>\(t("users.bindTitle"))</h3>"
+            if let tap = state.lastTap, tap.device == nil {
+                let kind = tap.tagType == "FeliCa" ? "felica" : "iso14443a"
+                body += "<form method=\"post\" action=\"/users/\(HTML.urlComponent(id))/badge\" class=\"filters\" id=\"bind-form\">" + viewer.csrfField
+                    + "<input type=\"hidden\" name=\"uid\" value=\"\(HTML.escape(tap.uid))\"><input type=\"hidden\" name=\"kind\" value=\"\(kind)\">"
+                    + "<span id=\"last-tap\">\(HTML.escape(l.t("users.lastTap", ["uid": tap.uid, "type": tap.tagType, "at": l.dateTime(tap.at)])))</span> "
+                    + "<button type=\"submit\" id=\"bind-badge\">\(HTML.escape(l.t("users.bind", ["user": detail.user.name])))</button></form>"
+            } else {
+                body += "<p class=\"empty\" id=\"last-tap\">\(t("users.tapFirst"))</p>"
+            }
+        }
+        body += "<h2>\(t("users.has"))</h2>"
+        let rentals = try await active.rentals
+        body += rentals.isEmpty ? "<p class=\"empty\">\(t("rentals.empty"))</p>" : rentalTable(rentals, l, id: "active", returning: viewer)
+        return HTML.page(l, title: l.t("users.titleOne", ["id": detail.user.id]), active: "users", viewer: viewer, body: body)
+    }
+
     // MARK: Shared parts
 
-    private func rentalTable(_ rentals: [Rental], _ l: Localizer, id: String) -> String {
-        HTML.table(["device.id", "device.model", "rentals.user", "rentals.since", "rentals.due", "rentals.returned"].map { l.t($0) },
-                   rentals.map { r in
-                       var due = r.dueAt.map { l.dateTime($0) } ?? l.t("rentals.open")
-                       if r.overdue { due += " (" + l.t("rentals.overdueMark") + ")" }
-                       return (cells: [
-                           "<a href=\"/devices/\(HTML.urlComponent(r.deviceId))\">\(HTML.escape(r.deviceId))</a>",
-                           HTML.escape(r.model), HTML.escape("\(r.userName) (\(r.userId))"), HTML.escape(l.dateTime(r.rentedAt)),
-                           HTML.escape(due), HTML.escape(r.returnedAt.map { l.dateTime($0) } ?? l.t("common.none")),
-                       ], attributes: r.overdue ? " class=\"overdue\"" : "")
-                   }, id: id)
+    /// Rentals as a table; for a signed-in admin (`returning`), open rentals get a Return button.
+    private func rentalTable(_ rentals: [Rental], _ l: Localizer, id: String, returning viewer: Viewer? = nil) -> String {
+        let admin = viewer?.user != nil
+        var headers = ["device.id", "device.model", "rentals.user", "rentals.since", "rentals.due", "rentals.returned"].map { l.t($0) }
+        if admin { headers.append("") }
+        return HTML.table(headers, rentals.map { r in
+            var due = r.dueAt.map { l.dateTime($0) } ?? l.t("rentals.open")
+            if r.overdue { due += " (" + l.t("rentals.overdueMark") + ")" }
+            var cells = [
+                "<a href=\"/devices/\(HTML.urlComponent(r.deviceId))\">\(HTML.escape(r.deviceId))</a>",
+                HTML.escape(r.model), "<a href=\"/users/\(HTML.urlComponent(r.userId))\">\(HTML.escape("\(r.userName) (\(r.userId))"))</a>",
+                HTML.escape(l.dateTime(r.rentedAt)),
+                HTML.escape(due), HTML.escape(r.returnedAt.map { l.dateTime($0) } ?? l.t("common.none")),
+            ]
+            if let viewer, admin {
+                cells.append(r.returnedAt != nil ? "" : "<form method=\"post\" action=\"/rentals/return\" class=\"inline\">" + viewer.csrfField
+                    + "<input type=\"hidden\" name=\"device\" value=\"\(HTML.escape(r.deviceId))\">"
+                    + "<button type=\"submit\" id=\"\(id)-return-\(HTML.escape(r.deviceId))\">\(HTML.escape(l.t("rentals.return")))</button></form>")
+            }
+            return (cells: cells, attributes: r.overdue ? " class=\"overdue\"" : "")
+        }, id: id)
     }
 
     private func nextLink(_ cursor: String?, _ q: Query, path: String, _ l: Localizer) -> String {
@@ -262,4 +334,6 @@ struct Query: Sendable {
 /// A request the pages cannot answer, said in the request's language.
 enum PageError: Error, Sendable {
     case badDate(String)
+    /// A form posted to an action the page does not have.
+    case unknownAction(String)
 }

@@ -62,6 +62,7 @@ public enum WebServer {
         router.get("/") { _, _ in Response(status: .seeOther, headers: [.location: "/kiosk"]) }
         router.get("/static/site.css") { _, _ in asset(Assets.css, type: "text/css; charset=utf-8") }
         router.get("/static/kiosk.js") { _, _ in asset(Assets.kioskJS, type: "text/javascript; charset=utf-8") }
+        router.get("/static/curtain.js") { _, _ in asset(Assets.curtainJS, type: "text/javascript; charset=utf-8") }
 
         router.get("/kiosk") { request, _ in
             html(.ok, KioskPage.render(localizer(request), idleSeconds: options.idleSeconds))
@@ -84,6 +85,8 @@ public enum WebServer {
         }
 
         admin.add(to: router, localizer: localizer)
+        CurtainPage(link: link).add(to: router, admin: admin, localizer: localizer)
+        DeskForms(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)
         router.get("/devices") { request, _ in
             let v = await admin.viewer(request)
             return await page(localizer(request), request) { try await pages.devices(Query(request.uri.query), $0, viewer: v) }
@@ -146,6 +149,9 @@ public enum WebServer {
         case PageError.badDate(let value):
             status = .badRequest
             text = l.t("error.badDate", ["value": value])
+        case PageError.unknownAction:
+            status = .notFound
+            text = l.t("error.notFound", ["path": path])
         default:
             status = .internalServerError
             text = "\(error)"

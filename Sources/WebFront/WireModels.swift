@@ -56,6 +56,22 @@ public struct User: Decodable, Sendable, Equatable {
     public var registeredAt: String
 }
 
+/// `io.roombridge.Inventory` type `Badge`: a user's card.
+public struct Badge: Decodable, Sendable, Equatable {
+    public var identifier: String
+    public var kind: String
+}
+
+/// `io.roombridge.State` type `Tap` (the fields the badge binding shows); `device` is set when
+/// the tag carried a device's record.
+public struct LastTap: Decodable, Sendable, Equatable {
+    public struct DeviceTag: Decodable, Sendable, Equatable {}
+    public var uid: String
+    public var tagType: String
+    public var at: String
+    public var device: DeviceTag?
+}
+
 /// `io.roombridge.Inventory` type `TagBinding`.
 public struct TagBinding: Decodable, Sendable, Equatable {
     public var uid: String
@@ -81,13 +97,42 @@ public struct LendingArm: Codable, Sendable, Equatable {
     public var expiresAt: String
 }
 
-/// `io.roombridge.State` type `Curtain` (the fields the kiosk shows).
+/// `io.roombridge.State` type `ScheduleEntry`: an open or close time (HH:MM) and whether it is on.
+public struct ScheduleEntry: Codable, Sendable, Equatable {
+    public var time: String
+    public var enabled: Bool
+}
+
+/// `io.roombridge.State` type `Curtain` (the fields the kiosk and the curtain page show).
 public struct Curtain: Codable, Sendable, Equatable {
     public var connection: String
     public var motion: String
     public var position: Int?
     public var target: Int?
     public var manual: Bool?
+    public var address: String?
+    public var name: String?
+    public var openSchedule: ScheduleEntry?
+    public var closeSchedule: ScheduleEntry?
+    public var lastError: String?
+
+    public init(connection: String, motion: String, position: Int? = nil, target: Int? = nil, manual: Bool? = nil,
+                address: String? = nil, name: String? = nil, openSchedule: ScheduleEntry? = nil,
+                closeSchedule: ScheduleEntry? = nil, lastError: String? = nil) {
+        self.connection = connection
+        self.motion = motion
+        self.position = position
+        self.target = target
+        self.manual = manual
+        self.address = address
+        self.name = name
+        self.openSchedule = openSchedule
+        self.closeSchedule = closeSchedule
+        self.lastError = lastError
+    }
+
+    /// The wall switch is moving the curtain: remote motions are refused until it stops.
+    public var lockedOut: Bool { manual == true && motion != "idle" }
 }
 
 /// `io.roombridge.State` type `Lending`.
@@ -96,11 +141,56 @@ public struct LendingState: Codable, Sendable, Equatable {
     public var lastOutcome: LendingOutcome?
 }
 
+/// `io.roombridge.State` type `PresentBeacon` (what identifies it).
+public struct PresentBeacon: Codable, Sendable, Equatable {
+    public var uuid: String
+    public var major: Int
+    public var minor: Int
+}
+
+/// `io.roombridge.State` type `PresenceRegion`: a configured region and the beacons in it.
+public struct PresenceRegion: Codable, Sendable, Equatable {
+    public var name: String
+    public var beacons: [PresentBeacon]
+}
+
+/// `io.roombridge.State` type `Presence` (the parts the kiosk shows).
+public struct Presence: Codable, Sendable, Equatable {
+    public var status: String
+    public var regions: [PresenceRegion]
+
+    /// The state after `change`: a beacon entering or leaving a region, or a new scanning status.
+    public func applying(_ change: PresenceChange) -> Presence {
+        var p = self
+        if change.kind == "status", let status = change.status { p.status = status }
+        guard let name = change.region, let i = p.regions.firstIndex(where: { $0.name == name }) else { return p }
+        switch change.kind {
+        case "entered":
+            if let b = change.beacon, !p.regions[i].beacons.contains(b) { p.regions[i].beacons.append(b) }
+        case "exited":
+            p.regions[i].beacons.removeAll { change.beacon == nil || $0 == change.beacon }
+        default:
+            break
+        }
+        return p
+    }
+}
+
+/// `io.roombridge.State` type `PresenceChange` (the parts the kiosk follows).
+public struct PresenceChange: Codable, Sendable, Equatable {
+    public var kind: String
+    public var region: String?
+    public var beacon: PresentBeacon?
+    public var status: String?
+}
+
 /// `io.roombridge.State` type `State` (the parts the web front end uses).
 public struct DaemonState: Codable, Sendable, Equatable {
     public var seq: Int
+    public var startedAt: String?
     public var curtain: Curtain
     public var lending: LendingState
+    public var presence: Presence?
 }
 
 /// `io.roombridge.State` type `Event` (the kinds the web front end uses; others carry no payload here).
@@ -110,12 +200,14 @@ public struct DaemonEvent: Codable, Sendable, Equatable {
     public var kind: String
     public var curtain: Curtain?
     public var lending: LendingOutcome?
+    public var presence: PresenceChange?
 }
 
-/// One `Watch` reply: the state first, then one event each.
+/// One `Watch` reply: the state (or, resuming, `resumedAfter`) first, then one event each.
 struct WatchReply: Decodable, Sendable {
     var state: DaemonState?
     var event: DaemonEvent?
+    var resumedAfter: Int?
 }
 
 /// Paged list replies.

@@ -134,22 +134,44 @@ let whoHas = try await seconds {
 report("who has device X (device + active rental)", count: lookups, seconds: whoHas)
 print("  (\(found) of \(lookups) were lent)")
 
-// The same lookup as plain synchronous SQL in one read transaction: the difference to the
-// line above is the cost of the async hop (cooperative pool -> GRDB queue -> back).
+// Where the time of the line above goes, each step a peer of the next:
+// - the same point query as plain synchronous SQL, all lookups in one read transaction;
+// - the same, one read (GRDB `read`, its own transaction) per lookup, on the calling thread;
+// - the same, one async `DatabasePool.read` per lookup: the hop cooperative pool -> GRDB's
+//   reader queue -> back, which the store's lookup pays too.
+let whoHasSQL = """
+    SELECT r.user_id FROM devices d LEFT JOIN rentals r ON r.device_id = d.id AND r.returned_at IS NULL
+    WHERE d.id = ?
+    """
 let rawQueue = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
 let rawWhoHas = try await seconds {
     try rawQueue.read { db in
-        let statement = try db.makeStatement(sql: """
-            SELECT r.user_id FROM devices d LEFT JOIN rentals r ON r.device_id = d.id AND r.returned_at IS NULL
-            WHERE d.id = ?
-            """)
+        let statement = try db.makeStatement(sql: whoHasSQL)
         for i in 0..<lookups {
             _ = try String.fetchOne(statement, arguments: [String(format: "D-%06d", (i * 7_919) % deviceCount)])
         }
     }
 }
 report("  same, raw synchronous SQL", count: lookups, seconds: rawWhoHas)
+let rawEach = try await seconds {
+    for i in 0..<lookups {
+        _ = try rawQueue.read { db in
+            try String.fetchOne(db.cachedStatement(sql: whoHasSQL), arguments: [String(format: "D-%06d", (i * 7_919) % deviceCount)])
+        }
+    }
+}
+report("  same, one synchronous read each", count: lookups, seconds: rawEach)
 try rawQueue.close()
+let rawPool = try DatabasePool(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+let poolEach = try await seconds {
+    for i in 0..<lookups {
+        _ = try await rawPool.read { db in
+            try String.fetchOne(db.cachedStatement(sql: whoHasSQL), arguments: [String(format: "D-%06d", (i * 7_919) % deviceCount)])
+        }
+    }
+}
+report("  same, one async pool read each", count: lookups, seconds: poolEach)
+try rawPool.close()
 
 var items = 0
 let userHas = try await seconds {

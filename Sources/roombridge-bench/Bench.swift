@@ -92,8 +92,8 @@ struct Bench: AsyncParsableCommand {
                 try await Task.sleep(for: .seconds(2))
                 let memory = MemoryProfile(pid: d.pid)
                 let cpu = d.cpuPercent(over: idleSeconds)
-                let essentials = try idlePeerMemory(bin: bin, name: "idle-peer-essentials", settle: 2)
-                let foundation = try idlePeerMemory(bin: bin, name: "idle-peer-foundation", settle: 2)
+                let essentials = try await idlePeerMemory(bin: bin, name: "idle-peer-essentials", settle: 2)
+                let foundation = try await idlePeerMemory(bin: bin, name: "idle-peer-foundation", settle: 2)
                 report.add(section: "Start and idle", rows: [
                     Row("start → READY=1 (ms)", Stats(readyTimes), peer: nil),
                     Row.single("idle CPU, no hardware (% of a core, \(Int(idleSeconds)) s)", cpu),

@@ -1,4 +1,6 @@
 import Foundation
+import Subprocess
+import SystemPackage
 
 /// Resident memory of a running process, split the way the kernel accounts it.
 ///
@@ -27,19 +29,34 @@ struct MemoryProfile {
     var objects: [Object] = []
 
     init(pid: Int32) {
-        let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let rollup = Self.read("/proc/\(pid)/smaps_rollup")
+        let status = Self.read("/proc/\(pid)/status")
         rssKB = Self.field("Rss", in: rollup)
         anonymousKB = Self.field("Anonymous", in: rollup)
         pssKB = Self.field("Pss", in: rollup)
         fileKB = Self.field("RssFile", in: status)
-        objects = Self.objects(smaps: (try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)) ?? "")
+        objects = Self.objects(smaps: Self.read("/proc/\(pid)/smaps"))
     }
 
-    /// `Name:   123 kB` → 123 (0 when absent).
+    /// The whole of a /proc file, read to EOF: these files report a size of 0, and reading by the
+    /// reported size returned only the first page of /proc/PID/smaps.
+    static func read(_ path: String) -> String {
+        guard let fd = try? FileDescriptor.open(FilePath(path), .readOnly) else { return "" }
+        defer { try? fd.close() }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = (try? chunk.withUnsafeMutableBytes { try fd.read(into: $0) }) ?? 0
+            if n <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `Name:<tab or spaces>123 kB` → 123 (0 when absent).
     static func field(_ name: String, in text: String) -> Int {
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
-            return Int(line.dropFirst(name.count + 1).split(separator: " ").first ?? "") ?? 0
+            return Int(line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? 0
         }
         return 0
     }
@@ -69,17 +86,20 @@ struct MemoryProfile {
 
 /// Starts one of the minimal peer programs (Sources/idle-peer-*), lets it settle like the daemon,
 /// and reads its memory.
-func idlePeerMemory(bin: String, name: String, settle: Double) throws -> MemoryProfile {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent(name)
-    let out = Pipe()
-    p.standardOutput = out
-    try p.run()
-    defer { p.terminate(); p.waitUntilExit() }
-    let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-    guard line.contains("ready") else { throw BenchError("\(name) did not start: \(line)") }
-    Thread.sleep(forTimeInterval: settle)
-    return MemoryProfile(pid: p.processIdentifier)
+func idlePeerMemory(bin: String, name: String, settle: Double) async throws -> MemoryProfile {
+    // Through swift-subprocess, which resets the child's signal mask: Foundation's Process spawned
+    // the peer from a cooperative-pool thread with that thread's mask, SIGTERM blocked, so the
+    // peer never ended and waitUntilExit hung the whole run (seen: SigBlk fffffffe3bfbea27).
+    let result = try await run(.path(FilePath(bin + "/" + name)), input: .none, output: .sequence, error: .discarded) { execution in
+        var lines = execution.standardOutput.strings().makeAsyncIterator()
+        let line = try await lines.next() ?? ""
+        guard line.contains("ready") else { throw BenchError("\(name) did not start: \(line)") }
+        try await Task.sleep(for: .seconds(settle))
+        let profile = MemoryProfile(pid: execution.processIdentifier.value)
+        try execution.send(signal: .terminate)
+        return profile
+    }
+    return result.closureResult
 }
 
 extension Bench {

@@ -222,28 +222,34 @@ extension Bench {
         try first.waitForReaderConnected()
         let spec = try Self.deviceTagSpec(uid: "04A1B2C3D4E5F6")
 
-        func measure(_ watchers: [WatchConnection]) throws -> [Double] {
-            var out: [Double] = []
+        // Arrival at each subscriber, measured by one epoll reader (FanOutReader); `spread` is
+        // each arrival minus the tap's first, the part that fan-out adds.
+        func measure(_ watchers: [WatchConnection]) throws -> (arrivals: [Double], spread: [Double], event: [UInt8]) {
+            let reader = try FanOutReader(fds: watchers.map(\.client.fd))
+            var arrivals: [Double] = []
+            var spread: [Double] = []
             for _ in 0..<fanOutTaps {
                 let t0 = monotonicSeconds()
                 try sim.ctl("place \(spec)")
-                for w in watchers {
-                    _ = try w.wait(for: "tagArrived")
-                    out.append((monotonicSeconds() - t0) * 1000)
-                }
+                let times = try reader.arrivals(of: #""kind":"tagArrived""#, since: t0)
+                arrivals += times
+                spread += times.map { $0 - times[0] }
                 try sim.ctl("remove")
-                for w in watchers { _ = try w.wait(for: "tagRemoved") }
+                _ = try reader.arrivals(of: #""kind":"tagRemoved""#, since: monotonicSeconds())
             }
-            return out
+            return (arrivals, spread, reader.lastMatch)
         }
         let one = try measure([first])
         var many = [first]
         for _ in 1..<subscribers { many.append(try WatchConnection(path: d.socketPath)) }
         let all = try measure(many)
         for w in many { w.client.close() }
-        report.add(section: "Watch fan-out (PN532 simulator without timing)", rows: [
-            Row("tap → Watch event at each of \(subscribers) subscribers (ms)", Stats(all),
-                peer: ("the same with 1 subscriber", Stats(one))),
+        let plain = try plainWriteLoopArrivals(message: all.event, count: subscribers, rounds: fanOutTaps)
+        report.add(section: "Watch fan-out (PN532 simulator without timing; \(all.event.count)-byte event)", rows: [
+            Row("tap → Watch event at each of \(subscribers) subscribers (ms)", Stats(all.arrivals),
+                peer: ("the same with 1 subscriber", Stats(one.arrivals))),
+            Row("fan-out alone: each arrival after the tap's first (ms)", Stats(all.spread),
+                peer: ("the same event written to \(subscribers) Unix sockets by a plain write loop", Stats(plain))),
         ])
     }
 }
@@ -262,6 +268,7 @@ extension Bench {
         p.waitUntilExit()
         guard p.terminationStatus == 0 else { throw BenchError("lending-bench failed:\n\(text)") }
         var rows: [Row] = []
+        var micros: [String: Double] = [:]
         for line in text.split(separator: "\n") where line.contains("ops/s") {
             // "<name padded to 44> <count> ops <secs> s <rate> ops/s <micros> µs/op"
             let name = line.prefix(44).trimmingCharacters(in: .whitespaces)
@@ -269,8 +276,18 @@ extension Bench {
             if let i = fields.firstIndex(of: "ops/s"), i > 0, let rate = Double(fields[i - 1]) {
                 rows.append(Row.single("\(name) (ops/s)", rate))
             }
-            if let j = fields.firstIndex(of: "µs/op"), j > 0, let micros = Double(fields[j - 1]) {
-                rows.append(Row.single("\(name) (µs each)", micros))
+            if let j = fields.firstIndex(of: "µs/op"), j > 0, let value = Double(fields[j - 1]) {
+                rows.append(Row.single("\(name) (µs each)", value))
+                micros[name] = value
+            }
+        }
+        // The point lookup next to each of its peers (lending-bench's breakdown of where the time goes).
+        let lookup = "who has device X (device + active rental)"
+        if let ours = micros[lookup] {
+            for peer in ["same, raw synchronous SQL", "same, one synchronous read each", "same, one async pool read each"] {
+                guard let value = micros[peer] else { continue }
+                let label = peer.replacingOccurrences(of: "same, ", with: "the user-id query: ")
+                rows.append(Row("\(lookup), through the store (µs each)", Stats([ours]), peer: (label, Stats([value]))))
             }
         }
         for line in text.split(separator: "\n") where line.hasPrefix("open with") || line.hasPrefix("fill:") {

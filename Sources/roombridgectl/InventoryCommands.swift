@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Lending
 import Varlink
 import VarlinkNIO
 
@@ -42,6 +43,17 @@ enum DeviceRender {
     }
 }
 
+/// Checks a `--status` argument with the inventory's rule (unknownStatus): a usage error, exit
+/// status 64, that lists the allowed statuses.
+func statusArgument(_ text: String?) throws {
+    guard let text else { return }
+    do throws(LendingError) {
+        _ = try Validation.status(text)
+    } catch {
+        throw ValidationError("--status: \(error.description)")
+    }
+}
+
 /// Device field options shared by `devices add` and `devices edit`.
 struct DeviceFieldOptions: ParsableArguments {
     @Option(name: .long, help: "Device group ID (android-phone, iphone, android-tablet, ipad, other, …).")
@@ -63,6 +75,7 @@ struct DeviceFieldOptions: ParsableArguments {
 
     func validate() throws {
         _ = try dateArgument(registered, option: "--registered")
+        try statusArgument(status)
     }
 
     func fields() throws -> [String: JSONValue] {
@@ -93,6 +106,8 @@ struct Devices: AsyncParsableCommand {
         @Flag(name: .long, help: "Only lent devices.") var lent = false
         @Flag(name: .long, help: "Only available devices.") var available = false
         @Option(name: .long, help: "Substring of ID, model or serial number.") var text: String?
+
+        func validate() throws { try statusArgument(status) }
 
         func run() async throws {
             try await withClient(options) { client in
@@ -191,9 +206,9 @@ struct Devices: AsyncParsableCommand {
             try await withClient(options) { client in
                 let items = try await allPages(client, "io.roombridge.Inventory.DeviceLog", ["id": .string(id)], key: "entries")
                 printList(items, json: options.json, empty: "no log entries for \(id); see roombridgectl devices list",
-                          headers: ["TIME", "OPERATION", "FIELD", "OLD", "NEW"]) { e in
+                          headers: ["TIME", "OPERATION", "FIELD", "OLD", "NEW", "BY"]) { e in
                     [Table.time(e, "at"), Table.s(e, "operation"), Table.s(e, "field"), Table.s(e, "oldValue", "—"),
-                     Table.s(e, "newValue", "—")]
+                     Table.s(e, "newValue", "—"), Table.s(e, "actor", "—")]
                 }
             }
         }

@@ -7,12 +7,18 @@ import VarlinkNIO
 
 enum RentalRender {
     static let headers = ["RENTAL", "DEVICE", "MODEL", "USER", "NAME", "LENT", "DUE", "RETURNED"]
+    /// History also shows who lent and who returned.
+    static let historyHeaders = headers + ["LENT BY", "RETURNED BY"]
 
     static func row(_ r: JSONValue) -> [String] {
         var due = Table.time(r, "dueAt")
         if r["overdue"]?.boolValue == true { due += " OVERDUE" }
         return [Table.s(r, "id"), Table.s(r, "deviceId"), Table.s(r, "model"), Table.s(r, "userId"), Table.s(r, "userName"),
                 Table.time(r, "rentedAt"), due, r["returnedAt"] == nil ? "—" : Table.time(r, "returnedAt")]
+    }
+
+    static func historyRow(_ r: JSONValue) -> [String] {
+        row(r) + [Table.s(r, "lentBy", "—"), Table.s(r, "returnedBy", "—")]
     }
 }
 
@@ -88,7 +94,7 @@ struct Return: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Return a lent device by ID.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "Device ID.") var device: String
-    @Option(name: .long, help: "Who brought it back (user ID).") var by: String?
+    @Option(name: .long, help: "Who brought it back (user ID); without it your Unix user is recorded.") var by: String?
 
     func run() async throws {
         var p: [String: JSONValue] = ["deviceId": .string(device)]
@@ -169,7 +175,8 @@ struct History: AsyncParsableCommand {
                 }
             }
             let items = try await allPages(client, "io.roombridge.Lending.History", p, key: "rentals")
-            printList(items, json: format == .json, empty: "no rentals match", headers: RentalRender.headers, row: RentalRender.row)
+            printList(items, json: format == .json, empty: "no rentals match", headers: RentalRender.historyHeaders,
+                      row: RentalRender.historyRow)
         }
     }
 }

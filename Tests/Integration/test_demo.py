@@ -1,5 +1,6 @@
 """make run: the whole system on the simulators; Ctrl-C (SIGINT to the terminal's process group)
 stops everything and leaves nothing running or behind."""
+import json
 import os
 import re
 import signal
@@ -44,6 +45,13 @@ def test_run_starts_everything_and_ctrl_c_leaves_nothing_behind():
         status = subprocess.run([str(BIN / "roombridgectl"), "devices", "list", "--json", "--socket", sock],
                                 capture_output=True, text=True, timeout=30)
         assert "D-0001" in status.stdout, status.stdout + status.stderr
+        # The simulated iBeacon of Aiko's phone puts her in the region "aiko".
+        def aiko_present():
+            r = subprocess.run([str(BIN / "roombridgectl"), "presence", "--json", "--socket", sock],
+                               capture_output=True, text=True, timeout=30)
+            regions = json.loads(r.stdout or "{}").get("regions", [])
+            return any(g["name"] == "aiko" and g.get("beacons") for g in regions)
+        eventually(aiko_present, timeout=20, what="Aiko's simulated beacon is present in the region aiko")
         assert any("dbus-daemon" in p for p in session_members(proc.pid)), "the private bus is not running"
         os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
         proc.wait(15)

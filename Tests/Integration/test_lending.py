@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pathlib
+import pwd
 import signal
 import sqlite3
 import subprocess
@@ -126,6 +127,39 @@ def test_errors_say_what_to_do(daemon):
     assert r.returncode == 3
 
 
+def test_validation_rules_are_named_for_the_cli_and_varlink(daemon):
+    seed(daemon)
+    for args, rule in [
+        (("devices", "add", "D 0002", "--group", "iphone", "--model", "X"), "idCharacters"),
+        (("devices", "add", "d-0001", "--group", "iphone", "--model", "X"), "idCaseCollision"),
+        (("devices", "add", "D-" + "9" * 63, "--group", "iphone", "--model", "X"), "idTooLong"),
+        (("devices", "add", "D-0002", "--group", "iphone", "--model", "   "), "blankName"),
+        (("devices", "edit", "D-0001", "--model", "M" * 201), "nameTooLong"),
+        (("users", "add", "U-0002", "--name", " "), "blankName"),
+        (("users", "add", "u-0001", "--name", "Eve"), "idCaseCollision"),
+    ]:
+        r = ctl(daemon, *args, check=False)
+        assert r.returncode == 5 and f"(rule {rule})" in r.stderr, (args, r.stderr)
+    r = ctl(daemon, "devices", "edit", "D-0001", "--status", "broke", check=False)
+    assert r.returncode == 64 and "unknownStatus" in r.stderr and "normal, broken, disposed" in r.stderr, r.stderr
+    r = ctl(daemon, "devices", "list", "--status", "lost", check=False)
+    assert r.returncode == 64 and "normal, broken, disposed" in r.stderr
+    assert [d["id"] for d in ctl_json(daemon, "devices", "list")] == ["D-0001"]
+    assert [u["id"] for u in ctl_json(daemon, "users", "list")] == ["U-0001"]
+
+    with varlink.Client(address="unix:" + daemon.socket_path) as client:
+        with client.open("io.roombridge.Inventory", namespaced=True) as inv:
+            for call, rule in [
+                (lambda: inv.AddDevice(id="D-0001 ", fields={"groupId": "ipad", "model": "iPad"}), "idCharacters"),
+                (lambda: inv.AddDevice(id="D-0003", fields={"groupId": "ipad", "model": ""}), "blankName"),
+                (lambda: inv.AddUser(id="U-0003", name="x" * 201), "nameTooLong"),
+            ]:
+                with pytest.raises(varlink.VarlinkError) as e:
+                    call()
+                assert e.value.error() == "io.roombridge.Inventory.InvalidField"
+                assert e.value.parameters()["rule"] == rule and f"rule {rule}" in e.value.parameters()["message"]
+
+
 def test_python_varlink_crud_paging_and_typed_errors(daemon):
     with varlink.Client(address="unix:" + daemon.socket_path) as client:
         assert {"io.roombridge.Inventory", "io.roombridge.Lending"} <= set(client.get_interfaces())
@@ -196,6 +230,34 @@ def test_python_varlink_crud_paging_and_typed_errors(daemon):
             assert len(history) == 1 and history[0].returnedBy == "U-0001" and not history[0].overdue
 
 
+def test_who_did_it_is_recorded_and_shown(daemon):
+    """The socket's peer (SO_PEERCRED) is our Unix user; root (a trusted front end) names its signed-in admin."""
+    me = "unix:" + pwd.getpwuid(os.getuid()).pw_name
+    seed(daemon)
+    ctl(daemon, "devices", "edit", "D-0001", "--note", "spare")
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001")
+    ctl(daemon, "return", "D-0001")
+    [r] = ctl_json(daemon, "history", "--device", "D-0001")
+    assert r["lentBy"] == me and r["returnedBy"] == me
+    table = ctl(daemon, "history").stdout.splitlines()
+    assert "LENT BY" in table[0] and "RETURNED BY" in table[0] and table[1].count(me) == 2
+    log = ctl_json(daemon, "devices", "log", "D-0001")
+    assert {e.get("actor") for e in log} == {me}
+    assert me in ctl(daemon, "devices", "log", "D-0001").stdout
+    if os.getuid() != 0:
+        return  # only root and auth.actor_users may name an actor
+
+    with varlink.Client(address="unix:" + daemon.socket_path) as client:
+        with client.open("io.roombridge.Lending", namespaced=True) as lending:
+            rental = lending.Lend(deviceId="D-0001", userId="U-0001", actor="Ada Admin").rental
+            assert rental.lentBy == "web:Ada Admin via unix:root"
+            rental = lending.Return(deviceId="D-0001", returnedBy="U-0001").rental
+            assert rental.returnedBy == "U-0001"
+    out = ctl(daemon, "history", "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    assert rows[0]["lent_by"] == "web:Ada Admin via unix:root" and rows[0]["returned_by"] == "U-0001"
+
+
 def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):
     d = daemon_factory("--socket-mode", "0666", "--auth-group", "users")
     r = run_as_nobody(d, "print(json.dumps(call('io.roombridge.Inventory.ListDevices')))")
@@ -213,6 +275,7 @@ def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):
 # --- Taps on the PN532 simulator --------------------------------------------------------------------
 
 BADGE = "isoa:0A0B0C0D"
+TAG_UID = "04A1B2C3D4E5F6"  # the simulator's default tag UID (test_nfc.spec)
 
 
 def lending_event(w, kind, timeout=10):
@@ -237,9 +300,12 @@ def nfc_lending_daemon(daemon_factory, pn532, *extra):
 
 
 def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
-    d = nfc_lending_daemon(daemon_factory, pn532)
+    # Lent and returned by taps in quick succession: no repeat window here.
+    d = nfc_lending_daemon(daemon_factory, pn532, "--lending-repeat-window", "0")
     ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
     ctl(d, "devices", "add", "D-0002", "--group", "android-phone", "--model", "Pixel 6", "--status", "broken")
+    ctl(d, "tags", "bind", TAG_UID, "--device", "D-0001")
+    ctl(d, "tags", "bind", "04B1B2B3B4B5B6", "--device", "D-0002")
     w = connected_watcher(d)
 
     o = tap(w, pn532, spec(ndef=device_message("D-0001")), "badgeRequired")
@@ -268,6 +334,57 @@ def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
 
     ctl(d, "lend", "disarm")
     lending_event(w, "disarmed")
+    w.close()
+
+
+def test_a_device_record_on_an_unregistered_tag_lends_nothing(daemon_factory, pn532):
+    """Anyone can write D-0001's record on a blank tag: only the UID bound at registration counts."""
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    w = connected_watcher(d)
+    tap(w, pn532, BADGE, "armed")
+    o = tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
+    assert o["reason"] == "unregisteredTag" and o["deviceId"] == "D-0001" and o["uid"] == "04DEADBEEF0001"
+    assert "Refused" in o["message"] and "D-0001" in o["message"]
+    assert "roombridgectl tags bind 04DEADBEEF0001 --device D-0001" in o["message"]
+    assert ctl_json(d, "rentals") == [] and ctl_json(d, "history") == []
+
+    # Registered, the same record on its bound tag lends; the forged tag cannot return it.
+    ctl(d, "tags", "bind", TAG_UID, "--device", "D-0001")
+    tap(w, pn532, spec(ndef=device_message("D-0001")), "lent")
+    o = tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
+    assert o["reason"] == "unregisteredTag"
+    assert [r["deviceId"] for r in ctl_json(d, "rentals")] == ["D-0001"]
+    w.close()
+
+
+def test_a_double_tap_lends_once(daemon_factory, pn532):
+    """Placed, lifted and placed again at once: lent, then "already lent to …", not returned."""
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "tags", "bind", TAG_UID, "--device", "D-0001")
+    w = connected_watcher(d)
+    tap(w, pn532, BADGE, "armed")
+    device_tag = spec(ndef=device_message("D-0001"))
+    pn532.ctl("place", device_tag)
+    assert lending_event(w, "lent")["deviceId"] == "D-0001"
+    pn532.ctl("remove")
+    w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
+    pn532.ctl("place", device_tag)
+    o = lending_event(w, "refused")
+    assert o["reason"] == "alreadyLent" and o["deviceId"] == "D-0001"
+    assert "already lent to Ada Lovelace" in o["message"]
+    pn532.ctl("remove")
+    w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
+    rentals = ctl_json(d, "rentals")
+    assert [(r["deviceId"], r["userId"]) for r in rentals] == [("D-0001", "U-0001")]
+    assert len(ctl_json(d, "history")) == 1
+
+    # Returned at the desk, a tap right after is "already returned" and lends nothing.
+    ctl(d, "return", "D-0001")
+    o = tap(w, pn532, device_tag, "refused")
+    assert o["reason"] == "alreadyReturned" and "already returned" in o["message"]
+    assert ctl_json(d, "rentals") == [] and len(ctl_json(d, "history")) == 1
     w.close()
 
 

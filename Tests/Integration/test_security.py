@@ -262,8 +262,9 @@ def test_full_disk_is_storage_full_and_logged_once(daemon_factory, tiny_disk):
     d = daemon_factory("--database-path", str(tiny_disk / "roombridge.sqlite"))
     p = d.socket_path
     filler = fill(tiny_disk)
-    name = "x" * 30000
-    replies = [raw_call(p, {"method": "io.roombridge.Inventory.AddUser", "parameters": {"id": f"U-{n}", "name": name}})[0]
+    note = "x" * 30000  # a note is free text of any length (names stop at 200 characters)
+    replies = [raw_call(p, {"method": "io.roombridge.Inventory.AddDevice",
+                            "parameters": {"id": f"D-{n}", "fields": {"groupId": "other", "model": "M", "note": note}}})[0]
                for n in range(12)]
     errors = [r for r in replies if "error" in r]
     assert errors, f"no write failed on a full disk: {replies[:2]}"
@@ -271,8 +272,8 @@ def test_full_disk_is_storage_full_and_logged_once(daemon_factory, tiny_disk):
     assert errors[0]["parameters"]["directory"] == str(tiny_disk)
     assert "is full" in errors[0]["parameters"]["message"] and "nothing was recorded" in errors[0]["parameters"]["message"]
     # Failed calls recorded nothing; reads still work.
-    [listed] = raw_call(p, {"method": "io.roombridge.Inventory.ListUsers", "parameters": {"limit": 1000}})
-    assert len(listed["parameters"]["users"]) == len(replies) - len(errors)
+    [listed] = raw_call(p, {"method": "io.roombridge.Inventory.ListDevices", "parameters": {"limit": 1000}})
+    assert len(listed["parameters"]["devices"]) == len(replies) - len(errors)
     assert len([line for line in d.log().splitlines() if "is full" in line]) == 1, "logged once per episode"
     os.unlink(filler)
     [r] = raw_call(p, {"method": "io.roombridge.Inventory.AddUser", "parameters": {"id": "U-after", "name": "After"}})

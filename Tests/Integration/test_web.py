@@ -256,6 +256,33 @@ def test_events_resume_after_last_event_id(daemon, web_factory):
     ja.close()
 
 
+def test_events_resume_across_a_restart_of_roombridge_web(daemon, web_factory):
+    """The events a browser missed while roombridge-web itself was down come from the daemon's
+    replay ring (Watch since), not from roombridge-web's memory."""
+    seed(daemon)
+    web = web_factory(daemon)
+    first = SSE(web)
+    seen, kind, _ = first.next()
+    assert kind == "snapshot"
+    first.close()
+    web.close()
+
+    ctl(daemon, "return", "D-0001")
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0002", "--due", "2030-12-03T12:00:00+09:00")
+    latest = ctl_json(daemon, "status")[0]["seq"]
+    assert latest > seen
+
+    again = SSE(web_factory(daemon), last_event_id=seen)
+    replay = [again.next()]
+    while replay[-1][0] != latest:
+        replay.append(again.next())
+    assert "snapshot" not in [e[1] for e in replay], replay
+    assert [e[0] for e in replay] == list(range(seen + 1, latest + 1)), replay
+    outcomes = [e[2]["kind"] for e in replay if e[1] == "outcome"]
+    assert outcomes == ["returned", "lent"], replay
+    again.close()
+
+
 def test_kiosk_shows_offline_while_the_daemon_is_away(daemon, web_factory):
     web = web_factory(daemon)
     stream = SSE(web)
@@ -327,8 +354,10 @@ def place(pn532, tag):
 
 def test_kiosk_in_a_browser_badge_then_device_shows_lent_then_returned(daemon_factory, pn532, web_factory,
                                                                       browser_factory, tmpdir_path):
-    d = nfc_lending_daemon(daemon_factory, pn532, "--lending-loan-days", "7")
+    # Lent then returned by taps in quick succession: no repeat window here.
+    d = nfc_lending_daemon(daemon_factory, pn532, "--lending-loan-days", "7", "--lending-repeat-window", "0")
     ctl(d, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "tags", "bind", "04A1B2C3D4E5F6", "--device", "D-0042")  # the simulator's default tag UID
     web = web_factory(d)
     driver = browser_factory("en")
     open_kiosk(driver, web)
@@ -359,6 +388,7 @@ def test_kiosk_in_a_browser_unknown_tag_and_japanese(daemon_factory, pn532, web_
     import ndef
     d = nfc_lending_daemon(daemon_factory, pn532)
     ctl(d, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "tags", "bind", "04A1B2C3D4E5F6", "--device", "D-0042")  # the simulator's default tag UID
     web = web_factory(d)
     en = browser_factory("en")
     open_kiosk(en, web)
@@ -387,9 +417,9 @@ def test_kiosk_in_a_browser_unknown_tag_and_japanese(daemon_factory, pn532, web_
 
 def artefact_dir():
     """Where screenshots are kept after the test's temporary directory is gone
-    ($ROOMBRIDGE_ARTEFACTS, default .build/test-artefacts)."""
+    ($ROOMBRIDGE_ARTEFACTS or $ROOMBRIDGE_ARTIFACTS, default .build/test-artefacts)."""
     from conftest import ROOT
-    path = ROOT / os.environ.get("ROOMBRIDGE_ARTEFACTS", ".build/test-artefacts")
+    path = ROOT / (os.environ.get("ROOMBRIDGE_ARTEFACTS") or os.environ.get("ROOMBRIDGE_ARTIFACTS") or ".build/test-artefacts")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -583,3 +613,189 @@ def test_kiosk_has_no_curtain_corner_without_a_curtain(daemon, web_factory, brow
     driver = browser_factory("en")
     open_kiosk(driver, web)
     assert not driver.find_element("id", "curtain").is_displayed()
+
+
+# --- The curtain page -------------------------------------------------------------------------------
+
+def is_stale(element):
+    from selenium.common.exceptions import StaleElementReferenceException
+    try:
+        element.tag_name
+        return False
+    except StaleElementReferenceException:
+        return True
+
+
+def sign_in_browser(driver, web, next_path):
+    driver.get(web.base + "/login?next=" + urllib.parse.quote(next_path))
+    driver.find_element("id", "name").send_keys("root-admin")
+    driver.find_element("id", "password").send_keys(PASSWORD)
+    driver.find_element("id", "sign-in").click()
+    eventually(lambda: driver.find_elements("id", "signed-in"), what="signed in")
+    eventually(lambda: driver.find_element("tag name", "body").get_attribute("data-live") == "1", what="the page to be live")
+
+
+def test_curtain_page_opens_the_curtain_with_an_animated_position(connected, sim, web_factory, browser_factory,
+                                                                  tmpdir_path):
+    web = web_factory(connected, "--accounts", str(accounts_file(tmpdir_path)))
+    driver = browser_factory("en")
+    driver.get(web.base + "/curtain")  # not signed in: the buttons are there, disabled
+    assert not driver.find_element("id", "curtain-open").is_enabled()
+    sign_in_browser(driver, web, "/curtain")
+    assert driver.find_element("id", "curtain-status").text == "Connected"
+    panel = driver.find_element("id", "curtain")
+    assert panel.get_attribute("data-position") == "0"
+
+    from selenium.common.exceptions import StaleElementReferenceException
+    driver.find_element("id", "curtain-open").click()  # a form: the page loads again after the POST
+    eventually(lambda: is_stale(panel), what="the page to load again after the POST")
+    positions = set()
+
+    def opened():
+        try:
+            panel = driver.find_element("id", "curtain")
+            position, motion = panel.get_attribute("data-position"), panel.get_attribute("data-motion")
+        except StaleElementReferenceException:
+            return False
+        positions.add(position)
+        return position == "100" and motion == "idle"
+    eventually(opened, timeout=20, what="the page to show the curtain open")
+    sim.wait_status(r"status=idle at 100%")  # the simulated curtain itself moved
+    # The position moved through the values between, and the bar followed them.
+    between = sorted(int(p) for p in positions if p not in ("", "0", "100"))
+    assert between, f"no position between 0 and 100 was shown: {positions}"
+    fill = driver.find_element("css selector", "#curtain .curtain-fill")
+    eventually(lambda: fill.size["width"] >= driver.find_element("css selector", "#curtain .curtain-track").size["width"] - 1,
+               what="the bar to be full")
+    assert driver.find_element("id", "curtain-position").text == "open"
+    driver.save_screenshot(str(artefact_dir() / "curtain-en.png"))
+
+
+def test_the_wall_switch_disables_the_curtain_buttons(connected, sim, web_factory, browser_factory, tmpdir_path):
+    web = web_factory(connected, "--accounts", str(accounts_file(tmpdir_path)))
+    driver = browser_factory("ja")
+    sign_in_browser(driver, web, "/curtain")
+    buttons = [driver.find_element("id", f"curtain-{b}") for b in ("open", "close", "stop", "move")]
+    assert all(b.is_enabled() for b in buttons)
+    lockout = driver.find_element("id", "curtain-lockout")
+    assert not lockout.is_displayed()
+
+    sim.ctl("press", "open")
+    eventually(lambda: lockout.is_displayed(), what="the lockout notice")
+    assert lockout.text.startswith("壁スイッチで操作中です")
+    assert not any(b.is_enabled() for b in buttons)
+    assert driver.find_element("id", "curtain-reconnect").is_enabled()
+    driver.save_screenshot(str(artefact_dir() / "curtain-lockout-ja.png"))
+    heading = driver.find_element("css selector", "#curtain h2").text  # the curtain's name: data
+    assert english_words(driver.find_element("tag name", "body").text, [heading, "root-admin"]) == []
+
+    # Once the switch's motion has ended, the buttons come back.
+    eventually(lambda: not lockout.is_displayed(), timeout=15, what="the lockout to end")
+    assert all(b.is_enabled() for b in buttons)
+
+
+# --- Rentals and users (admin) ----------------------------------------------------------------------
+
+def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, web_factory, tmpdir_path):
+    seed(daemon)  # D-0001 lent to U-0001, overdue within 2 s; D-0002 broken
+    ctl(daemon, "devices", "add", "D-0003", "--group", "android-phone", "--model", "Pixel 8")
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    assert 'id="lend-form"' not in c.request("GET", "/rentals")[2]  # read-only until signed in
+    assert c.request("POST", "/rentals/lend", {"device": "D-0003", "user": "U-0002"})[0] == 401
+    c.sign_in()
+
+    _, _, page = c.request("GET", "/rentals")
+    status, headers, _ = c.request("POST", "/rentals/lend", {"csrf": c.token(page), "device": "D-0003", "user": "U-0002",
+                                                            "due": "2030-12-03"})
+    assert status == 303 and headers["Location"] == "/rentals", status
+    rental = ctl_json(daemon, "devices", "show", "D-0003")[0]["device"]["rental"]
+    assert rental["userId"] == "U-0002" and rental["dueAt"].startswith("2030-12-03T14:59"), rental  # end of the day in Tokyo
+
+    # The overdue rental is highlighted in both tables; the one due in 2030 is not.
+    def overdue_rows():
+        page = c.request("GET", "/rentals")[2]
+        return re.findall(r'<tr class="overdue">(.*?)</tr>', page) and page
+    page = eventually(overdue_rows, timeout=10, what="D-0001 to be overdue")
+    rows = re.findall(r'<tr( class="overdue")?>(.*?)</tr>', page)
+    assert {("D-0001" in r, bool(cls)) for cls, r in rows if "D-000" in r} == {(True, True), (False, False)}, rows
+
+    status, _, _ = c.request("POST", "/rentals/return", {"csrf": c.token(page), "device": "D-0001"})
+    assert status == 303
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"].get("rental") is None
+
+    # The daemon's refusal is shown on the page, in the reader's words where it has them.
+    status, _, page = c.request("POST", "/rentals/lend", {"csrf": c.token(page), "device": "D-0002", "user": "U-0001"})
+    assert status == 400 and 'id="error"' in page and "D-0002" in text_of(page), text_of(page)
+    assert ctl_json(daemon, "devices", "show", "D-0002")[0]["device"].get("rental") is None
+
+
+def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532, web_factory, tmpdir_path):
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    web = web_factory(d, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    c.sign_in()
+    _, _, page = c.request("GET", "/users")
+    status, headers, _ = c.request("POST", "/users/new", {"csrf": c.token(page), "id": "U-0100", "name": "Katherine Johnson"})
+    assert status == 303 and headers["Location"] == "/users/U-0100", status
+    page = c.request("GET", "/users/U-0100")[2]
+    assert "Katherine Johnson" in page and 'id="no-badges"' in page and 'id="bind-badge"' not in page
+
+    place(pn532, "isoa:04C0FFEE")
+    eventually(lambda: (ctl_json(d, "status")[0].get("lastTap") or {}).get("uid") == "04C0FFEE", what="the tap")
+    pn532.ctl("remove")
+    page = c.request("GET", "/users/U-0100")[2]
+    assert "Last tap: 04C0FFEE" in text_of(page), text_of(page)
+    status, _, _ = c.request("POST", "/users/U-0100/badge", {"csrf": c.token(page), "uid": "04C0FFEE", "kind": "iso14443a"})
+    assert status == 303
+    assert "04C0FFEE" in re.search(r'(?s)<table id="badges">.*?</table>', c.request("GET", "/users/U-0100")[2]).group(0)
+
+    # The bound badge now arms a lend session for the new user.
+    place(pn532, "isoa:04C0FFEE")
+    eventually(lambda: (ctl_json(d, "status")[0]["lending"].get("lastOutcome") or {}).get("userId") == "U-0100",
+               what="the badge to arm a session for U-0100")
+    pn532.ctl("remove")
+
+    # Not signed in: no binding, and the POST is refused.
+    anonymous = Client(web)
+    assert 'id="bind-form"' not in anonymous.request("GET", "/users/U-0100")[2]
+    assert anonymous.request("POST", "/users/U-0100/badge", {"uid": "04AA"})[0] == 401
+
+
+def test_curtain_schedule_toggles_and_refusals_through_the_page(connected, sim, web_factory, tmpdir_path):
+    from test_curtain import wait_state
+    web = web_factory(connected, "--accounts", str(accounts_file(tmpdir_path)))
+    c = Client(web)
+    assert c.request("POST", "/curtain/open", {})[0] == 401
+    c.sign_in()
+    _, _, page = c.request("GET", "/curtain")
+    status, headers, _ = c.request("POST", "/curtain/schedule", {"csrf": c.token(page), "open": "06:40", "openEnabled": "true",
+                                                                "close": "20:10"})
+    assert status == 303 and headers["Location"] == "/curtain"
+    wait_state(connected, lambda s: s.get("openSchedule") == {"time": "06:40", "enabled": True}
+               and s.get("closeSchedule") == {"time": "20:10", "enabled": False})
+    page = c.request("GET", "/curtain")[2]
+    assert re.search(r'id="curtain-openEnabled" value="true" checked', page) and 'value="06:40"' in page
+    assert not re.search(r'id="curtain-closeEnabled" value="true" checked', page)
+
+    # The wall switch wins: the page says so in the reader's words, and nothing is written.
+    sim.ctl("press", "open")
+    wait_state(connected, lambda s: s["manual"] and s["motion"] != "idle")
+    before = sim.writes()
+    status, _, page = c.request("POST", "/curtain/open", {"csrf": c.token(page)})
+    assert status == 409 and "Someone is at the wall switch: nothing was sent" in text_of(page), text_of(page)
+    assert sim.writes() == before
+
+
+def test_kiosk_shows_who_is_here(daemon_factory, tmpdir_path, sim, web_factory, browser_factory):
+    from test_presence import ALICE, NEAR, add_beacon, presence_daemon
+    d = presence_daemon(daemon_factory, tmpdir_path, sim)
+    web = web_factory(d)
+    driver = browser_factory("ja")
+    open_kiosk(driver, web)
+    corner = driver.find_element("id", "presence")
+    assert not corner.is_displayed()
+    address = add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:01")
+    eventually(lambda: corner.is_displayed() and corner.text == "在室: alice", what="the presence corner")
+    sim.ctl("beacon", "vanish", address)
+    eventually(lambda: not corner.is_displayed(), what="the presence corner to go when alice has left")

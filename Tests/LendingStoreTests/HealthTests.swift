@@ -104,15 +104,20 @@ struct HealthTests {
             try db.execute(sql: "PRAGMA max_page_count = \(pages)")
         }
         let big = String(repeating: "x", count: 20000)
+        func bigDevice(_ n: Int) -> Device {
+            var device = makeDevice("D-big-\(n)")
+            device.note = big  // a note is free text of any length
+            return device
+        }
         for n in 1...3 {
             await #expect(throws: LendingError.storageFull(directory: dir.path)) {
-                try await store.addUser(User(id: "U-big-\(n)", name: big, registeredAt: base))
+                try await store.addDevice(bigDevice(n), at: base)
             }
         }
-        #expect(try await store.user(id: "U-big-1") == nil, "nothing was recorded")
+        #expect(try await store.device(id: "D-big-1") == nil, "nothing was recorded")
         #expect(LendingError.storageFull(directory: dir.path).description.contains("is full"))
         try await store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
-        try await store.addUser(User(id: "U-big-4", name: big, registeredAt: base))
+        try await store.addDevice(bigDevice(4), at: base)
         #expect(events.withLock { $0 } == [.diskFull(directory: dir.path), .diskSpaceAvailable(directory: dir.path)])
     }
 

@@ -16,8 +16,10 @@ struct InventoryTests {
         await #expect(throws: LendingError.noSuchGroup("pager")) {
             try await store.addDevice(makeDevice("D-10", group: "pager"), at: at(1))
         }
-        await #expect(throws: LendingError.invalidField("device ID", reason: "must not be empty")) {
-            try await store.addDevice(makeDevice(" "), at: at(1))
+        let blank = await #expect(throws: LendingError.self) { try await store.addDevice(makeDevice(" "), at: at(1)) }
+        guard case .ruleViolated(.idCharacters, "device ID", _)? = blank else {
+            Issue.record("expected the rule idCharacters, got \(String(describing: blank))")
+            return
         }
 
         device.osVersion = "2.0"
@@ -172,5 +174,39 @@ struct InventoryTests {
         try await store.deleteDevice(id: "D-001", at: at(7))
         #expect(try await store.resolve(uid: "04112233445566") == nil)
         await #expect(throws: LendingError.noSuchTagBinding("04112233445566")) { try await store.unbindTag(uid: "04112233445566") }
+    }
+}
+
+/// The validation rules, applied by the store to every change.
+@Suite("Validation by the store (SQLite and PostgreSQL)") struct StoreValidationTests {
+    func rule(_ body: () async throws -> Void) async -> ValidationRule? {
+        do { try await body() } catch let error as LendingError {
+            if case .ruleViolated(let rule, _, _) = error { return rule }
+        } catch {}
+        return nil
+    }
+
+    @Test(arguments: Backend.all) func everyChangeIsValidated(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 0, users: 0)
+        defer { fixture.close() }
+        let store = fixture.store
+        try await store.addDevice(makeDevice("D-0001"), at: at(0))
+        #expect(await rule { try await store.addDevice(makeDevice("d-0001"), at: at(1)) } == .idCaseCollision)
+        #expect(await rule { try await store.addDevice(makeDevice("D 2"), at: at(1)) } == .idCharacters)
+        #expect(await rule { try await store.addDevice(makeDevice(String(repeating: "D", count: 65)), at: at(1)) } == .idTooLong)
+        #expect(await rule { try await store.addDevice(makeDevice("D-3", model: "  "), at: at(1)) } == .blankName)
+        var device = try #require(try await store.device(id: "D-0001")).device
+        device.model = String(repeating: "m", count: 201)
+        #expect(await rule { try await store.updateDevice(device, at: at(2)) } == .nameTooLong)
+
+        try await store.addUser(User(id: "U-1", name: "Ada", registeredAt: at(0)))
+        #expect(await rule { try await store.addUser(User(id: "u-1", name: "Eve", registeredAt: at(0))) } == .idCaseCollision)
+        #expect(await rule { try await store.addUser(User(id: "U-2", name: " ", registeredAt: at(0))) } == .blankName)
+        #expect(await rule { try await store.updateUser(User(id: "U-1", name: "", registeredAt: at(0))) } == .blankName)
+        #expect(await rule { try await store.addGroup(DeviceGroup(id: "IPHONE", name: "Upper")) } == .idCaseCollision)
+        #expect(await rule { try await store.addGroup(DeviceGroup(id: "pager", name: "")) } == .blankName)
+        // Nothing of it was written.
+        #expect(try await store.devices(DeviceFilter(), page: .first).items.map(\.device.id) == ["D-0001"])
+        #expect(try await store.user(id: "U-1")?.name == "Ada")
     }
 }

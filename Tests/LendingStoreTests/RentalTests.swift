@@ -39,7 +39,7 @@ struct RentalTests {
             try await store.lend(LendRequest(deviceId: "D-002", userId: "U-1", at: at(4)))
         }
 
-        let returned = try await store.returnDevice(ReturnRequest(deviceId: "D-001", at: at(60), returnedBy: "U-2", location: "room-2"))
+        let returned = try await store.returnDevice(ReturnRequest(deviceId: "D-001", at: at(60), returnedBy: .user("U-2"), location: "room-2"))
         #expect(returned.returnedAt == at(60) && returned.returnedBy == "U-2" && returned.returnLocation == "room-2")
         await #expect(throws: LendingError.notLent("D-001")) { try await store.returnDevice(ReturnRequest(deviceId: "D-001", at: at(61))) }
         await #expect(throws: LendingError.noSuchDevice("D-9")) { try await store.returnDevice(ReturnRequest(deviceId: "D-9", at: at(61))) }
@@ -145,7 +145,7 @@ struct RentalTests {
         let csv = RentalExport.csv(try await store.allHistory(HistoryQuery()))
         let lines = csv.components(separatedBy: "\r\n")
         #expect(lines.count == 3 && lines[2] == "")
-        #expect(lines[1] == "1,D-001,Model D-001,1.0,SN-D-001,U-1,\"Tanaka, \"\"Ken\"\"\",2026-01-01 00:00:00,,,,,")
+        #expect(lines[1] == "1,D-001,Model D-001,1.0,SN-D-001,U-1,\"Tanaka, \"\"Ken\"\"\",2026-01-01 00:00:00,,,,,,")
     }
 }
 

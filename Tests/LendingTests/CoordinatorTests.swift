@@ -66,14 +66,15 @@ struct LendingCoordinatorTests {
             .lent(deviceId: "D-1", model: "iPhone 15", userId: "U-1", userName: "Alice", dueAt: nil))
         #expect(await state.snapshot().lending.lastOutcome?.kind == .lent)
         clock.advance(5)
-        // The session stays armed for more devices (record on the tag this time).
-        #expect(await lending.handle(tap("04FFFFFFFFFFFF", deviceOnTag: "D-2")).kind == "lent")
+        // The session stays armed for more devices (record on the registered tag this time).
+        #expect(await lending.handle(tap("04112233445502", deviceOnTag: "D-2")).kind == "lent")
         #expect(await lending.session()?.remaining(at: clock.now) == 20)
         clock.advance(20)
         #expect(await lending.session() == nil)
         // Return by whoever taps it: nobody armed now.
         #expect(await lending.handle(tap("04112233445501")) ==
             .returned(deviceId: "D-1", model: "iPhone 15", borrowerId: "U-1", borrowerName: "Alice", returnedBy: nil))
+        clock.advance(5)  // past the repeat window of the return
         #expect(await lending.handle(tap("04112233445501")) == .badgeRequired(deviceId: "D-1", model: "iPhone 15"))
         let rentals = try await f.rentals()
         #expect(rentals.count == 2)
@@ -89,10 +90,13 @@ struct LendingCoordinatorTests {
         _ = await lending.handle(tap("04A1B2C3"))
         _ = await lending.handle(tap("04112233445501"))
         _ = await lending.handle(tap("0123456789ABCDEF")) // Bob replaces Alice
+        clock.advance(5)  // past the repeat window of the lend
         #expect(await lending.session()?.userId == bob.id)
         let outcome = await lending.handle(tap("04112233445501"))
         #expect(outcome == .returned(deviceId: "D-1", model: "iPhone 15", borrowerId: "U-1", borrowerName: "Alice", returnedBy: "U-2"))
+        // Who acted: the badge armed at each tap.
         #expect(try await f.rentals()[0].returnedBy == "U-2")
+        #expect(try await f.rentals()[0].lentBy == "U-1")
     }
 
     @Test func clientArmAndDisarm() async throws {
@@ -123,6 +127,51 @@ struct LendingCoordinatorTests {
         #expect(await lending.session()?.userId == alice.id)
     }
 
+    /// A tag written with D-1's record whose UID nobody bound lends nothing and returns
+    /// nothing; the refusal is published as `refused` with the reason `unregisteredTag`.
+    @Test func aDeviceRecordOnAnUnregisteredTagLendsAndReturnsNothing() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f)
+        _ = await lending.handle(tap("04A1B2C3"))
+        let forged = await lending.handle(tap("04FFFFFFFFFFFF", deviceOnTag: "D-1"))
+        #expect(forged == .unregisteredTag(deviceId: "D-1", model: "iPhone 15", uid: "04FFFFFFFFFFFF", boundTo: nil))
+        #expect(try await f.rentals().isEmpty)
+        let published = await state.snapshot().lending.lastOutcome
+        #expect(published?.kind == .refused && published?.reason == "unregisteredTag")
+        // Lent through its registered tag, a forged tag cannot return it either; nor can
+        // D-2's tag carrying D-1's record.
+        #expect(await lending.handle(tap("04112233445501")).kind == "lent")
+        #expect(await lending.handle(tap("04FFFFFFFFFFFF", deviceOnTag: "D-1")).kind == "unregisteredTag")
+        #expect(await lending.handle(tap("04112233445502", deviceOnTag: "D-1")) ==
+            .unregisteredTag(deviceId: "D-1", model: "iPhone 15", uid: "04112233445502", boundTo: "device D-2"))
+        #expect(try await f.rentals().map(\.isActive) == [true])
+    }
+
+    /// A device placed twice 0.3 s apart is lent once; the second tap is reported and records
+    /// nothing. After the window a tap returns it, and a repeat of that return changes nothing.
+    @Test func aDoubleTapLendsOnce() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f, LendingPolicy(armDuration: 30, repeatWindow: 5))
+        _ = await lending.handle(tap("04A1B2C3"))
+        #expect(await lending.handle(tap("04112233445501")).kind == "lent")
+        clock.advance(0.3)
+        #expect(await lending.handle(tap("04112233445501")) ==
+            .repeated(deviceId: "D-1", model: "iPhone 15", change: .lent, userName: "Alice"))
+        #expect(await state.snapshot().lending.lastOutcome?.reason == "alreadyLent")
+        #expect(try await f.rentals().map(\.isActive) == [true])
+        clock.advance(5)
+        #expect(await lending.handle(tap("04112233445501")).kind == "returned")
+        clock.advance(0.3)
+        #expect(await lending.handle(tap("04112233445501")).kind == "alreadyReturned")
+        #expect(try await f.rentals().map(\.isActive) == [false])
+        // A return by ID counts too.
+        clock.advance(10)
+        _ = try await lending.lend(deviceId: "D-2", userId: "U-2")
+        #expect(await lending.handle(tap("04112233445502")).kind == "alreadyLent")
+    }
+
     /// A write the database refuses (here a trigger, as a failing disk would) is reported at
     /// the reader, records nothing and leaves the session armed.
     @Test func aRefusedWriteIsReportedAndRecordsNothing() async throws {
@@ -151,7 +200,7 @@ struct LendingCoordinatorTests {
         let first = coordinator(f, LendingPolicy(armDuration: 30, defaultLoanPeriod: 86_400))
         _ = await first.handle(tap("04A1B2C3"))
         clock.advance(3)
-        #expect(await first.handle(tap("04FFFFFFFFFF02", deviceOnTag: "D-2")).kind == "lent")
+        #expect(await first.handle(tap("04112233445502", deviceOnTag: "D-2")).kind == "lent")
         #expect(try await f.store.device(id: "D-2")?.activeRental?.dueAt == t0.addingTimeInterval(3 + 86_400))
         let second = coordinator(f, location: "room-2")
         try await second.arm(userId: "U-2")
@@ -163,7 +212,7 @@ struct LendingCoordinatorTests {
     @Test func allHistoryFollowsCursors() async throws {
         let f = try await StoreFixture()
         defer { f.cleanup() }
-        let lending = coordinator(f, LendingPolicy(armDuration: 1000))
+        let lending = coordinator(f, LendingPolicy(armDuration: 1000, repeatWindow: 0))
         _ = await lending.handle(tap("04A1B2C3"))
         for uid in ["04112233445501", "04112233445502", "04112233445501", "04112233445501", "04112233445502"] {
             clock.advance(1)

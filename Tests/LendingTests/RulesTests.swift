@@ -51,7 +51,7 @@ let ruleRows: [RuleRow] = [
     RuleRow(name: "available device while armed is lent to the armed user",
             identity: .device(DeviceRecord(device: device())), armedBy: alice, at: 10, expectedKind: "lent",
             expectedOperation: .lend(LendRequest(deviceId: "D-1", userId: "U-1", at: now(10),
-                                                 dueAt: now(10 + 7 * 86400), location: "desk")),
+                                                 dueAt: now(10 + 7 * 86400), location: "desk", lentBy: .user("U-1"))),
             armedAfter: "U-1"),
     RuleRow(name: "available device with nobody armed needs a badge",
             identity: .device(DeviceRecord(device: device())), armedBy: nil, at: 0, expectedKind: "badgeRequired",
@@ -62,12 +62,12 @@ let ruleRows: [RuleRow] = [
     RuleRow(name: "available device one moment before expiry is lent",
             identity: .device(DeviceRecord(device: device())), armedBy: alice, at: 29.999, expectedKind: "lent",
             expectedOperation: .lend(LendRequest(deviceId: "D-1", userId: "U-1", at: now(29.999),
-                                                 dueAt: now(29.999 + 7 * 86400), location: "desk")),
+                                                 dueAt: now(29.999 + 7 * 86400), location: "desk", lentBy: .user("U-1"))),
             armedAfter: "U-1"),
     RuleRow(name: "lent device with someone armed is returned by that user",
             identity: .device(DeviceRecord(device: device(), activeRental: rental())), armedBy: alice, at: 5,
             expectedKind: "returned",
-            expectedOperation: .returnDevice(ReturnRequest(deviceId: "D-1", at: now(5), returnedBy: "U-1", location: "desk")),
+            expectedOperation: .returnDevice(ReturnRequest(deviceId: "D-1", at: now(5), returnedBy: .user("U-1"), location: "desk")),
             armedAfter: "U-1"),
     RuleRow(name: "lent device with nobody armed is returned anonymously",
             identity: .device(DeviceRecord(device: device(), activeRental: rental())), armedBy: nil, at: 5,
@@ -89,6 +89,12 @@ let ruleRows: [RuleRow] = [
             armedBy: alice, at: 1, expectedKind: "unknownTag", expectedOperation: nil, armedAfter: "U-1"),
     RuleRow(name: "tag naming an unknown device is reported", identity: .unknownDevice("D-404", uid: "04EEEEEE"),
             armedBy: nil, at: 1, expectedKind: "unknownDevice", expectedOperation: nil, armedAfter: nil),
+    RuleRow(name: "device record on an unregistered tag lends nothing, even when armed",
+            identity: .unregisteredTag(DeviceRecord(device: device()), uid: "04EEEEEE", boundTo: nil),
+            armedBy: alice, at: 1, expectedKind: "unregisteredTag", expectedOperation: nil, armedAfter: "U-1"),
+    RuleRow(name: "device record on an unregistered tag returns nothing",
+            identity: .unregisteredTag(DeviceRecord(device: device(), activeRental: rental()), uid: "04EEEEEE", boundTo: nil),
+            armedBy: nil, at: 1, expectedKind: "unregisteredTag", expectedOperation: nil, armedAfter: nil),
 ]
 
 @Suite("Lending rules")
@@ -101,6 +107,43 @@ struct LendingRulesTests {
         #expect(decision.operation == row.expectedOperation)
         #expect(decision.session?.userId == row.armedAfter)
         #expect(!decision.outcome.message.isEmpty)
+    }
+
+    /// A double tap: lent at t0+10, the same device again 0.3 s later is reported, not returned.
+    @Test func aRepeatTapWithinTheWindowChangesNothing() {
+        let session = LendingRules.arm(alice, now: t0, policy: policy)
+        let lentRecord = DeviceRecord(device: device(), activeRental: rental(to: alice))
+        let lent = RecentChange(deviceId: "D-1", kind: .lent, userName: "Alice", at: now(10))
+        let again = LendingRules.decide(.device(lentRecord), session: session, now: now(10.3), policy: policy,
+                                        location: nil, recent: lent)
+        #expect(again.outcome == .repeated(deviceId: "D-1", model: "iPhone 15", change: .lent, userName: "Alice"))
+        #expect(again.operation == nil && again.session == session)
+        #expect(again.outcome.kind == "alreadyLent")
+        #expect(again.outcome.message.contains("already lent to Alice"))
+        // At the end of the window the tap is a return again.
+        let later = LendingRules.decide(.device(lentRecord), session: nil, now: now(15), policy: policy,
+                                        location: nil, recent: lent)
+        #expect(later.outcome.kind == "returned")
+        // Another device is not affected.
+        let other = LendingRules.decide(.device(DeviceRecord(device: device("D-2"))), session: session, now: now(10.3),
+                                        policy: policy, location: nil, recent: lent)
+        #expect(other.outcome.kind == "lent")
+    }
+
+    @Test func aRepeatTapAfterAReturnIsAlreadyReturned() {
+        let returned = RecentChange(deviceId: "D-1", kind: .returned, userName: "Bob", at: now(1))
+        let session = LendingRules.arm(alice, now: t0, policy: policy)
+        let again = LendingRules.decide(.device(DeviceRecord(device: device())), session: session, now: now(1.3),
+                                        policy: policy, location: nil, recent: returned)
+        #expect(again.outcome.kind == "alreadyReturned" && again.operation == nil)
+        #expect(again.outcome.message.contains("already returned"))
+        let published = again.outcome.published(uid: nil, reader: "front", at: now(1.3))
+        #expect(published.kind == .refused && published.reason == "alreadyReturned")
+        // Window 0: off.
+        var off = policy
+        off.repeatWindow = 0
+        #expect(LendingRules.decide(.device(DeviceRecord(device: device())), session: session, now: now(1),
+                                    policy: off, location: nil, recent: returned).outcome.kind == "lent")
     }
 
     @Test func lendingKeepsTheSessionWithoutExtendingIt() {
@@ -153,11 +196,14 @@ struct LendingRulesTests {
             .returned(deviceId: "D-1", model: "M", borrowerId: "U-2", borrowerName: "Bob", returnedBy: nil),
             .badgeRequired(deviceId: "D-1", model: "M"), .refused(deviceId: "D-1", model: "M", status: .disposed),
             .unknownDevice(deviceId: "D-9", uid: "04"), .unknownTag(uid: "04"), .failed(reason: "x"),
+            .unregisteredTag(deviceId: "D-1", model: "M", uid: "04", boundTo: nil),
+            .repeated(deviceId: "D-1", model: "M", change: .lent, userName: "Alice"),
+            .repeated(deviceId: "D-1", model: "M", change: .returned, userName: "Alice"),
         ]
         for outcome in outcomes {
             #expect(outcome.message.count > 10, "\(outcome.kind)")
         }
-        #expect(Set(outcomes.map(\.kind)).count == 9)
+        #expect(Set(outcomes.map(\.kind)).count == 12)
     }
 }
 
@@ -166,11 +212,35 @@ struct IdentificationTests {
     let record = DeviceRecord(device: device("D-1"))
     let other = DeviceRecord(device: device("D-2"))
 
-    @Test func deviceRecordOnTagWinsOverUIDBinding() {
-        let tap = tap("04:a1:b2:c3", deviceOnTag: "D-1")
-        #expect(TapIdentification.canonicalUID(of: tap) == "04A1B2C3")
-        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .badge(aliceBadge, alice)) == .device(record))
-        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .device(other)) == .device(record))
+    @Test func deviceRecordOnItsRegisteredTag() {
+        let tap = tap("04:11:22:33", deviceOnTag: "D-1")
+        #expect(TapIdentification.canonicalUID(of: tap) == "04112233")
+        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .device(record)) == .device(record))
+    }
+
+    /// Anyone can write a device record on a tag: only the UID bound at registration proves it.
+    @Test func deviceRecordOnAnUnboundUIDIsAnUnregisteredTag() {
+        let tap = tap("04112233445566", deviceOnTag: "D-1")
+        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil) ==
+            .unregisteredTag(record, uid: "04112233445566", boundTo: nil))
+    }
+
+    @Test func deviceRecordOnAUIDBoundElsewhereIsAnUnregisteredTag() {
+        let tap = tap("04A1B2C3", deviceOnTag: "D-1")
+        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .device(other)) ==
+            .unregisteredTag(record, uid: "04A1B2C3", boundTo: "device D-2"))
+        #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .badge(aliceBadge, alice)) ==
+            .unregisteredTag(record, uid: "04A1B2C3", boundTo: "a badge of U-1"))
+    }
+
+    @Test func unregisteredTagMessageSaysRefusedAndHowToRegister() {
+        let outcome = LendingRules.decide(.unregisteredTag(record, uid: "04112233445566", boundTo: nil), session: nil,
+                                          now: t0, policy: policy, location: nil).outcome
+        #expect(outcome.message.contains("D-1"))
+        #expect(outcome.message.contains("Refused"))
+        #expect(outcome.message.contains("roombridgectl tags bind 04112233445566 --device D-1"))
+        let published = outcome.published(uid: "04112233445566", reader: "front", at: t0)
+        #expect(published.kind == .refused && published.reason == "unregisteredTag" && published.deviceId == "D-1")
     }
 
     @Test func uidBindingToADevice() {
@@ -189,7 +259,7 @@ struct IdentificationTests {
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: nil) == .unknownDevice("D-404", uid: "04112233445566"))
     }
 
-    @Test func mismatchedRecordIsIgnored() {
+    @Test func recordNamingAnotherDeviceThanTheLookedUpOneIsIgnored() {
         let tap = tap("04112233445566", deviceOnTag: "D-2")
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: nil) == .unknownDevice("D-2", uid: "04112233445566"))
     }

@@ -61,6 +61,31 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
         #expect(await state.snapshot().seq == 3)
     }
 
+    /// The replay ring wraps around: with room for 3 events after 7, a subscriber resumes after
+    /// seq 4 (events 5...7 kept) but not after 3 (event 4 is gone) nor after 8 (not emitted in
+    /// this run); resuming, it gets the kept events and then the live ones.
+    @Test func resumingReplaysFromTheRingAfterItWrapped() async throws {
+        let state = SystemState(replayLimit: 3, now: { t0 })
+        for i in 1...7 { await state.recordTap(tap(String(i))) }
+        for since: UInt64 in [0, 3, 8] {
+            let sub = await state.subscribe(since: since)
+            #expect(sub.resumedAfter == nil, "since \(since)")
+            #expect(sub.snapshot.seq == 7)
+        }
+        var subs: [(UInt64, Subscription)] = []
+        for since: UInt64 in [4, 6, 7] { subs.append((since, await state.subscribe(since: since))) }
+        await state.recordTap(tap("live"))
+        for (since, sub) in subs {
+            #expect(sub.resumedAfter == since)
+            var seqs: [UInt64] = []
+            for try await e in sub.events {
+                seqs.append(e.seq)
+                if e.seq == 8 { break }
+            }
+            #expect(seqs == Array((since + 1)...8), "since \(since)")
+        }
+    }
+
     @Test func snapshotAndStreamHaveNoGap() async throws {
         let state = SystemState(now: { t0 })
         await state.recordTap(tap("01"))

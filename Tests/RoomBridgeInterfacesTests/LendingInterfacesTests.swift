@@ -285,3 +285,68 @@ import VarlinkNIO
         }
     }
 }
+
+/// Who acted: the socket peer's Unix user, or the person a trusted front end names.
+@Suite struct ActorTests {
+    let names: @Sendable (UInt32) -> String? = { [0: "root", 1000: "alice", 990: "roombridge-web"][$0] }
+
+    /// A caller in the authorised group (900).
+    func context(_ uid: UInt32) -> VarlinkCallContext { VarlinkCallContext(peer: PeerCredentials(pid: 9, uid: uid, gid: 900)) }
+
+    @Test func thePeersUnixUserActs() throws {
+        let a = Authorizer(groupName: "roombridge", gid: 900, userName: names)
+        #expect(try a.actor(context(1000), named: nil) == .unixUser("alice"))
+        #expect(try a.actor(context(1000), named: nil)?.text == "unix:alice")
+        #expect(try a.actor(context(4321), named: nil)?.text == "unix:4321")  // no name: the UID
+        #expect(try a.actor(VarlinkCallContext(), named: nil) == nil)
+    }
+
+    @Test func onlyRootAndActorUsersMayNameWhoTheyActFor() throws {
+        let a = Authorizer(groupName: "roombridge", gid: 900, userName: names)
+        #expect(try a.actor(context(990), named: "Ada Admin")?.text == "web:Ada Admin via unix:roombridge-web")
+        #expect(try a.actor(context(0), named: "Ada Admin") == .signedIn("Ada Admin", via: "root"))
+        #expect(throws: LendingError.self) { try a.actor(context(1000), named: "Ada Admin") }
+        do throws(LendingError) {
+            _ = try a.actor(context(1000), named: "Ada Admin")
+        } catch {
+            #expect(error.description.contains("auth.actor_users") && error.description.contains("unix:alice"))
+        }
+        #expect(throws: LendingError.self) { try a.actor(context(990), named: "  ") }
+        #expect(throws: LendingError.self) { try a.actor(context(990), named: "Ada\u{1B}[2J") }
+        #expect(throws: LendingError.self) { try a.actor(VarlinkCallContext(), named: "Ada") }
+    }
+
+    @Test func lendReturnAndDeviceChangesRecordTheActor() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rb-actor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: dir.appendingPathComponent("db.sqlite").path))
+        defer { try? store.close() }
+        let authorizer = Authorizer(groupName: "roombridge", gid: 900, userName: names)
+        let inventory = InventoryInterface(store: store, authorizer: authorizer)
+        let lending = LendingInterface(lending: LendingCoordinator(store: store, state: SystemState()), authorizer: authorizer)
+        func call(_ interface: any VarlinkInterface, _ method: String, _ p: [String: JSONValue], as uid: UInt32) async throws -> [String: JSONValue] {
+            let sink = LendingInterfacesTests.Sink()
+            try await interface.handle(VarlinkCall(method: method, parameters: p), context: context(uid), replies: sink)
+            return sink.replies.withLock { $0.first ?? [:] }
+        }
+        _ = try await call(inventory, "io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Ada"], as: 0)
+        _ = try await call(inventory, "io.roombridge.Inventory.AddDevice",
+                           ["id": "D-1", "fields": ["groupId": "iphone", "model": "iPhone 15"]], as: 0)
+        _ = try await call(inventory, "io.roombridge.Inventory.UpdateDevice",
+                           ["id": "D-1", "fields": ["note": "spare"], "actor": "Ada Admin"], as: 990)
+        let lent = try await call(lending, "io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"], as: 0)
+        #expect(lent["rental"]?["lentBy"]?.stringValue == "unix:root")
+        let returned = try await call(lending, "io.roombridge.Lending.Return", ["deviceId": "D-1", "actor": "Ada Admin"], as: 990)
+        #expect(returned["rental"]?["returnedBy"]?.stringValue == "web:Ada Admin via unix:roombridge-web")
+        _ = try await call(lending, "io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"], as: 0)
+        let named = try await call(lending, "io.roombridge.Lending.Return", ["deviceId": "D-1", "returnedBy": "U-1"], as: 0)
+        #expect(named["rental"]?["returnedBy"]?.stringValue == "U-1")
+
+        let log = try await store.deviceLog(deviceId: "D-1", page: .first).items
+        #expect(log.first { $0.field == "note" }?.actor == "web:Ada Admin via unix:roombridge-web")
+        #expect(log.filter { $0.operation == .add }.allSatisfy { $0.actor == "unix:root" })
+        let history = try await store.history(HistoryQuery(deviceId: "D-1"), page: .first).items
+        #expect(history.map(\.lentBy) == ["unix:root", "unix:root"])
+    }
+}

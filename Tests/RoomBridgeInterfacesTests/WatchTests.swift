@@ -18,11 +18,11 @@ import VarlinkNIO
         let run: Task<Void, any Error>
     }
 
-    func serve(bufferLimit: Int, group: UInt32? = nil, stallTimeout: Duration = .seconds(30)) async throws -> Served {
+    func serve(bufferLimit: Int, replayLimit: Int = 1024, group: UInt32? = nil, stallTimeout: Duration = .seconds(30)) async throws -> Served {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rb-watch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("s.sock").path
-        let state = SystemState(bufferLimit: bufferLimit)
+        let state = SystemState(bufferLimit: bufferLimit, replayLimit: replayLimit)
         let service = try VarlinkService(
             vendor: "test", product: "test", version: "0", url: "",
             interfaces: [StateInterface(state: state, authorizer: Authorizer(groupName: "wheel", gid: group),
@@ -146,6 +146,71 @@ import VarlinkNIO
         #expect(second["event"]?["seq"]?.intValue == 2)
         #expect(second["event"]?["kind"]?.stringValue == "tagArrived")
         #expect(second["event"]?["tap"]?["uid"]?.stringValue == "1")
+        await client.close()
+        await stop(s)
+    }
+
+    /// Watch(since:) on a fresh connection: `resumedAfter`, the events the client missed, then
+    /// live events, with no gap and no state.
+    @Test func watchSinceReplaysTheMissedEventsThenContinuesLive() async throws {
+        let s = try await serve(bufferLimit: 64, replayLimit: 8)
+        for i in 1...10 { await s.state.recordTap(bigTap(i)) }
+        let client = try await VarlinkClient.connect(path: s.path)
+        var iterator = client.stream("io.roombridge.State.Watch", parameters: ["since": 4]).makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        #expect(first["resumedAfter"]?.intValue == 4)
+        #expect(first["state"] == nil || first["state"]?.isNull == true)
+        var seqs: [Int64] = []
+        for _ in 5...10 { seqs.append(try #require(try await iterator.next())["event"]?["seq"]?.intValue ?? -1) }
+        #expect(seqs == Array(5...10))
+        await s.state.recordTap(bigTap(11))
+        let live = try #require(try await iterator.next())
+        #expect(live["event"]?["seq"]?.intValue == 11)
+        #expect(live["event"]?["tap"]?["uid"]?.stringValue == "11")
+        await client.close()
+        await stop(s)
+    }
+
+    /// A client up to date resumes with nothing to replay; its first reply still says so.
+    @Test func watchSinceTheLatestEventOnlyConfirms() async throws {
+        let s = try await serve(bufferLimit: 64, replayLimit: 8)
+        for i in 1...3 { await s.state.recordTap(bigTap(i)) }
+        let client = try await VarlinkClient.connect(path: s.path)
+        var iterator = client.stream("io.roombridge.State.Watch", parameters: ["since": 3]).makeAsyncIterator()
+        #expect(try #require(try await iterator.next())["resumedAfter"]?.intValue == 3)
+        await s.state.recordTap(bigTap(4))
+        #expect(try #require(try await iterator.next())["event"]?["seq"]?.intValue == 4)
+        await client.close()
+        await stop(s)
+    }
+
+    /// `since` older than the ring (events 1...2 are gone from a ring of 8 after 10 events), or
+    /// newer than the latest event (another run of the daemon): the whole state comes first.
+    @Test func watchSinceOutsideTheRingResyncsWithTheState() async throws {
+        let s = try await serve(bufferLimit: 64, replayLimit: 8)
+        for i in 1...10 { await s.state.recordTap(bigTap(i)) }
+        for since in [1, 99] {
+            let client = try await VarlinkClient.connect(path: s.path)
+            var iterator = client.stream("io.roombridge.State.Watch", parameters: ["since": .int(Int64(since))]).makeAsyncIterator()
+            let first = try #require(try await iterator.next())
+            #expect(first["state"]?["seq"]?.intValue == 10, "since \(since)")
+            #expect(first["resumedAfter"] == nil || first["resumedAfter"]?.isNull == true)
+            await client.close()
+        }
+        // The oldest event still kept is 3: since 2 resumes.
+        let again = try await VarlinkClient.connect(path: s.path)
+        var iterator = again.stream("io.roombridge.State.Watch", parameters: ["since": 2]).makeAsyncIterator()
+        #expect(try #require(try await iterator.next())["resumedAfter"]?.intValue == 2)
+        #expect(try #require(try await iterator.next())["event"]?["seq"]?.intValue == 3)
+        await again.close()
+        await stop(s)
+    }
+
+    @Test func watchSinceMustNotBeNegative() async throws {
+        let s = try await serve(bufferLimit: 64)
+        let client = try await VarlinkClient.connect(path: s.path)
+        var iterator = client.stream("io.roombridge.State.Watch", parameters: ["since": -1]).makeAsyncIterator()
+        await #expect(throws: VarlinkError.invalidParameter("since")) { _ = try await iterator.next() }
         await client.close()
         await stop(s)
     }

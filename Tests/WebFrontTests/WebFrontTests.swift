@@ -74,6 +74,65 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
     }
 }
 
+@Suite struct CurtainViewTests {
+    let en = Localizer(language: .en, timeZone: tokyo)
+    let ja = Localizer(language: .ja, timeZone: tokyo)
+
+    @Test func noPanelWithoutACurtain() {
+        #expect(CurtainView.live(Curtain(connection: "disabled", motion: "idle"), en) == nil)
+    }
+
+    @Test func movingShowsPositionMotionAndTarget() throws {
+        let live = try #require(CurtainView.live(Curtain(connection: "connected", motion: "opening", position: 40, target: 100), en))
+        #expect(live.positionText == "40% open — opening (to 100%)")
+        #expect(live.status == "Connected")
+        #expect(live.usable && !live.lockedOut)
+    }
+
+    /// The wall switch: a manual motion locks the motion buttons until it stops.
+    @Test func wallSwitchLocksTheButtonsUntilTheMotionStops() throws {
+        let moving = try #require(CurtainView.live(Curtain(connection: "connected", motion: "opening", position: 10, manual: true), ja))
+        #expect(moving.lockedOut && !moving.usable)
+        let stopped = try #require(CurtainView.live(Curtain(connection: "connected", motion: "idle", position: 60, manual: true), ja))
+        #expect(!stopped.lockedOut && stopped.usable)
+        #expect(stopped.positionText == "60% 開")
+    }
+
+    @Test func notConnectedIsNotUsableAndSaysSo() throws {
+        let live = try #require(CurtainView.live(Curtain(connection: "searching", motion: "idle", lastError: "no adapter"), en))
+        #expect(!live.usable && live.status == "Searching for the curtain")
+        #expect(live.lastError == "Last error: no adapter")
+    }
+
+    @Test func curtainEventsCarryThePanelState() {
+        let event = DaemonEvent(seq: 9, at: "2026-11-24T05:00:00Z", kind: "curtain",
+                                curtain: Curtain(connection: "connected", motion: "closing", position: 70, target: 0))
+        let text = KioskPage.sse(.event(event, OutcomeFacts()), en)
+        #expect(text.hasPrefix("id: 9\nevent: curtain\ndata: "))
+        #expect(text.contains("\"positionText\":\"70% open — closing (to 0%)\""))
+        #expect(text.contains("\"text\":\"Curtain: closing\""))
+    }
+}
+
+@Suite struct PresenceCornerTests {
+    let alice = PresentBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 2)
+
+    @Test func entersAndExitsFollowTheRegions() {
+        let en = Localizer(language: .en, timeZone: tokyo)
+        let ja = Localizer(language: .ja, timeZone: tokyo)
+        let empty = Presence(status: "scanning", regions: [PresenceRegion(name: "alice", beacons: []), PresenceRegion(name: "kit", beacons: [])])
+        #expect(KioskView.presence(empty, en) == nil)
+        let here = empty.applying(PresenceChange(kind: "entered", region: "alice", beacon: alice))
+            .applying(PresenceChange(kind: "entered", region: "kit", beacon: alice))
+        #expect(KioskView.presence(here, en) == "Here: alice, kit")
+        #expect(KioskView.presence(here, ja) == "在室: alice、kit")
+        let left = here.applying(PresenceChange(kind: "exited", region: "alice", beacon: alice))
+        #expect(KioskView.presence(left, en) == "Here: kit")
+        let stopped = left.applying(PresenceChange(kind: "status", status: "unavailable"))
+        #expect(KioskView.presence(stopped, en) == nil)
+    }
+}
+
 @Suite struct SSEFrameTests {
     @Test func sseFramesCarryTheEventSeqAsTheirID() {
         let event = DaemonEvent(seq: 7, at: "2026-11-24T05:00:00Z", kind: "lending", lending: outcome("returned"))

@@ -1,0 +1,151 @@
+import Foundation
+import Hummingbird
+import Logging
+import Varlink
+
+/// The curtain page: one panel per curtain with its position (animated as it moves), motion
+/// buttons, the wall-switch lockout, the connection with a reconnect button, and the schedule.
+/// Everything is read from and sent to roombridged (`io.roombridge.State`, `io.roombridge.Curtain`);
+/// the page's script follows `/events`. Commands need a signed-in admin, like every change.
+struct CurtainPage: Sendable {
+    let link: DaemonLink
+
+    /// The panels' DOM keys and curtains; one today (`curtain`), a list once the daemon has several.
+    func curtains() async throws -> [(key: String, curtain: Curtain)] {
+        let state = try await link.call("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self).state
+        return [(key: "curtain", curtain: state.curtain)]
+    }
+
+    func render(_ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
+        var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
+        for (key, curtain) in try await curtains() {
+            body += Self.panel(key: key, curtain, l, viewer: viewer)
+        }
+        body += "<script src=\"/static/curtain.js\"></script>"
+        return HTML.page(l, title: l.t("curtainPage.title"), active: "curtain", viewer: viewer, body: body)
+    }
+
+    /// One curtain's panel. Element ids start with `key`; the script finds panels by class.
+    static func panel(key: String, _ c: Curtain, _ l: Localizer, viewer: Viewer) -> String {
+        guard let live = CurtainView.live(c, l) else {
+            return "<p class=\"empty\" id=\"\(key)-none\">\(HTML.escape(l.t("curtainPage.conn.disabled")))</p>"
+        }
+        let admin = viewer.user != nil
+        func t(_ key: String) -> String { HTML.escape(l.t(key)) }
+        func button(_ action: String, _ label: String, motion: Bool) -> String {
+            let disabled = !admin || (motion && !live.usable) ? " disabled" : ""
+            let kind = motion ? " data-motion=\"1\"" : ""
+            return "<form method=\"post\" action=\"/curtain/\(action)\" class=\"inline\">\(viewer.csrfField)"
+                + "<button type=\"submit\" id=\"\(key)-\(action)\"\(kind)\(disabled)>\(t(label))</button></form>"
+        }
+        var out = """
+            <section class="curtain-panel" id="\(key)" data-admin="\(admin ? 1 : 0)" data-position="\(c.position.map(String.init) ?? "")"
+             data-target="\(c.target.map(String.init) ?? "")" data-motion="\(HTML.escape(c.motion))"
+             data-offline-text="\(t("curtainPage.offline"))">
+            <h2>\(HTML.escape(c.name ?? c.address ?? l.t("curtainPage.title")))</h2>
+            <p>\(t("curtainPage.connection")): <strong class="curtain-status" id="\(key)-status">\(HTML.escape(live.status))</strong>
+            """
+        out += button("reconnect", "curtainPage.reconnect", motion: false) + "</p>"
+        out += """
+            <div class="curtain-track" aria-hidden="true"><div class="curtain-fill"></div><div class="curtain-target"></div></div>
+            <p>\(t("curtainPage.position")): <span class="curtain-position" id="\(key)-position" aria-live="polite">\(HTML.escape(live.positionText))</span></p>
+            <p class="lockout" id="\(key)-lockout"\(live.lockedOut ? "" : " hidden")>\(t("curtainPage.lockout"))</p>
+            <p class="curtain-error" id="\(key)-error"\(live.lastError == nil ? " hidden" : "")>\(HTML.escape(live.lastError ?? ""))</p>
+            <div class="curtain-buttons">
+            """
+        out += button("open", "curtainPage.open", motion: true) + button("close", "curtainPage.close", motion: true)
+            + button("stop", "curtainPage.stop", motion: true)
+        out += "<form method=\"post\" action=\"/curtain/move\" class=\"inline\">\(viewer.csrfField)"
+            + "<label>\(t("curtainPage.move")) <input type=\"number\" name=\"position\" id=\"\(key)-move-position\" min=\"0\" max=\"100\" value=\"\(c.position ?? 50)\" required> \(t("curtainPage.percent"))</label> "
+            + "<button type=\"submit\" id=\"\(key)-move\" data-motion=\"1\"\(!admin || !live.usable ? " disabled" : "")>\(t("curtainPage.moveButton"))</button></form>"
+        out += "</div>"
+        if !admin {
+            out += "<p class=\"empty\"><a href=\"/login?next=/curtain\">\(t("curtainPage.signIn"))</a></p>"
+        }
+        out += schedule(key: key, c, l, viewer: viewer)
+        return out + "</section>"
+    }
+
+    /// The schedule: a table for everyone, a form with enable toggles for admins.
+    static func schedule(key: String, _ c: Curtain, _ l: Localizer, viewer: Viewer) -> String {
+        func t(_ key: String) -> String { HTML.escape(l.t(key)) }
+        func entry(_ e: ScheduleEntry?) -> String {
+            guard let e else { return t("curtainPage.noSchedule") }
+            return HTML.escape(e.time) + " (" + t(e.enabled ? "curtainPage.on" : "curtainPage.off") + ")"
+        }
+        var out = "<h3>\(t("curtainPage.schedule"))</h3>"
+        guard viewer.user != nil else {
+            return out + HTML.table([l.t("curtainPage.scheduleOpen"), l.t("curtainPage.scheduleClose")],
+                                    [(cells: [entry(c.openSchedule), entry(c.closeSchedule)], attributes: "")], id: "\(key)-schedule")
+        }
+        func row(_ name: String, _ label: String, _ e: ScheduleEntry?) -> String {
+            "<div class=\"schedule-row\"><label>\(t(label)) <input type=\"time\" name=\"\(name)\" id=\"\(key)-\(name)\" value=\"\(HTML.escape(e?.time ?? ""))\" required></label> "
+                + "<label><input type=\"checkbox\" name=\"\(name)Enabled\" id=\"\(key)-\(name)Enabled\" value=\"true\"\(e?.enabled == true ? " checked" : "")> \(t("curtainPage.on"))</label></div>"
+        }
+        out += "<form method=\"post\" action=\"/curtain/schedule\" class=\"form\" id=\"\(key)-schedule\">" + viewer.csrfField
+            + row("open", "curtainPage.scheduleOpen", c.openSchedule) + row("close", "curtainPage.scheduleClose", c.closeSchedule)
+            + "<button type=\"submit\" id=\"\(key)-schedule-save\">\(t("curtainPage.scheduleSave"))</button></form>"
+        return out
+    }
+
+    struct MoveTo: Encodable, Sendable { var position: Int }
+    struct Schedule: Encodable, Sendable { var open: String; var close: String; var openEnabled: Bool; var closeEnabled: Bool }
+    struct Empty: Decodable, Sendable {}
+
+    /// Sends one command of the page's forms to `io.roombridge.Curtain`.
+    func command(_ action: String, _ form: Query) async throws {
+        let method = "io.roombridge.Curtain."
+        switch action {
+        case "open": _ = try await link.call(method + "Open", NoParameters(), returning: Empty.self)
+        case "close": _ = try await link.call(method + "Close", NoParameters(), returning: Empty.self)
+        case "stop": _ = try await link.call(method + "Stop", NoParameters(), returning: Empty.self)
+        case "reconnect": _ = try await link.call(method + "Reconnect", NoParameters(), returning: Empty.self)
+        case "move":
+            // An out-of-range or missing number goes to the daemon as -1, which refuses it with its own message.
+            _ = try await link.call(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1), returning: Empty.self)
+        case "schedule":
+            _ = try await link.call(method + "SetSchedule", Schedule(open: form["open"] ?? "", close: form["close"] ?? "",
+                                                                     openEnabled: form["openEnabled"] == "true",
+                                                                     closeEnabled: form["closeEnabled"] == "true"), returning: Empty.self)
+        default:
+            throw PageError.unknownAction(action)
+        }
+    }
+
+    /// A refused command in the reader's language: the curtain's own errors from the catalogue,
+    /// others as the daemon said them.
+    static func message(_ error: VarlinkError, _ l: Localizer) -> String {
+        let name = error.name.split(separator: ".").last.map(String.init) ?? error.name
+        return l.has("curtainPage.error.\(name)") ? l.t("curtainPage.error.\(name)") : AdminRoutes.message(error, l)
+    }
+
+    static let actions: Set<String> = ["open", "close", "stop", "move", "reconnect", "schedule"]
+
+    /// GET /curtain and the POSTs of its forms.
+    func add(to router: Router<BasicRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
+        let logger = Logger(label: "roombridge-web.curtain")
+        router.get("/curtain") { request, _ in
+            let v = await admin.viewer(request)
+            return await WebServer.page(localizer(request), request) { try await render($0, viewer: v) }
+        }
+        router.post("/curtain/:action") { request, context -> Response in
+            let l = localizer(request)
+            let form = try await AdminRoutes.form(request, context)
+            let v = await admin.viewer(request)
+            if let refusal = admin.check(v, form, l) { return refusal }
+            let action = context.parameters.get("action") ?? ""
+            guard Self.actions.contains(action) else { return WebServer.errorPage(PageError.unknownAction(action), l, path: request.uri.path) }
+            do {
+                try await command(action, form)
+                logger.notice("admin \(v.user ?? "?") sent curtain \(action)")
+                return Response(status: .seeOther, headers: [.location: "/curtain"])
+            } catch let error as VarlinkError {
+                return await WebServer.page(l, request, status: .conflict) {
+                    try await render($0, viewer: v, error: Self.message(error, l))
+                }
+            } catch {
+                return WebServer.errorPage(error, l, path: request.uri.path)
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Hummingbird
+import Logging
+import Varlink
+
+/// The admin's forms on the rentals and users pages: lend by ID, return, add a user, bind the
+/// badge that was just tapped. Each goes through roombridged's existing methods
+/// (`io.roombridge.Lending.Lend`/`Return`, `io.roombridge.Inventory.AddUser`/`AddBadge`).
+struct DeskForms: Sendable {
+    let link: DaemonLink
+    let pages: Pages
+
+    struct Lend: Encodable, Sendable { var deviceId: String; var userId: String; var dueAt: String? }
+    struct Return: Encodable, Sendable { var deviceId: String }
+    struct AddUser: Encodable, Sendable { var id: String; var name: String }
+    struct AddBadge: Encodable, Sendable { var identifier: String; var kind: String; var userId: String }
+    struct Ignored: Decodable, Sendable {}
+
+    func add(to router: Router<BasicRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
+        admin.change(router, "/rentals/lend", localizer: localizer,
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, l, _, _ in
+            let due = try form["due"].map { day throws(PageError) -> String in
+                // The end of the due day in the kiosk's time zone: due on that day, overdue after it.
+                guard let start = WireTime.startOfDay(day, in: l.timeZone), let date = WireTime.parse(start) else { throw .badDate(day) }
+                return date.addingTimeInterval(86_400 - 60).formatted(Date.ISO8601FormatStyle())
+            }
+            _ = try await link.call("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due),
+                                    returning: Ignored.self)
+            return "/rentals"
+        }
+        admin.change(router, "/rentals/return", localizer: localizer,
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, _, _, _ in
+            _ = try await link.call("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? ""), returning: Ignored.self)
+            return "/rentals"
+        }
+        admin.change(router, "/users/new", localizer: localizer,
+                     page: { l, v, error, _, _ in try await pages.users(Query(nil), l, viewer: v, error: error) }) { form, _, _, _, _ in
+            let id = form["id"] ?? ""
+            _ = try await link.call("io.roombridge.Inventory.AddUser", AddUser(id: id, name: form["name"] ?? ""), returning: Ignored.self)
+            return "/users/\(HTML.urlComponent(id))"
+        }
+        admin.change(router, "/users/:id/badge", localizer: localizer,
+                     page: { l, v, error, _, context in try await pages.user(Self.id(context), l, viewer: v, error: error) }) { form, _, _, _, context in
+            let id = Self.id(context)
+            _ = try await link.call("io.roombridge.Inventory.AddBadge",
+                                    AddBadge(identifier: form["uid"] ?? "", kind: form["kind"] == "felica" ? "felica" : "iso14443a", userId: id),
+                                    returning: Ignored.self)
+            return "/users/\(HTML.urlComponent(id))"
+        }
+        router.get("/users/:id") { request, context in
+            let v = await admin.viewer(request)
+            return await WebServer.page(localizer(request), request) { try await pages.user(Self.id(context), $0, viewer: v) }
+        }
+    }
+
+    static func id(_ context: BasicRequestContext) -> String {
+        (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
+    }
+}
+
+extension AdminRoutes {
+    /// A POST that changes something. Refused without a signed-in admin (401) or without the
+    /// session's CSRF token (403). `perform` sends it to the daemon and returns where to go next
+    /// (303); when the daemon refuses it, `page` is shown again with the daemon's message (400;
+    /// if that page cannot be shown either, e.g. an unknown user, the error page says why).
+    func change(_ router: Router<BasicRequestContext>, _ path: RouterPath, localizer: @escaping @Sendable (Request) -> Localizer,
+                page: @escaping @Sendable (Localizer, Viewer, String, Request, BasicRequestContext) async throws -> String,
+                perform: @escaping @Sendable (Query, Viewer, Localizer, Request, BasicRequestContext) async throws -> String) {
+        router.post(path) { request, context -> Response in
+            let l = localizer(request)
+            let form = try await Self.form(request, context)
+            let v = await viewer(request)
+            if let refusal = check(v, form, l) { return refusal }
+            do {
+                let next = try await perform(form, v, l, request, context)
+                logger.notice("admin \(v.user ?? "?") posted \(request.uri.path)")
+                return Response(status: .seeOther, headers: [.location: next])
+            } catch let error as VarlinkError {
+                return await WebServer.page(l, request, status: .badRequest) { try await page($0, v, Self.message(error, l), request, context) }
+            } catch {
+                return WebServer.errorPage(error, l, path: request.uri.path)
+            }
+        }
+    }
+}

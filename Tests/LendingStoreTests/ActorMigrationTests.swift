@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+import Lending
+@testable import LendingStore
+import Testing
+
+/// Schema v4: who lent, who returned, who changed a device.
+@Suite struct ActorMigrationTests {
+    /// A database written by the previous schema (v3) keeps its rows (no actor known) and
+    /// records actors from then on.
+    @Test func aVersion3DatabaseMigratesAndRecordsActors() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let queue = try DatabaseQueue(path: dir.database)
+        try Schema.migrator.migrate(queue, upTo: "v3")
+        try await queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO users (id, name, registered_at) VALUES ('U-1', 'Ada', 0);
+                INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type, registered_at)
+                    VALUES ('D-1', 'iphone', 'iPhone 15', 'SN1', '18', 'normal', 'USB-C', 0);
+                INSERT INTO device_log (device_id, operation, field, old_value, new_value, at)
+                    VALUES ('D-1', 'add', 'model', NULL, 'iPhone 15', 0);
+                INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name, rented_at, returned_at, returned_by)
+                    VALUES ('D-1', 'iPhone 15', '18', 'SN1', 'U-1', 'Ada', 0, 1000, 'U-1');
+                """)
+        }
+        try queue.close()
+
+        let store = try await SQLiteInventoryStore.open(config(dir.database))
+        defer { try? store.close() }
+        #expect(try await store.diagnostics().appliedMigrations.last == "v4")
+        let old = try #require(try await store.history(HistoryQuery(deviceId: "D-1"), page: .first).items.first)
+        #expect(old.lentBy == nil && old.returnedBy == "U-1")
+        #expect(try await store.deviceLog(deviceId: "D-1", page: .first).items.map(\.actor) == [nil])
+
+        // From then on actors are recorded (ActorTests checks how, on both backends).
+        let rental = try await store.lend(LendRequest(deviceId: "D-1", userId: "U-1", at: at(10), lentBy: .unixUser("alice")))
+        #expect(rental.lentBy == "unix:alice")
+    }
+}
