@@ -91,7 +91,7 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storageFull(let directory):
             return "the disk holding \(directory) is full; free space there and try again; nothing was recorded"
         case .storageOffline(let since):
-            return "the database is offline since \(LendingFormat.iso8601(since)) — nothing was recorded, try again"
+            return "offline — nothing was recorded, try again (the database does not answer since \(LendingFormat.iso8601(since)); roombridged reconnects by itself)"
         case .storageCorrupt(let path, let detail):
             return "the database \(path) failed its integrity check (\(detail)); changes are refused until it is repaired: stop roombridged and restore it from a backup, or rebuild its indexes with: sqlite3 \(path) 'REINDEX;' and check with: sqlite3 \(path) 'PRAGMA integrity_check;', then start roombridged; nothing was recorded"
         }

@@ -42,8 +42,7 @@ public final class PostgresInventoryStore: InventoryStore {
                             logger: Logger = Logger(label: "roombridge.postgres")) async throws -> PostgresInventoryStore {
         // The pool logs every failed connection attempt at info; the store logs an offline
         // episode once (Connectivity).
-        var background = logger
-        background.logLevel = max(logger.logLevel, .warning)
+        let background = Logger(label: logger.label) { _ in AtLeastWarning(logger.handler) }
         let store = PostgresInventoryStore(client: PostgresClient(configuration: try clientConfiguration(configuration),
                                                                   backgroundLogger: background),
                                            configuration: configuration, logger: logger)
@@ -183,5 +182,33 @@ public enum PostgresOpenError: Error, Sendable, Hashable, CustomStringConvertibl
         case .connectFailed(let database, let detail):
             return "cannot connect to \(database) (\(detail)); check that the server runs, database.url and the password file"
         }
+    }
+}
+
+/// Passes on warnings and worse only, without touching the wrapped handler's level (a handler's
+/// level may be shared: setting it on a copy of the daemon's logger would quieten the daemon).
+struct AtLeastWarning: LogHandler {
+    private var inner: any LogHandler
+
+    init(_ inner: any LogHandler) { self.inner = inner }
+
+    var logLevel: Logger.Level {
+        get { max(inner.logLevel, .warning) }
+        set {}  // fixed: the wrapped handler's level is left alone
+    }
+
+    var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.level >= logLevel else { return }
+        inner.log(event: event)
     }
 }

@@ -14,6 +14,9 @@ extension StateSnapshot {
             }
         }
         parts.append("curtain: " + curtain.summary)
+        if let offline = database.offlineSummary {
+            parts.append("database: " + offline)
+        }
         if let arm = lending.armed {
             parts.append("armed for \(arm.userName)")
         }

@@ -21,6 +21,8 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
     public var counters: Counters
     /// Who or what is in the room (iBeacon regions); `.disabled` when no region is configured.
     public var presence: PresenceState = PresenceState()
+    /// The lending database: which backend, and since when it does not answer (PostgreSQL).
+    public var database: DatabaseState = DatabaseState()
 
     /// The lending side of the state.
     public struct LendingState: Sendable, Codable, Equatable {
@@ -103,6 +105,7 @@ public actor SystemState {
     private var lastOutcome: LendingOutcome?
     private var counters = StateSnapshot.Counters()
     private var presence = PresenceState()
+    private var database = DatabaseState()
     private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
     private var nextSubscriberID: UInt64 = 0
     private var closed = false
@@ -169,7 +172,7 @@ public actor SystemState {
             readers: readerOrder.compactMap { readers[$0] },
             lastTap: lastTap, tagWrite: tagWrite, curtain: curtain,
             lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome),
-            counters: counters, presence: presence)
+            counters: counters, presence: presence, database: database)
     }
 
     private static func withArm(_ base: StateSnapshot, _ arm: LendingArm?, at t: Date) -> StateSnapshot {
@@ -324,6 +327,13 @@ public actor SystemState {
     }
 
     /// The current presence state.
+    /// The database's backend and availability changed (no event: GetState and the status line show it).
+    public func updateDatabase(_ new: DatabaseState) {
+        guard new != database else { return }
+        database = new
+        publish()
+    }
+
     public func presenceState() -> PresenceState { presence }
 
     /// Replaces the presence state; emits `presence` with `change` when one is given (an entry, exit, proximity

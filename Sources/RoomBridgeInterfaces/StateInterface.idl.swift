@@ -60,6 +60,14 @@ extension StateInterface {
         )
 
         \(PresenceTypesIDL.text)
+        # The lending database: its backend, and since when it does not answer (offlineSince
+        # set: taps and changes are refused and nothing is recorded until it answers again).
+        type Database (
+          backend: (sqlite, postgresql),
+          offlineSince: ?string,
+          offlineReason: ?string
+        )
+
         # Everything the daemon knows; seq is the number of the last event included.
         type State (
           seq: int,
@@ -70,7 +78,8 @@ extension StateInterface {
           curtain: Curtain,
           lending: Lending,
           counters: Counters,
-          presence: Presence
+          presence: Presence,
+          database: Database
         )
 
         # One change, numbered from 1 without gaps; the field named by kind is set.

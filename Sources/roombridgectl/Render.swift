@@ -59,6 +59,12 @@ enum Render {
             lines.append("  last: \(o.message)")
         }
         if s.presence.status != .disabled { lines.append("Presence:  " + presenceSummary(s.presence)) }
+        if let since = s.database.offlineSince {
+            lines.append("Database:  offline since \(dateTime(since)) — taps and changes are refused, nothing is recorded; reconnecting"
+                         + (s.database.offlineReason.map { " (\($0))" } ?? ""))
+        } else if s.database.backend == .postgresql {
+            lines.append("Database:  PostgreSQL, online")
+        }
         let c = s.counters
         lines.append("Counters:  taps \(c.taps), lent \(c.lent), returned \(c.returned), refused \(c.refused), curtain requests \(c.curtainRequests), watching \(c.subscribers)")
         return lines.joined(separator: "\n")

@@ -1,0 +1,170 @@
+"""roombridged on PostgreSQL (database.url): a private server of the test's own
+(scripts/pg-test-server.sh, so that it can be stopped and started), two daemons racing lends on
+one database, and honest offline behaviour: while the server is down every lend is refused with
+"offline — nothing was recorded, try again", state and status say since when, and the daemon
+reconnects by itself when the server is back."""
+import glob
+import os
+import pathlib
+import subprocess
+import tempfile
+import threading
+import uuid
+
+import pytest
+
+from conftest import Connection, Daemon, binary, eventually
+from test_lending import ctl, seed
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = str(REPO / "scripts" / "pg-test-server.sh")
+
+
+def have_server_binaries() -> bool:
+    return bool(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+
+
+class PgServer:
+    """A private PostgreSQL server in `directory`, stopped and started at will."""
+
+    def __init__(self, directory: pathlib.Path):
+        self.dir = directory
+        self.url = self.start()
+        self.password_file = str(directory / "password")
+
+    def start(self) -> str:
+        r = subprocess.run([SCRIPT, "start", str(self.dir)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"pg-test-server start: {r.stdout}{r.stderr}"
+        return r.stdout.strip()
+
+    def stop(self):
+        r = subprocess.run([SCRIPT, "stop", str(self.dir)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"pg-test-server stop: {r.stdout}{r.stderr}"
+
+    def psql(self, sql: str, database="postgres") -> str:
+        port = (self.dir / "port").read_text().strip()
+        r = subprocess.run(["psql", "-X", "-A", "-t", "-h", str(self.dir), "-p", port, "-U", "roombridge",
+                            "-d", database, "-c", sql], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+
+    def new_database(self) -> str:
+        name = "rb_it_" + uuid.uuid4().hex
+        self.psql(f"CREATE DATABASE {name}")
+        return name
+
+    def url_for(self, database: str) -> str:
+        base, query = self.url.split("?", 1)
+        return base.rsplit("/", 1)[0] + "/" + database + "?" + query
+
+
+@pytest.fixture
+def pg():
+    if not have_server_binaries():
+        if os.environ.get("CI") or os.environ.get("ROOMBRIDGE_REQUIRE_PG"):
+            pytest.fail("PostgreSQL's server binaries are missing: install Debian's postgresql (scripts/install-deps.sh)")
+        pytest.skip("PostgreSQL's server binaries are missing: install Debian's postgresql (scripts/install-deps.sh)")
+    with tempfile.TemporaryDirectory(prefix="rb-pg-") as d:
+        server = PgServer(pathlib.Path(d))
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def pg_daemon(tmp: pathlib.Path, pg: PgServer, database: str, location: str) -> Daemon:
+    d = Daemon(tmp, ["--database-url", pg.url_for(database), "--database-password-file", pg.password_file,
+                     "--lending-location", location])
+    return d.start()
+
+
+def test_offline_refuses_honestly_and_reconnects(pg, tmpdir_path):
+    database = pg.new_database()
+    d = pg_daemon(tmpdir_path, pg, database, "front-desk")
+    try:
+        seed(d, devices=("D-0001", "D-0002"))
+        # The pool's own logger is quieter; the daemon's level (info) stays.
+        assert "database postgresql://" in d.log() and " open" in d.log(), d.log()
+        c = Connection(d.socket_path)
+        r = c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0001")
+        assert "error" not in r, r
+        assert r["parameters"]["rental"]["location"] == "front-desk"
+        state = c.call("io.roombridge.State.GetState")["parameters"]["state"]
+        assert state["database"]["backend"] == "postgresql" and "offlineSince" not in state["database"]
+
+        pg.stop()
+        r = c.call("io.roombridge.Lending.Lend", deviceId="D-0002", userId="U-0001")
+        assert r.get("error") == "io.roombridge.Lending.StorageOffline", r
+        assert "offline — nothing was recorded, try again" in r["parameters"]["message"]
+        # Later calls fail fast, reads too, with the same message.
+        r = c.call("io.roombridge.Lending.ListActive")
+        assert r.get("error") == "io.roombridge.Lending.StorageOffline", r
+        state = c.call("io.roombridge.State.GetState")["parameters"]["state"]
+        assert state["database"]["offlineSince"], state["database"]
+        status = ctl(d, "status").stdout
+        assert "database:  offline since" in status.lower(), status
+
+        pg.start()
+
+        def lends_again():
+            r = c.call("io.roombridge.Lending.Lend", deviceId="D-0002", userId="U-0001")
+            assert r.get("error") in (None, "io.roombridge.Lending.StorageOffline"), r
+            return "error" not in r
+        eventually(lends_again, timeout=30, what="a lend after the database came back")
+        eventually(lambda: "back online" in d.log(), what="the log line saying the database is back")
+        state = c.call("io.roombridge.State.GetState")["parameters"]["state"]
+        assert "offlineSince" not in state["database"], state["database"]
+        # Nothing was half-recorded: exactly the two acknowledged lends exist.
+        assert pg.psql("SELECT device_id FROM rentals ORDER BY device_id", database) == "D-0001\nD-0002"
+        c.close()
+    finally:
+        d.close()
+
+
+def test_two_daemons_on_one_postgresql_never_lend_twice(pg, tmpdir_path):
+    database = pg.new_database()
+    devices = [f"D-{i:04}" for i in range(1, 9)]
+    a = pg_daemon(tmpdir_path, pg, database, "desk-a")
+    with tempfile.TemporaryDirectory(prefix="rb-test-") as other_dir:
+        os.chmod(other_dir, 0o755)
+        b = pg_daemon(pathlib.Path(other_dir), pg, database, "desk-b")
+        try:
+            seed(a, devices=devices, users=(("U-A", "Alice"), ("U-B", "Bob")))
+            acknowledged = 0
+            for round_ in range(3):
+                results = {}
+                barrier = threading.Barrier(2)
+
+                def race(d, user):
+                    c = Connection(d.socket_path)
+                    barrier.wait()
+                    for dev in devices:
+                        results[(user, dev)] = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId=user)
+                    c.close()
+
+                threads = [threading.Thread(target=race, args=(a, "U-A")), threading.Thread(target=race, args=(b, "U-B"))]
+                for th in threads:
+                    th.start()
+                for th in threads:
+                    th.join(60)
+                for dev in devices:
+                    pair = results[("U-A", dev)], results[("U-B", dev)]
+                    winners = [r for r in pair if "error" not in r]
+                    losers = [r for r in pair if "error" in r]
+                    assert len(winners) == 1 and len(losers) == 1, (round_, dev, pair)
+                    assert losers[0]["error"] == "io.roombridge.Lending.AlreadyLent", losers[0]
+                    assert losers[0]["parameters"]["userId"] == winners[0]["parameters"]["rental"]["userId"]
+                    acknowledged += 1
+                # Acknowledged against stored: one active rental per device, every lend recorded.
+                assert pg.psql("SELECT COUNT(*) FROM rentals WHERE returned_at IS NULL", database) == str(len(devices))
+                assert pg.psql("SELECT COUNT(*) FROM rentals", database) == str(acknowledged)
+                c = Connection(b.socket_path)
+                assert len(c.call("io.roombridge.Lending.ListActive")["parameters"]["rentals"]) == len(devices)
+                for dev in devices:
+                    assert "error" not in c.call("io.roombridge.Lending.Return", deviceId=dev)
+                c.close()
+            locations = pg.psql("SELECT DISTINCT location FROM rentals ORDER BY location", database)
+            assert set(locations.split("\n")) <= {"desk-a", "desk-b"}
+        finally:
+            b.close()
+            a.close()
