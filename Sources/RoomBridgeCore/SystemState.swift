@@ -326,7 +326,6 @@ public actor SystemState {
         publish()  // the counter changed even if the curtain did not
     }
 
-    /// The current presence state.
     /// The database's backend and availability changed (no event: GetState and the status line show it).
     public func updateDatabase(_ new: DatabaseState) {
         guard new != database else { return }
@@ -334,6 +333,7 @@ public actor SystemState {
         publish()
     }
 
+    /// The current presence state.
     public func presenceState() -> PresenceState { presence }
 
     /// Replaces the presence state; emits `presence` with `change` when one is given (an entry, exit, proximity
