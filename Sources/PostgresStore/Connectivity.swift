@@ -25,13 +25,18 @@ final class Connectivity: Sendable {
     }
 
     private let state = Mutex(State())
+    /// When the server last answered a call (a result or a refusal).
+    private let lastAnswer = InstantBox()
     private let client: PostgresClient
     private let timeout: Duration
+    private let callTimeout: Duration
     private let logger: Logger
 
-    init(client: PostgresClient, timeout: Duration, logger: Logger) {
+    /// `timeout` bounds the wait for a connection, `callTimeout` a call's statements on it.
+    init(client: PostgresClient, timeout: Duration, callTimeout: Duration = .seconds(5), logger: Logger) {
         self.client = client
         self.timeout = timeout
+        self.callTimeout = callTimeout
         self.logger = logger
     }
 
@@ -70,45 +75,81 @@ final class Connectivity: Sendable {
         }
     }
 
-    /// A connection from the pool within the timeout, else ``LeaseFailure``; once leased,
-    /// `body` runs to its end whatever the clock says (a transaction is never abandoned midway).
+    /// A connection from the pool within the timeout, else ``LeaseFailure``. Once leased, `body`
+    /// gets `callTimeout`: a connection that stops answering (seen when the server shuts down
+    /// under load: a statement then waited without end) is closed, which fails its statement, and
+    /// the call reports the database offline, or ``PostgresStoreError/outcomeUnknown(detail:)``
+    /// when it was committing or still does not end.
+    ///
+    /// While other calls get answers the pool is only busy, and a lease waits on. The caller is
+    /// answered by whichever comes first, and never waits for the pool: a lease
+    /// still pending when its time is up (the pool may be in a connect attempt that does not
+    /// heed cancellation) is cancelled and left to end by itself, and then runs no `body`.
     private func leased<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let phase = LeasePhaseBox()
-        let (client, timeout) = (client, timeout)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
+        let (client, timeout, callTimeout, lastAnswer) = (client, timeout, callTimeout, lastAnswer)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let answer = AnswerOnce(continuation)
+            let work = Task {
                 do {
-                    return try await client.withConnection { connection in
+                    let value = try await client.withConnection { connection in
                         let won = phase.value.withLock { p in
                             guard p == .waiting else { return false }
                             p = .leased
                             return true
                         }
                         guard won else { throw LeaseFailure(reason: "no connection within \(timeout)") }
-                        return try await body(connection)
+                        let stalled = FlagBox()
+                        let watchdog = Task {
+                            try await Task.sleep(for: callTimeout)
+                            stalled.value.withLock { $0 = true }
+                            try? await connection.close()
+                            // Closing did not end the statement either: answer without it.
+                            try await Task.sleep(for: .seconds(1))
+                            answer.resume(throwing: PostgresStoreError.outcomeUnknown(
+                                detail: "the database stopped answering for \(callTimeout + .seconds(1))"))
+                        }
+                        defer { watchdog.cancel() }
+                        do {
+                            let value = try await body(connection)
+                            lastAnswer.value.withLock { $0 = .now }
+                            return value
+                        } catch let error as LendingError {
+                            lastAnswer.value.withLock { $0 = .now }  // a refusal is an answer
+                            throw error
+                        } catch let error as PostgresStoreError {
+                            throw error
+                        } catch where stalled.value.withLock({ $0 }) {
+                            throw LeaseFailure(reason: "the database did not answer within \(callTimeout)")
+                        }
                     }
-                } catch let error where phase.value.withLock({ $0 }) != .leased {
-                    if error is LeaseFailure { throw error }
-                    throw LeaseFailure(reason: Self.describe(error))
+                    answer.resume(returning: value)
+                } catch {
+                    if phase.value.withLock({ $0 }) != .leased, !(error is LeaseFailure) {
+                        answer.resume(throwing: LeaseFailure(reason: Self.describe(error)))
+                    } else {
+                        answer.resume(throwing: error)
+                    }
                 }
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                let expired = phase.value.withLock { p in
-                    guard p == .waiting else { return false }
-                    p = .timedOut
-                    return true
+            Task {
+                while true {
+                    try? await Task.sleep(for: timeout)
+                    if phase.value.withLock({ $0 }) != .waiting { return }
+                    // Other calls got answers meanwhile: the pool is busy, the server is there.
+                    if let last = lastAnswer.value.withLock({ $0 }), ContinuousClock.now - last < timeout { continue }
+                    let expired = phase.value.withLock { p in
+                        guard p == .waiting else { return false }
+                        p = .timedOut
+                        return true
+                    }
+                    if expired {
+                        work.cancel()
+                        answer.resume(throwing: LeaseFailure(reason: "no connection within \(timeout)"))
+                    }
+                    return
                 }
-                if expired { throw LeaseFailure(reason: "no connection within \(timeout)") }
-                return nil
             }
-            while let result = try await group.next() {
-                if let value = result {
-                    group.cancelAll()
-                    return value
-                }
-            }
-            throw LeaseFailure(reason: "no connection")
         }
     }
 
@@ -190,7 +231,35 @@ private final class LeasePhaseBox: Sendable {
     let value = Mutex(LeasePhase.waiting)
 }
 
-/// No connection could be had: the call was not started.
+/// Resumes a continuation once; later answers are dropped.
+private final class AnswerOnce<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, any Error>?>
+
+    init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = Mutex(continuation) }
+
+    func resume(returning value: T) { take()?.resume(returning: value) }
+    func resume(throwing error: any Error) { take()?.resume(throwing: error) }
+
+    private func take() -> CheckedContinuation<T, any Error>? {
+        continuation.withLock { c in
+            defer { c = nil }
+            return c
+        }
+    }
+}
+
+/// An instant shared between tasks.
+private final class InstantBox: Sendable {
+    let value = Mutex<ContinuousClock.Instant?>(nil)
+}
+
+/// Set once a leased connection stopped answering and was closed.
+private final class FlagBox: Sendable {
+    let value = Mutex(false)
+}
+
+/// No connection could be had (the call was not started), or it stopped answering before the
+/// call committed (the server rolls the transaction back): nothing was recorded.
 struct LeaseFailure: Error {
     let reason: String
 }

@@ -8,6 +8,8 @@ import os
 import pathlib
 import subprocess
 import tempfile
+import threading
+import time
 import uuid
 
 import pytest
@@ -146,3 +148,76 @@ def test_two_daemons_on_one_postgresql_never_lend_twice(pg, tmpdir_path):
         finally:
             b.close()
             a.close()
+
+
+def test_a_database_restart_mid_storm_loses_nothing_acknowledged(pg, tmpdir_path):
+    """Clients lend and return as fast as they can while the server is stopped and started:
+    every acknowledged lend and return is stored, nothing refused as offline is, and the
+    daemon recovers without a restart."""
+    database = pg.new_database()
+    d = pg_daemon(tmpdir_path, pg, database, "front-desk")
+    devices = [f"D-{i:04}" for i in range(1, 7)]
+    allowed = {"io.roombridge.Lending.AlreadyLent", "io.roombridge.Lending.NotLent",
+               "io.roombridge.Lending.StorageOffline",
+               # A connection lost during COMMIT itself: the outcome is unknown (checked below).
+               "org.varlink.service.InternalError"}
+    try:
+        seed(d, devices=devices, users=(("U-0001", "Ada"), ("U-0002", "Bob")))
+        calls = []  # (operation, device, reply)
+        stop = threading.Event()
+        hung = []  # calls without a reply within the client's 10 s: offline must fail fast
+
+        def storm(user, mine):
+            c = Connection(d.socket_path)
+            try:
+                while not stop.is_set():
+                    for dev in mine:
+                        for op, method, params in (("lend", "Lend", {"userId": user}), ("return", "Return", {})):
+                            started = time.monotonic()
+                            try:
+                                calls.append((op, dev, c.call("io.roombridge.Lending." + method, deviceId=dev, **params)))
+                            except TimeoutError:
+                                hung.append((op, dev, round(time.monotonic() - started, 1)))
+                                return
+            finally:
+                c.close()
+
+        threads = [threading.Thread(target=storm, args=("U-0001", devices[:3])),
+                   threading.Thread(target=storm, args=("U-0002", devices[3:]))]
+        for th in threads:
+            th.start()
+        try:
+            eventually(lambda: sum("error" not in r for _, _, r in calls) >= 20, what="lends before the restart")
+            pg.stop()
+            eventually(lambda: hung or any(r.get("error") == "io.roombridge.Lending.StorageOffline" for _, _, r in calls),
+                       what="a call refused as offline")
+            assert not hung, f"calls without a reply: {hung}\n{d.log()[-3000:]}"
+            pg.start()
+            seen = len(calls)
+            eventually(lambda: sum("error" not in r for _, _, r in calls[seen:]) >= 20, timeout=60,
+                       what="lends after the restart, without restarting the daemon")
+        finally:
+            stop.set()
+            for th in threads:
+                th.join(60)
+
+        assert not hung, f"calls without a reply: {hung}\n{d.log()[-3000:]}"
+        unexpected = [(op, dev, r) for op, dev, r in calls if "error" in r and r["error"] not in allowed]
+        assert not unexpected, unexpected[:5]
+        stored = {int(rid): (dev, returned == "t") for rid, dev, returned in
+                  (line.split("|") for line in pg.psql(
+                      "SELECT id, device_id, returned_at IS NOT NULL FROM rentals", database).splitlines())}
+        lent = [r["parameters"]["rental"] for op, _, r in calls if op == "lend" and "error" not in r]
+        returned = [r["parameters"]["rental"] for op, _, r in calls if op == "return" and "error" not in r]
+        # Acknowledged against stored.
+        for rental in lent:
+            assert stored.get(rental["id"], (None,))[0] == rental["deviceId"], rental
+        for rental in returned:
+            assert stored[rental["id"]] == (rental["deviceId"], True), rental
+        # Anything stored but not acknowledged came from a call whose outcome was unknown.
+        unknown = sum(r.get("error") == "org.varlink.service.InternalError" for _, _, r in calls)
+        assert len(stored) - len(lent) <= unknown, (len(stored), len(lent), unknown)
+        assert pg.psql("SELECT COUNT(*) FROM (SELECT device_id FROM rentals WHERE returned_at IS NULL "
+                       "GROUP BY device_id HAVING COUNT(*) > 1) AS doubled", database) == "0"
+    finally:
+        d.close()

@@ -77,6 +77,26 @@ struct PostgresTests {
         #expect(try await stores[1].groups() == DeviceGroup.defaults)
     }
 
+    /// The test server has no TLS: `prefer` falls back to plain text like libpq's, `require`
+    /// refuses to connect, `disable` never asks.
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func sslModesBehaveLikeLibpqs() async throws {
+        var configuration = try PostgresTestServer.configuration(database: try await PostgresTestServer.createDatabase())
+        for mode in [PostgresStoreConfiguration.SSLMode.disable, .prefer] {
+            configuration.sslMode = mode
+            let store = try await PostgresInventoryStore.open(configuration)
+            #expect(try await store.groups() == DeviceGroup.defaults, "sslmode=\(mode)")
+            store.close()
+        }
+        configuration.sslMode = .require
+        await #expect {
+            try await PostgresInventoryStore.open(configuration)
+        } throws: { error in
+            guard case PostgresOpenError.connectFailed(_, let detail) = error else { return false }
+            return detail.lowercased().contains("ssl")
+        }
+    }
+
     @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
     func aWrongPasswordIsAConnectFailureNamingTheFix() async throws {
         var configuration = try PostgresTestServer.configuration(database: "roombridge")
