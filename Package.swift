@@ -47,12 +47,12 @@ let package = Package(
                        providers: [.apt(["libbluetooth-dev"])]),
 
         // MARK: Pure modules — codecs and domain logic, no I/O, no C.
-        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol"], swiftSettings: swiftSettings),
+        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol", "NDEF"], swiftSettings: swiftSettings),
         .target(name: "NDEF", dependencies: ["JSON"], swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "JSON", swiftSettings: swiftSettings),
         .target(name: "Varlink", dependencies: ["JSON"], swiftSettings: swiftSettings),
-        .target(name: "Lending", dependencies: ["RoomBridgeCore"], swiftSettings: swiftSettings),
+        .target(name: "Lending", dependencies: ["JSON", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .target(name: "Presence", swiftSettings: swiftSettings),
 
         // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
@@ -150,7 +150,7 @@ let package = Package(
         // MARK: Simulators at the hardware boundary (shipped with the product).
         // SplitMix64, shared by the simulators' noise, the benchmark's delays and property tests.
         .target(name: "SeededRandom", swiftSettings: swiftSettings),
-        .target(name: "PN532Simulator", dependencies: ["CShims", "NDEF"], swiftSettings: swiftSettings),
+        .target(name: "PN532Simulator", dependencies: ["CShims", "JSON", "NDEF"], swiftSettings: swiftSettings),
         .executableTarget(name: "pn532-sim", dependencies: [
             "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -188,7 +188,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: [
-            "TestSupport", "Lending", "LendingStore", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
+            "TestSupport", "Lending", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // The store contract suites run against SQLite and PostgreSQL (ROOMBRIDGE_PG_URL).
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending",

@@ -110,19 +110,29 @@ extension CurtainClient {
         } catch let e as DBusError {
             throw Restart(reason: "discovery failed: \(e)")
         }
-        defer {
-            Task { [bus, configuration] in
-                _ = try? await bus.call(destination: Self.bluez, path: adapter, interface: Self.adapterInterface,
-                                        member: "StopDiscovery", timeout: configuration.callTimeout)
+        // Stopped before this returns or throws, not from a detached task: a StopDiscovery that
+        // landed after the next search's StartDiscovery (answered InProgress, kept as ours) ended
+        // that search, and a forced reconnect then searched for ever (seen under load in
+        // ClientAgainstSimulatorTests.reconnectForcesANewSearch).
+        let found: DBusObjectPath
+        do {
+            found = try await until(timeout: nil) { () -> DBusObjectPath? in
+                try self.checkGeneration(generation)
+                try self.checkAdapterPowered(adapter)
+                guard let found = self.matchingDevice(adapter: adapter) else { return nil }
+                return !fresh || self.cache.freshDevices.contains(found) ? found : nil
             }
+        } catch {
+            await stopDiscovery(adapter)
+            throw error
         }
-        let found = try await until(timeout: nil) { () -> DBusObjectPath? in
-            try self.checkGeneration(generation)
-            try self.checkAdapterPowered(adapter)
-            guard let found = self.matchingDevice(adapter: adapter) else { return nil }
-            return !fresh || self.cache.freshDevices.contains(found) ? found : nil
-        }
+        await stopDiscovery(adapter)
         return chooseDevice(found)
+    }
+
+    private func stopDiscovery(_ adapter: DBusObjectPath) async {
+        _ = try? await bus.call(destination: Self.bluez, path: adapter, interface: Self.adapterInterface,
+                                member: "StopDiscovery", timeout: configuration.callTimeout)
     }
 
     func chooseDevice(_ path: DBusObjectPath) -> DBusObjectPath {

@@ -40,6 +40,10 @@ public actor BlueZSimulator {
     var model: any SimulatedCurtain
     /// The iBeacons around (BeaconField.swift).
     let beaconField = BeaconField()
+    /// Further curtains on the same adapter (CompanionCurtains.swift).
+    var companions: [BlueZSimulator] = []
+    /// True for such a further curtain: it exports its device on the first simulator's connection.
+    var isCompanion = false
 
     var powered = true
     var discoverySessions: Set<String> = []
@@ -87,8 +91,8 @@ public actor BlueZSimulator {
 
     // MARK: Paths
 
-    var adapterPath: DBusObjectPath { DBusObjectPath(stringLiteral: "/org/bluez/" + configuration.adapterName) }
-    var devicePath: DBusObjectPath {
+    nonisolated var adapterPath: DBusObjectPath { DBusObjectPath(stringLiteral: "/org/bluez/" + configuration.adapterName) }
+    nonisolated var devicePath: DBusObjectPath {
         DBusObjectPath(stringLiteral: adapterPath.rawValue + "/dev_" + configuration.deviceAddress.replacingColons())
     }
     var servicePath: DBusObjectPath { DBusObjectPath(stringLiteral: devicePath.rawValue + "/service000a") }
@@ -118,6 +122,11 @@ public actor BlueZSimulator {
     public func start() async throws {
         try await bringUpBluetoothd()
         startBeacons()
+        startTicker()
+        for companion in companions { await companion.startTicker() }
+    }
+
+    func startTicker() {
         if configuration.timeScale > 0, ticker == nil {
             let scale = configuration.timeScale
             ticker = Task { [weak self] in
@@ -132,6 +141,7 @@ public actor BlueZSimulator {
 
     /// Releases `org.bluez`, closes the connection and stops the ticker.
     public func stop() async {
+        for companion in companions { await companion.companionStop() }
         ticker?.cancel()
         ticker = nil
         stopBeacons()
@@ -155,30 +165,37 @@ public actor BlueZSimulator {
         if deviceNonTemporary {
             try exportDevice()
         }
+        for companion in companions { try await companion.companionAttach(c) }
         try await c.requestName(Self.bluezName)
         logger.info("bluez-sim owns org.bluez", metadata: ["adapter": "\(adapterPath)"])
     }
 
-    func restartBluetoothd(downtime: Duration) async throws {
-        guard !restarting else { return }
-        restarting = true
+    /// bluetoothd exits: the device's link, its notify sessions, the discovery sessions and the exported objects go.
+    func deviceBluetoothdGone() async {
         forgetClients()
-        defer { restarting = false }
         await linkLost()
         releaseAcquiredNotify()
         discoverySessions.removeAll()
         discoveryFilters.removeAll()
         duplicateDataClients.removeAll()
         reportedRSSI = nil
-        beaconsBluetoothdGone()
         notifySubscribers.removeAll()
         notifying = false
+        deviceExported = false
+        gattExported = false
+    }
+
+    func restartBluetoothd(downtime: Duration) async throws {
+        guard !restarting else { return }
+        restarting = true
+        defer { restarting = false }
+        for companion in companions { await companion.companionBluetoothdGone() }
+        await deviceBluetoothdGone()
+        beaconsBluetoothdGone()
         if let c = connection {
             connection = nil
             await c.close()
         }
-        deviceExported = false
-        gattExported = false
         try? await Task.sleep(for: downtime)
         try await bringUpBluetoothd()
     }

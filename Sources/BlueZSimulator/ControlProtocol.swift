@@ -16,6 +16,7 @@ import CurtainProtocol
 /// advance SECONDS                fast-forward the simulated clock
 /// status                         print the simulated hardware state
 /// beacon …                       simulated iBeacons (BeaconControlProtocol.swift)
+/// device ADDRESS COMMAND…        COMMAND for the curtain at ADDRESS (see --curtain; default: the first)
 /// ```
 public enum ControlProtocol {
     /// A line that is not a valid control command.

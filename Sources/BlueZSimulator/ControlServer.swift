@@ -70,13 +70,22 @@ public final class ControlServer: Sendable {
 
     /// Runs one command line; blocks this (dedicated) thread until the simulator answered.
     private static func run(_ line: String, _ simulator: BlueZSimulator) -> String {
+        // `device ADDRESS COMMAND…` sends COMMAND to that curtain (CompanionCurtains.swift).
+        var line = Substring(line)
+        var device: String? = nil
+        let words = line.split(separator: " ", maxSplits: 2)
+        if words.first == "device" {
+            guard words.count == 3 else { return "error usage: device ADDRESS COMMAND…" }
+            device = String(words[1])
+            line = words[2]
+        }
         let control: BlueZSimulator.Control
-        do { control = try ControlProtocol.parse(line) } catch { return "error \(error)" }
+        do { control = try ControlProtocol.parse(String(line)) } catch { return "error \(error)" }
         let result = Mutex<String>("")
         let done = DispatchSemaphore(value: 0)
         Task {
             do {
-                let status = try await simulator.handle(control)
+                let status = try await simulator.handle(control, device: device)
                 result.withLock { $0 = "ok \(status)" }
             } catch {
                 result.withLock { $0 = "error \(error)" }

@@ -65,6 +65,7 @@ extension BlueZSimulator {
             duplicateDataClients.removeAll()
             discoveryEnded()
         }
+        await syncCompanions()
         if !fromPropertySet {
             try? connection?.updateProperty("Powered", interface: Self.adapterInterface, path: adapterPath,
                                             value: .boolean(on))
@@ -79,12 +80,14 @@ extension BlueZSimulator {
         guard !discoverySessions.contains(sender) else { throw BlueZError.busy }
         discoverySessions.insert(sender)
         watchForDeparture(of: sender)
+        await syncCompanions()
         try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
                                         value: .boolean(true))
         let delay = configuration.discoveryDelay
         Task { [weak self] in
             try? await Task.sleep(for: delay)
             try? await self?.reportDevice()
+            await self?.reportCompanions()
         }
         return []
     }
@@ -100,6 +103,7 @@ extension BlueZSimulator {
         if discoverySessions.isEmpty {
             discoveryEnded()
         }
+        await syncCompanions()
         return []
     }
 
@@ -128,6 +132,7 @@ extension BlueZSimulator {
         beaconFilterSet(by: call.sender ?? "", dict)
         // adapter.c `parse_discovery_filter_dict()`: DuplicateData defaults to false (the API text says true).
         if duplicateData { duplicateDataClients.insert(call.sender ?? "") } else { duplicateDataClients.remove(call.sender ?? "") }
+        await syncCompanions()
         return []
     }
 
@@ -147,7 +152,7 @@ extension BlueZSimulator {
 
     /// A client left the bus: its discovery session ends (adapter.c `discovery_disconnect()` → `discovery_stop()`)
     /// and its StartNotify session too (gatt-client.c `notify_client_disconnect()` → `update_notifying()`).
-    func clientLeft(_ sender: String) {
+    func clientLeft(_ sender: String) async {
         departureWatches[sender] = nil
         discoveryFilters[sender] = nil
         duplicateDataClients.remove(sender)
@@ -157,6 +162,7 @@ extension BlueZSimulator {
         if notifySubscribers.remove(sender) != nil, notifySubscribers.isEmpty {
             setNotifying(false)
         }
+        await syncCompanions()
     }
 
     func forgetClients() {
@@ -199,8 +205,8 @@ extension BlueZSimulator {
     /// The last discovery session ended (adapter.c `discovery_cleanup()`): devices found during it lose their RSSI
     /// (`invalidate_rssi_and_tx_power()` → `device_set_rssi(dev, 0)`: RSSI invalidated), and Discovering=false.
     func discoveryEnded() {
-        try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
-                                        value: .boolean(false))
+        if !isCompanion { try? connection?.updateProperty("Discovering", interface: Self.adapterInterface, path: adapterPath,
+                                        value: .boolean(false)) }
         if reportedRSSI != nil {
             reportedRSSI = nil
             setDeviceProperty("RSSI", nil)
@@ -210,6 +216,9 @@ extension BlueZSimulator {
 
     func removeDevice(_ call: DBusMethodCall) async throws -> [DBusValue] {
         guard case .objectPath(let path)? = call.arguments.first else { throw BlueZError.invalidArgs }
+        if path != devicePath, let companion = companions.first(where: { $0.devicePath == path }) {
+            return try await companion.removeDevice(call)
+        }
         guard path == devicePath, deviceExported else {
             throw DBusError(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
         }

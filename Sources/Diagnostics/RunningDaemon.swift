@@ -108,15 +108,19 @@ public struct RunningDaemon: Sendable {
     }
 
     private var curtainFindings: [Finding] {
-        let c = state.curtain
-        let name = c.name ?? c.address ?? setup?.curtainAddress
+        guard state.curtains.count > 1 else { return curtainFindings(state.curtain, title: "curtain") }
+        return state.curtains.flatMap { curtainFindings($0, title: "curtain \($0.id ?? "?")") }
+    }
+
+    private func curtainFindings(_ c: CurtainState, title: String) -> [Finding] {
+        let name = c.name ?? c.address ?? (state.curtains.count > 1 ? nil : setup?.curtainAddress)
         switch c.connection {
         case .disabled:
-            return [Finding("bluetooth", "curtain", .skipped, "curtain.enabled is false in roombridged's configuration")]
+            return [Finding("bluetooth", title, .skipped, "curtain.enabled is false in roombridged's configuration")]
         case .connected:
-            return [Finding("bluetooth", "curtain", .ok, "\(c.summary)" + (name.map { " [\($0)]" } ?? "") + " (through roombridged)")]
+            return [Finding("bluetooth", title, .ok, "\(c.summary)" + (name.map { " [\($0)]" } ?? "") + " (through roombridged)")]
         case .searching, .connecting, .disconnected:
-            return [Finding("bluetooth", "curtain", .failed, "roombridged: \(c.summary)" + (name.map { " [\($0)]" } ?? ""),
+            return [Finding("bluetooth", title, .failed, "roombridged: \(c.summary)" + (name.map { " [\($0)]" } ?? ""),
                             fix: "is bluetoothd running and the curtain powered and in range? journalctl -u roombridged; with roombridged stopped, roombridgectl doctor checks Bluetooth on this host")]
         }
     }

@@ -30,6 +30,40 @@ public enum JSONSerializer {
         }
     }
 
+    /// Appends `value` indented by two spaces per level, one member or element per line, for
+    /// files people read (exports); keys sorted as in the compact form.
+    public static func writeIndented(_ value: JSONValue, into out: inout [UInt8], level: Int = 0) {
+        func newline(_ level: Int) {
+            out.append(0x0A)
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
+        }
+        switch value {
+        case .array(let a) where !a.isEmpty:
+            out.append(UInt8(ascii: "["))
+            for (i, e) in a.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                newline(level + 1)
+                writeIndented(e, into: &out, level: level + 1)
+            }
+            newline(level)
+            out.append(UInt8(ascii: "]"))
+        case .object(let o) where !o.isEmpty:
+            out.append(UInt8(ascii: "{"))
+            let keys = o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for (i, k) in keys.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                newline(level + 1)
+                writeString(k, into: &out)
+                out.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: " ")])
+                writeIndented(o[k]!, into: &out, level: level + 1)
+            }
+            newline(level)
+            out.append(UInt8(ascii: "}"))
+        default:
+            write(value, into: &out)
+        }
+    }
+
     static func writeDouble(_ d: Double, into out: inout [UInt8]) {
         guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
         // Swift's shortest round-trip description is valid JSON for finite values

@@ -114,6 +114,13 @@ extension JSONValue {
         return out
     }
 
+    /// Indented serialization (two spaces a level, object keys sorted) as UTF-8 bytes.
+    public func indentedBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        JSONSerializer.writeIndented(self, into: &out)
+        return out
+    }
+
     /// Compact serialization (no whitespace, object keys sorted) as a string.
     public func serialized() -> String {
         String(decoding: serializedBytes(), as: UTF8.self)

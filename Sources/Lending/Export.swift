@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import JSON
 
 /// Text forms of dates used in messages, logs and exports.
 public enum LendingFormat {
@@ -45,7 +46,7 @@ public enum RentalExport {
     /// Column names of the CSV export, in order.
     public static let csvHeader = [
         "rental_id", "device_id", "model", "os_version", "serial_number", "user_id", "user_name",
-        "rented_at", "due_at", "returned_at", "returned_by", "location", "return_location", "lent_by",
+        "rented_at", "due_at", "returned_at", "returned_by", "location", "return_location", "lent_by", "return_note",
     ]
 
     /// One RFC 4180 field: quoted when it contains `"`, `,`, CR or LF; quotes doubled.
@@ -69,7 +70,7 @@ public enum RentalExport {
             let fields = [
                 String(r.id), r.deviceId, r.model, r.osVersion, r.serialNumber, r.userId, r.userName,
                 date(r.rentedAt), date(r.dueAt), date(r.returnedAt), r.returnedBy ?? "", r.location ?? "",
-                r.returnLocation ?? "", r.lentBy ?? "",
+                r.returnLocation ?? "", r.lentBy ?? "", r.returnNote ?? "",
             ]
             out += fields.map { csvField($0, neutralizeFormulas: options.neutralizeFormulas) }
                 .joined(separator: ",") + "\r\n"
@@ -83,7 +84,7 @@ public enum RentalExport {
             let r: Rental
             enum K: String, CodingKey {
                 case id, deviceId, model, osVersion, serialNumber, userId, userName
-                case rentedAt, dueAt, returnedAt, returnedBy, location, returnLocation, lentBy
+                case rentedAt, dueAt, returnedAt, returnedBy, location, returnLocation, lentBy, returnNote
             }
             func encode(to encoder: any Encoder) throws {
                 var c = encoder.container(keyedBy: K.self)
@@ -101,10 +102,9 @@ public enum RentalExport {
                 try c.encode(r.location, forKey: .location)
                 try c.encode(r.returnLocation, forKey: .returnLocation)
                 try c.encode(r.lentBy, forKey: .lentBy)
+                try c.encode(r.returnNote, forKey: .returnNote)
             }
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return try encoder.encode(rentals.map(Row.init))
+        return Data(try JSONValueEncoder().encode(rentals.map(Row.init)).indentedBytes())
     }
 }

@@ -91,9 +91,13 @@ public struct LendRequest: Sendable, Hashable {
     public var location: String?
     /// Who lends it (the armed user at a reader, a client's Unix user, …).
     public var lentBy: ChangeActor?
+    /// The most active rentals the user may have, this one included (``LendingPolicy/maxActivePerUser``);
+    /// the store checks it in the lend's transaction. Nil: no limit.
+    public var maxActivePerUser: Int?
 
     public init(deviceId: DeviceID, userId: UserID, at: Date, dueAt: Date? = nil, location: String? = nil,
-                lentBy: ChangeActor? = nil) {
+                lentBy: ChangeActor? = nil, maxActivePerUser: Int? = nil) {
+        self.maxActivePerUser = maxActivePerUser
         self.deviceId = deviceId
         self.userId = userId
         self.at = at
@@ -112,7 +116,15 @@ public struct ReturnRequest: Sendable, Hashable {
     /// Reader/kiosk name.
     public var location: String?
 
-    public init(deviceId: DeviceID, at: Date, returnedBy: ChangeActor? = nil, location: String? = nil) {
+    /// The device's condition as the person returning it describes it ("cracked screen").
+    public var note: String?
+    /// Also set the device's status to `broken`, in the same transaction (logged).
+    public var markBroken: Bool
+
+    public init(deviceId: DeviceID, at: Date, returnedBy: ChangeActor? = nil, location: String? = nil,
+                note: String? = nil, markBroken: Bool = false) {
+        self.note = note
+        self.markBroken = markBroken
         self.deviceId = deviceId
         self.at = at
         self.returnedBy = returnedBy
@@ -160,6 +172,8 @@ public protocol InventoryStore: Sendable {
     func addBadge(_ badge: Badge) async throws
     func deleteBadge(identifier: String) async throws
     func badges(userId: UserID) async throws -> [Badge]
+    /// Every badge, ordered by identifier.
+    func allBadges(page: PageRequest) async throws -> Page<Badge>
     /// Binds a tag UID to a device. The UID must not be a badge.
     func bindTag(_ binding: TagBinding) async throws
     func unbindTag(uid: String) async throws
@@ -172,15 +186,37 @@ public protocol InventoryStore: Sendable {
 
     // MARK: Rentals
     /// Lends atomically. Fails with ``LendingError/alreadyLent(_:userId:userName:since:)``,
-    /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)`` or
-    /// ``LendingError/noSuchUser(_:)``.
+    /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)``,
+    /// ``LendingError/noSuchUser(_:)`` or, when the request carries a limit the user has
+    /// reached, ``LendingError/limitReached(_:userName:limit:deviceIds:)`` (see
+    /// ``LendingRules/checkLimit(userId:userName:active:limit:)``).
     func lend(_ request: LendRequest) async throws -> Rental
-    /// Returns atomically; fails with ``LendingError/notLent(_:)``.
+    /// Returns atomically (with its note, and the status change to broken when asked); fails
+    /// with ``LendingError/notLent(_:)``.
     func returnDevice(_ request: ReturnRequest) async throws -> Rental
+    /// Moves the due date of the device's active rental to `dueAt` (a renewal: the rental goes
+    /// on, nothing is returned or lent again) and logs it in the device log (field `dueAt`).
+    /// Fails with ``LendingError/notLent(_:)`` or ``LendingError/noSuchDevice(_:)``.
+    func renew(deviceId: DeviceID, dueAt: Date, at: Date, by actor: ChangeActor?) async throws -> Rental
+    /// Applies an import (``InventoryImport/read(_:csv:at:)``) in one transaction, idempotent by
+    /// ID: new records are added, differing ones updated, equal ones left alone; a line the store
+    /// refuses becomes a problem. Nothing is written in a dry run, or when any line is bad
+    /// unless `partial`.
+    func importLines(_ lines: [ImportLine], problems: [ImportProblem], dryRun: Bool, partial: Bool,
+                     at: Date, by actor: ChangeActor?) async throws -> ImportReport
     /// Active rentals, oldest first; `userId` filters ("what does user U have").
     func activeRentals(userId: UserID?, page: PageRequest) async throws -> Page<Rental>
     /// Active rentals with a due date before `now`, most overdue first.
     func overdueRentals(at now: Date, page: PageRequest) async throws -> Page<Rental>
+    /// The active rentals past their due date at `now` that were not announced yet for that due
+    /// date, marked announced in the same transaction: each is returned once, also across
+    /// restarts and when two daemons share the store. Oldest due date first.
+    func claimOverdueAnnouncements(at now: Date) async throws -> [Rental]
+    /// How many active rentals are past their due date at `now`.
+    func overdueCount(at now: Date) async throws -> Int
+    /// The earliest due date among active rentals not announced as overdue for it (when the
+    /// next announcement is due; a past date: one is due now).
+    func nextOverdueAnnouncement() async throws -> Date?
     /// Rental history, newest first.
     func history(_ query: HistoryQuery, page: PageRequest) async throws -> Page<Rental>
 }

@@ -11,16 +11,20 @@ import RoomBridgeCore
 /// `disarmed` event when it times out.
 public actor LendingCoordinator {
     public nonisolated let store: any InventoryStore
-    private let state: SystemState
+    let state: SystemState
     /// The rules' tunables.
     public private(set) var policy: LendingPolicy
     /// The reader/kiosk name recorded on rentals.
     public private(set) var location: String?
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     private var armed: LendingArm?
     /// The last lend or return per device, within the repeat window (double taps).
     private var recent: [DeviceID: RecentChange] = [:]
     private var expiry: Task<Void, Never>?
+    /// Overdue announcements (see LendingCoordinator+Overdue.swift): on once started, and the
+    /// check scheduled for the next due date.
+    var watchingOverdue = false
+    var overdueTimer: Task<Void, Never>?
 
     /// - Parameter now: the clock (injected for tests).
     public init(store: any InventoryStore, state: SystemState, policy: LendingPolicy = LendingPolicy(),
@@ -82,21 +86,33 @@ public actor LendingCoordinator {
         let t = now()
         let rental = try await store.lend(LendRequest(deviceId: deviceId, userId: userId, at: t,
                                                       dueAt: dueAt ?? policy.dueDate(for: t), location: location,
-                                                      lentBy: actor))
+                                                      lentBy: actor, maxActivePerUser: policy.maxActivePerUser))
         remember(rental, .lent)
+        await refreshOverdue()
         await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
                             userName: rental.userName, dueAt: rental.dueAt), uid: nil, reader: nil)
         return rental
     }
 
     /// Returns a device by ID; `returnedBy` is who brought it back (a user a client names, else
-    /// the client itself).
-    public func returnDevice(deviceId: DeviceID, returnedBy: ChangeActor? = nil) async throws -> Rental {
+    /// the client itself); `note` describes its condition, and `markBroken` sets its status to
+    /// broken in the same transaction.
+    public func returnDevice(deviceId: DeviceID, returnedBy: ChangeActor? = nil, note: String? = nil,
+                             markBroken: Bool = false) async throws -> Rental {
         let rental = try await store.returnDevice(ReturnRequest(deviceId: deviceId, at: now(), returnedBy: returnedBy,
-                                                                location: location))
+                                                                location: location, note: note, markBroken: markBroken))
         remember(rental, .returned)
+        await refreshOverdue()
         await publish(.returned(deviceId: rental.deviceId, model: rental.model, borrowerId: rental.userId,
                                 borrowerName: rental.userName, returnedBy: rental.returnedBy), uid: nil, reader: nil)
+        return rental
+    }
+
+    /// Renews the device's active rental until `dueAt`: the rental goes on (no return, no new
+    /// lend); the device log records the new due date and who renewed it.
+    public func renew(deviceId: DeviceID, dueAt: Date, by actor: ChangeActor? = nil) async throws -> Rental {
+        let rental = try await store.renew(deviceId: deviceId, dueAt: dueAt, at: now(), by: actor)
+        await refreshOverdue()
         return rental
     }
 
@@ -118,12 +134,18 @@ public actor LendingCoordinator {
             case .lend(let request):
                 let rental = try await store.lend(request)
                 remember(rental, .lent)
+                await refreshOverdue()
             case .returnDevice(let request):
                 let rental = try await store.returnDevice(request)
                 remember(rental, .returned)
+                await refreshOverdue()
             case nil:
                 break
             }
+        } catch LendingError.limitReached(let userId, let userName, let limit, let devices) {
+            guard case .device(let record) = identity else { return .failed(reason: "limit reached") }
+            return .limitReached(deviceId: record.device.id, model: record.device.model, userId: userId,
+                                 userName: userName, limit: limit, deviceIds: devices)
         } catch {
             return .failed(reason: "\(error)")
         }
@@ -206,6 +228,8 @@ extension TapOutcome {
             // A refusal too, with the reason `alreadyLent` or `alreadyReturned`.
             o.kind = .refused; o.deviceId = deviceId; o.userName = userName
             o.reason = change == .lent ? "alreadyLent" : "alreadyReturned"
+        case .limitReached(let deviceId, _, let userId, let userName, _, _):
+            o.kind = .refused; o.deviceId = deviceId; o.userId = userId; o.userName = userName; o.reason = "limitReached"
         case .unregisteredTag(let deviceId, _, let tagUID, _):
             // Published as a refusal (the wire's kinds stay as they were), reason named.
             o.kind = .refused; o.deviceId = deviceId; o.uid = tagUID; o.reason = "unregisteredTag"

@@ -22,6 +22,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     case notLent(DeviceID)
     /// Lend of a device whose status is not `normal`.
     case notLendable(DeviceID, status: DeviceStatus)
+    /// The user already has `deviceIds`, as many as `lending.max_active_per_user` (`limit`) allows.
+    case limitReached(UserID, userName: String, limit: Int, deviceIds: [DeviceID])
     /// Delete of a device that is lent.
     case deviceIsLent(DeviceID, userId: UserID)
     /// Delete of a user who still has devices.
@@ -72,6 +74,10 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "device \(id) is not lent; nothing to return"
         case .notLendable(let id, let status):
             return "device \(id) is \(status.rawValue) and cannot be lent; set its status to normal first"
+        case .limitReached(let id, let userName, let limit, let devices):
+            return "\(userName) (\(id)) already has \(devices.count) device\(devices.count == 1 ? "" : "s") "
+                + "(\(devices.joined(separator: ", "))), the most one person may borrow at a time "
+                + "(lending.max_active_per_user = \(limit)); return one first"
         case .deviceIsLent(let id, let userId):
             return "device \(id) is lent to \(userId); return it before deleting it"
         case .userHasDevices(let id, let devices):

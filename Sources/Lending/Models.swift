@@ -259,13 +259,17 @@ public struct Rental: Sendable, Hashable, Codable {
     /// Unix user (or the person signed in to the web front end). Nil for rentals recorded before
     /// actors were.
     public var lentBy: String?
+    /// The device's condition noted at the return ("cracked screen"), if any.
+    public var returnNote: String?
 
     public init(
         id: Int64, deviceId: DeviceID, model: String, osVersion: String, serialNumber: String,
         userId: UserID, userName: String, rentedAt: Date, dueAt: Date? = nil, returnedAt: Date? = nil,
-        returnedBy: String? = nil, location: String? = nil, returnLocation: String? = nil, lentBy: String? = nil
+        returnedBy: String? = nil, location: String? = nil, returnLocation: String? = nil, lentBy: String? = nil,
+        returnNote: String? = nil
     ) {
         self.lentBy = lentBy
+        self.returnNote = returnNote
         self.id = id
         self.deviceId = deviceId
         self.model = model

@@ -17,7 +17,12 @@ public struct LendingPolicy: Sendable, Hashable {
     /// (default 5 s; 0 turns it off).
     public var repeatWindow: TimeInterval
 
-    public init(armDuration: TimeInterval = 30, defaultLoanPeriod: TimeInterval? = nil, repeatWindow: TimeInterval = 5) {
+    /// The most devices one user may have lent at a time; nil: no limit (the default).
+    public var maxActivePerUser: Int?
+
+    public init(armDuration: TimeInterval = 30, defaultLoanPeriod: TimeInterval? = nil, repeatWindow: TimeInterval = 5,
+                maxActivePerUser: Int? = nil) {
+        self.maxActivePerUser = maxActivePerUser
         self.armDuration = armDuration
         self.defaultLoanPeriod = defaultLoanPeriod
         self.repeatWindow = repeatWindow
@@ -145,6 +150,9 @@ public enum TapOutcome: Sendable, Hashable {
     case repeated(deviceId: DeviceID, model: String, change: RecentChange.Kind, userName: String)
     /// A device record on a UID that is not bound to that device: refused, nothing recorded.
     case unregisteredTag(deviceId: DeviceID, model: String, uid: String, boundTo: String?)
+    /// The armed user already has as many devices as ``LendingPolicy/maxActivePerUser`` allows:
+    /// refused, nothing recorded.
+    case limitReached(deviceId: DeviceID, model: String, userId: UserID, userName: String, limit: Int, deviceIds: [DeviceID])
     /// The store refused or failed (e.g. lost a race with another reader); nothing changed.
     case failed(reason: String)
 
@@ -160,6 +168,7 @@ public enum TapOutcome: Sendable, Hashable {
         case .unknownDevice: "unknownDevice"
         case .unknownTag: "unknownTag"
         case .unregisteredTag: "unregisteredTag"
+        case .limitReached: "limitReached"
         case .repeated(_, _, let change, _): change == .lent ? "alreadyLent" : "alreadyReturned"
         case .failed: "failed"
         }
@@ -195,6 +204,10 @@ public enum TapOutcome: Sendable, Hashable {
             let bound = boundTo.map { " (it is bound to \($0))" } ?? ""
             return "Refused: tag \(uid) is not registered for \(model) (\(id))\(bound), so nothing was lent or returned. "
                 + "An administrator can register it with: roombridgectl tags bind \(uid) --device \(id)"
+        case .limitReached(let id, let model, _, let userName, let limit, let devices):
+            return "Refused: \(userName) already has \(devices.count) device\(devices.count == 1 ? "" : "s") "
+                + "(\(devices.joined(separator: ", "))), the most one person may borrow at a time (\(limit)); "
+                + "return one first. \(model) (\(id)) was not lent."
         case .failed(let reason):
             return "Nothing was recorded: \(reason)"
         }
@@ -222,6 +235,14 @@ public enum LendingRules {
     public static func arm(_ user: User, now: Date, policy: LendingPolicy) -> LendingArm {
         LendingArm(userId: user.id, userName: user.name, reader: nil, armedAt: now,
                    expiresAt: now.addingTimeInterval(policy.armDuration))
+    }
+
+    /// The per-user limit: a user who already has `active` devices (IDs, oldest first) may
+    /// borrow one more only while fewer than `limit`; nil: no limit. The store applies it in
+    /// the lend's transaction, so two readers lending at once cannot pass it together.
+    public static func checkLimit(userId: UserID, userName: String, active: [DeviceID], limit: Int?) throws(LendingError) {
+        guard let limit, active.count >= limit else { return }
+        throw .limitReached(userId, userName: userName, limit: limit, deviceIds: active)
     }
 
     /// Decides what a tap does.
@@ -276,7 +297,7 @@ public enum LendingRules {
             }
             let due = policy.dueDate(for: now)
             let request = LendRequest(deviceId: device.id, userId: active.userId, at: now, dueAt: due, location: location,
-                                      lentBy: .user(active.userId))
+                                      lentBy: .user(active.userId), maxActivePerUser: policy.maxActivePerUser)
             let outcome = TapOutcome.lent(deviceId: device.id, model: device.model, userId: active.userId,
                                           userName: active.userName, dueAt: due)
             return TapDecision(outcome: outcome, operation: .lend(request), session: active)

@@ -20,6 +20,8 @@ public enum ValidationRule: String, Sendable, Hashable, CaseIterable {
     case idTooLong
     /// The status must be one of ``DeviceStatus``'s values.
     case unknownStatus
+    /// A return note is at most ``Validation/maximumNoteLength`` characters.
+    case noteTooLong
 }
 
 /// The validation rules for the inventory's IDs, names and statuses, as pure functions; the
@@ -56,6 +58,19 @@ public enum Validation {
         if value.count > maximumNameLength {
             throw .ruleViolated(.nameTooLong, field: field,
                                 reason: "is \(value.count) characters long; at most \(maximumNameLength) are allowed")
+        }
+    }
+
+    /// The longest return note.
+    public static let maximumNoteLength = 1000
+
+    /// A return note: lines of printable text (line breaks allowed), at most
+    /// ``maximumNoteLength`` characters.
+    public static func returnNote(_ note: String) throws(LendingError) {
+        try TextRules.requirePrintable(note.replacing("\r\n", with: " ").replacing("\n", with: " "), "note")
+        if note.count > maximumNoteLength {
+            throw .ruleViolated(.noteTooLong, field: "note",
+                                reason: "is \(note.count) characters long; at most \(maximumNoteLength) are allowed")
         }
     }
 

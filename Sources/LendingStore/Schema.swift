@@ -13,6 +13,8 @@ enum Schema {
         migrator.registerMigration("v2") { db in try migrateToV2(db) }
         migrator.registerMigration("v3") { db in try db.execute(sql: v3) }
         migrator.registerMigration("v4") { db in try db.execute(sql: v4) }
+        migrator.registerMigration("v5") { db in try db.execute(sql: v5) }
+        migrator.registerMigration("v6") { db in try db.execute(sql: v6) }
         return migrator
     }
 
@@ -232,6 +234,23 @@ enum Schema {
     static let v4 = """
         ALTER TABLE rentals ADD COLUMN lent_by TEXT;
         ALTER TABLE device_log ADD COLUMN actor TEXT;
+        """
+
+    /// Version 5: the return note (the device's condition when it came back).
+    static let v5 = """
+        ALTER TABLE rentals ADD COLUMN return_note TEXT;
+        """
+
+    /// Version 6: which overdue rentals were announced, per due date (a renewal moves the due
+    /// date, so a renewed rental that falls overdue again is announced again). Kept across
+    /// restarts, and the primary key lets only one of two daemons sharing the file announce.
+    static let v6 = """
+        CREATE TABLE overdue_announcements (
+            rental_id INTEGER NOT NULL REFERENCES rentals(id) ON DELETE CASCADE,
+            due_at INTEGER NOT NULL,
+            announced_at INTEGER NOT NULL,
+            PRIMARY KEY (rental_id, due_at)
+        ) WITHOUT ROWID;
         """
 
     /// The messages the schema's triggers raise, as the store recognises them (migrations are

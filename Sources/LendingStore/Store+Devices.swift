@@ -45,16 +45,19 @@ extension SQLiteInventoryStore {
 
     public func addDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws {
         try Validation.device(device, isNew: true)
-        try await write { db in
-            if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [device.id]) {
-                throw LendingError.deviceAlreadyExists(device.id)
-            }
-            try Self.requireNoCaseTwin(db, "devices", device.id, field: "device ID")
-            try Self.requireGroup(db, device.groupId)
-            try device.insert(db)
-            for (field, value) in device.loggedFields where value != nil {
-                _ = try Self.log(db, device.id, .add, field, nil, value, at, actor)
-            }
+        try await write { db in try Self.insertDevice(db, device, at: at, by: actor) }
+    }
+
+    /// Inserts a validated device and logs its fields.
+    static func insertDevice(_ db: Database, _ device: Device, at: Date, by actor: ChangeActor?) throws {
+        if try exists(db, "SELECT 1 FROM devices WHERE id = ?", [device.id]) {
+            throw LendingError.deviceAlreadyExists(device.id)
+        }
+        try requireNoCaseTwin(db, "devices", device.id, field: "device ID")
+        try requireGroup(db, device.groupId)
+        try device.insert(db)
+        for (field, value) in device.loggedFields where value != nil {
+            _ = try log(db, device.id, .add, field, nil, value, at, actor)
         }
     }
 
@@ -63,14 +66,20 @@ extension SQLiteInventoryStore {
         try Validation.device(device, isNew: false)
         return try await write { db in
             guard let old = try Self.fetchDevice(db, id: device.id) else { throw LendingError.noSuchDevice(device.id) }
-            if old.groupId != device.groupId { try Self.requireGroup(db, device.groupId) }
-            try device.update(db)
-            var entries: [DeviceLogEntry] = []
-            for (before, after) in zip(old.loggedFields, device.loggedFields) where before.value != after.value {
-                entries.append(try Self.log(db, device.id, .update, before.field, before.value, after.value, at, actor))
-            }
-            return entries
+            return try Self.updateDevice(db, from: old, to: device, at: at, by: actor)
         }
+    }
+
+    /// Writes a validated device over `old` and logs each field that changed.
+    static func updateDevice(_ db: Database, from old: Device, to device: Device, at: Date,
+                             by actor: ChangeActor?) throws -> [DeviceLogEntry] {
+        if old.groupId != device.groupId { try requireGroup(db, device.groupId) }
+        try device.update(db)
+        var entries: [DeviceLogEntry] = []
+        for (before, after) in zip(old.loggedFields, device.loggedFields) where before.value != after.value {
+            entries.append(try log(db, device.id, .update, before.field, before.value, after.value, at, actor))
+        }
+        return entries
     }
 
     public func deleteDevice(id: DeviceID, at: Date, by actor: ChangeActor?) async throws {
@@ -89,8 +98,8 @@ extension SQLiteInventoryStore {
     }
 
     public func device(id: DeviceID) async throws -> DeviceRecord? {
-        // A point lookup: the statement is prepared once per reader connection (cachedStatement), not per call.
-        try await pool.read { db in
+        // The statement is prepared once per reader connection (cachedStatement), not per call.
+        try lookup { db in
             try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"), arguments: [id],
                              adapter: Self.deviceRecordAdapter).map(Self.decodeDeviceRecord)
         }

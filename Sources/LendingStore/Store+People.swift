@@ -8,13 +8,16 @@ extension SQLiteInventoryStore {
 
     public func addUser(_ user: User) async throws {
         try Validation.user(user, isNew: true)
-        try await write { db in
-            if try Self.exists(db, "SELECT 1 FROM users WHERE id = ?", [user.id]) {
-                throw LendingError.userAlreadyExists(user.id)
-            }
-            try Self.requireNoCaseTwin(db, "users", user.id, field: "user ID")
-            try user.insert(db)
+        try await write { db in try Self.insertUser(db, user) }
+    }
+
+    /// Inserts a validated user (``Validation/user(_:isNew:)``).
+    static func insertUser(_ db: Database, _ user: User) throws {
+        if try exists(db, "SELECT 1 FROM users WHERE id = ?", [user.id]) {
+            throw LendingError.userAlreadyExists(user.id)
         }
+        try requireNoCaseTwin(db, "users", user.id, field: "user ID")
+        try user.insert(db)
     }
 
     public func updateUser(_ user: User) async throws {
@@ -44,7 +47,7 @@ extension SQLiteInventoryStore {
     }
 
     public func user(id: UserID) async throws -> User? {
-        try await pool.read { db in try Self.fetchUser(db, id: id) }
+        try lookup { db in try Self.fetchUser(db, id: id) }
     }
 
     public func users(nameContains: String?, page: PageRequest) async throws -> Page<User> {
@@ -66,14 +69,16 @@ extension SQLiteInventoryStore {
     // MARK: Badges and tags
 
     public func addBadge(_ badge: Badge) async throws {
-        let identifier = try CardIdentifier.normalize(badge.identifier, kind: badge.kind)
-        try await write { db in
-            guard try Self.fetchUser(db, id: badge.userId) != nil else { throw LendingError.noSuchUser(badge.userId) }
-            try Self.requireUIDFree(db, identifier)
-            var canonical = badge
-            canonical.identifier = identifier
-            try canonical.insert(db)
-        }
+        var canonical = badge
+        canonical.identifier = try CardIdentifier.normalize(badge.identifier, kind: badge.kind)
+        try await write { [canonical] db in try Self.insertBadge(db, canonical) }
+    }
+
+    /// Inserts a badge whose identifier is canonical (``CardIdentifier/normalize(_:kind:)``).
+    static func insertBadge(_ db: Database, _ badge: Badge) throws {
+        guard try fetchUser(db, id: badge.userId) != nil else { throw LendingError.noSuchUser(badge.userId) }
+        try requireUIDFree(db, badge.identifier)
+        try badge.insert(db)
     }
 
     public func deleteBadge(identifier: String) async throws {
@@ -88,6 +93,15 @@ extension SQLiteInventoryStore {
         try await pool.read { db in
             try Badge.filter(Column("user_id") == userId).order(Column("identifier")).fetchAll(db)
         }
+    }
+
+    public func allBadges(page: PageRequest) async throws -> Page<Badge> {
+        let badges = try await pool.read { db in
+            var query = Badge.order(Column("identifier")).limit(page.limit + 1)
+            if let cursor = page.cursor { query = query.filter(Column("identifier") > cursor) }
+            return try query.fetchAll(db)
+        }
+        return Self.page(badges, limit: page.limit) { $0.identifier }
     }
 
     public func bindTag(_ binding: TagBinding) async throws {
@@ -126,7 +140,7 @@ extension SQLiteInventoryStore {
 
     public func resolve(uid: String) async throws -> UIDBinding? {
         guard let canonical = CardIdentifier.canonical(uid) else { return nil }
-        return try await pool.read { db in
+        return try lookup { db in
             if let row = try Row.fetchOne(db.cachedStatement(sql: """
                 \(Self.deviceRecordSelect) JOIN tag_bindings t ON t.device_id = d.id WHERE t.uid = ?
                 """), arguments: [canonical], adapter: Self.deviceRecordAdapter) {

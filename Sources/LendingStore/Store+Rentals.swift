@@ -13,6 +13,13 @@ extension SQLiteInventoryStore {
     public func lend(_ request: LendRequest) async throws -> Rental {
         try StoreConventions.requireDueAfterLend(request)
         return try await write { db in
+            if let limit = request.maxActivePerUser, let user = try User.fetchOne(db, key: request.userId) {
+                let active = try String.fetchAll(db, sql: """
+                    SELECT device_id FROM rentals INDEXED BY rentals_active_by_user
+                    WHERE returned_at IS NULL AND user_id = ? ORDER BY rented_at, id
+                    """, arguments: [request.userId])
+                try LendingRules.checkLimit(userId: user.id, userName: user.name, active: active, limit: limit)
+            }
             do {
                 try db.execute(sql: """
                     INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name,
@@ -58,7 +65,8 @@ extension SQLiteInventoryStore {
     }
 
     public func returnDevice(_ request: ReturnRequest) async throws -> Rental {
-        try await write { db in
+        if let note = request.note { try Validation.returnNote(note) }
+        return try await write { db in
             guard var rental = try Self.fetchActiveRental(db, deviceId: request.deviceId) else {
                 if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [request.deviceId]) {
                     throw LendingError.notLent(request.deviceId)
@@ -68,13 +76,40 @@ extension SQLiteInventoryStore {
             // Clocks of two readers may disagree: never record a return before the lend.
             let returnedAt = max(Millis.from(request.at), Millis.from(rental.rentedAt))
             try db.execute(sql: """
-                UPDATE rentals SET returned_at = ?, returned_by = ?, return_location = ?
+                UPDATE rentals SET returned_at = ?, returned_by = ?, return_location = ?, return_note = ?
                 WHERE id = ? AND returned_at IS NULL
-                """, arguments: [returnedAt, request.returnedBy?.text, request.location, rental.id])
+                """, arguments: [returnedAt, request.returnedBy?.text, request.location, request.note, rental.id])
             if db.changesCount != 1 { throw LendingError.notLent(request.deviceId) }
+            // Only a normal device becomes broken; a disposed one stays disposed.
+            if request.markBroken, var device = try Self.fetchDevice(db, id: request.deviceId), device.status == .normal {
+                let old = device.status
+                device.status = .broken
+                try device.update(db)
+                _ = try Self.log(db, device.id, .update, "status", old.rawValue, DeviceStatus.broken.rawValue, request.at,
+                                 request.returnedBy)
+            }
             rental.returnedAt = Millis.date(returnedAt)
             rental.returnedBy = request.returnedBy?.text
             rental.returnLocation = request.location
+            rental.returnNote = request.note
+            return rental
+        }
+    }
+
+    public func renew(deviceId: DeviceID, dueAt: Date, at: Date, by actor: ChangeActor?) async throws -> Rental {
+        if dueAt <= at {
+            throw LendingError.invalidField("dueAt", reason: "\(LendingFormat.iso8601(dueAt)) is not in the future; give a later date")
+        }
+        return try await write { db in
+            guard var rental = try Self.fetchActiveRental(db, deviceId: deviceId) else {
+                if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [deviceId]) { throw LendingError.notLent(deviceId) }
+                throw LendingError.noSuchDevice(deviceId)
+            }
+            try db.execute(sql: "UPDATE rentals SET due_at = ? WHERE id = ? AND returned_at IS NULL",
+                           arguments: [Millis.from(dueAt), rental.id])
+            _ = try Self.log(db, deviceId, .update, "dueAt", rental.dueAt.map(LendingFormat.iso8601),
+                             LendingFormat.iso8601(dueAt), at, actor)
+            rental.dueAt = Millis.date(Millis.from(dueAt))
             return rental
         }
     }

@@ -120,7 +120,7 @@ extension SQLiteInventoryStore {
 
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: config)
+            pool = try openPool(path: path, configuration: config, busyTimeout: configuration.busyTimeout)
         } catch let error as DatabaseError {
             throw mapOpenError(error, path: path)
         }
@@ -232,6 +232,22 @@ extension SQLiteInventoryStore {
                 attempt += 1
                 if try pool.read(migrator.hasCompletedMigrations) { return }
                 if attempt >= 5 { throw error }
+            }
+        }
+    }
+
+    /// Opens the pool, trying again while another process switches the same new file to WAL.
+    /// `PRAGMA journal_mode = WAL` needs an exclusive lock; a connection that already holds a
+    /// shared lock gets SQLITE_BUSY at once, without the busy handler (SQLite refuses to wait
+    /// where two waiters could deadlock), so two daemons or tools opening a fresh file together
+    /// could fail with "database is locked". Runs on a Dispatch thread (see ``open(_:)``).
+    static func openPool(path: String, configuration: Configuration, busyTimeout: TimeInterval) throws -> DatabasePool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(busyTimeout * 1000))
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+                usleep(20_000)
             }
         }
     }

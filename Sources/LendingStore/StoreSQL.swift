@@ -18,7 +18,7 @@ extension SQLiteInventoryStore {
         """
     static let rentalColumns = """
         r.id, r.device_id, r.model, r.os_version, r.serial_number, r.user_id, r.user_name, r.rented_at, \
-        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by
+        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by, r.return_note
         """
     /// A device with its active rental (the join uses the partial unique index).
     static let deviceRecordSelect = """

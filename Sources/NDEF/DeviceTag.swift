@@ -218,3 +218,23 @@ public enum DeviceTag {
         return out
     }
 }
+
+/// On the wire (a tap's `device`): `deviceId`, `model` and `serial`. The format version is the
+/// tag's encoding, not a fact about the device, so it stays on the tag.
+extension DeviceTagRecord: Codable {
+    private enum CodingKeys: String, CodingKey { case deviceId, model, serial }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(deviceId: try c.decode(String.self, forKey: .deviceId),
+                  model: try c.decodeIfPresent(String.self, forKey: .model),
+                  serial: try c.decodeIfPresent(String.self, forKey: .serial))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(deviceId, forKey: .deviceId)
+        try c.encodeIfPresent(model, forKey: .model)
+        try c.encodeIfPresent(serial, forKey: .serial)
+    }
+}

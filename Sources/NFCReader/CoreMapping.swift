@@ -55,7 +55,7 @@ extension TagArrival {
             tap.records = message.records.map(TagRecord.init(summarizing:))
             do throws(DeviceTagError) {
                 if case .device(let device) = try DeviceTag.identify(message) {
-                    tap.device = DeviceTagInfo(deviceId: device.deviceId, model: device.model, serial: device.serial)
+                    tap.device = device
                 }
             } catch {
                 if case .unsupportedVersion = error {

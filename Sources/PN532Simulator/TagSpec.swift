@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import NDEF
 
 /// Description of a simulated card, as given on the command line, in a JSON file or over the
@@ -47,7 +48,7 @@ public struct TagSpec: Codable, Sendable, Equatable {
     public static func parse(_ text: String) throws(SimulatorError) -> TagSpec {
         let t = text.trimmingCharacters(in: .whitespaces)
         if t.hasPrefix("{") {
-            do { return try JSONDecoder().decode(TagSpec.self, from: Data(t.utf8)) } catch {
+            do { return try JSONValueDecoder().decode(TagSpec.self, from: JSONValue(parsing: t)) } catch {
                 throw .badSpec("invalid JSON tag spec: \(error)")
             }
         }
@@ -55,7 +56,7 @@ public struct TagSpec: Codable, Sendable, Equatable {
             guard let data = FileManager.default.contents(atPath: String(t.dropFirst())) else {
                 throw .badSpec("cannot read tag spec file \(t.dropFirst())")
             }
-            do { return try JSONDecoder().decode(TagSpec.self, from: data) } catch {
+            do { return try JSONValueDecoder().decode(TagSpec.self, from: JSONValue(parsing: Array(data))) } catch {
                 throw .badSpec("invalid JSON in \(t.dropFirst()): \(error)")
             }
         }

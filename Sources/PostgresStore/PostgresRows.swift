@@ -37,7 +37,7 @@ enum Columns {
     static let deviceCount = 10
     static let rental = """
         r.id, r.device_id, r.model, r.os_version, r.serial_number, r.user_id, r.user_name, r.rented_at, \
-        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by
+        r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by, r.return_note
         """
     static let user = "id, name, registered_at"
     static let badge = "identifier, kind, user_id, registered_at, label"
@@ -68,9 +68,10 @@ enum Decode {
         let name: String = try c.next(), rented = try c.date(), due = try c.optionalDate()
         let returned = try c.optionalDate(), returnedBy: String? = try c.next()
         let location: String? = try c.next(), returnLocation: String? = try c.next(), lentBy: String? = try c.next()
+        let returnNote: String? = try c.next()
         return Rental(id: id, deviceId: device, model: model, osVersion: os, serialNumber: serial, userId: user,
                       userName: name, rentedAt: rented, dueAt: due, returnedAt: returned, returnedBy: returnedBy,
-                      location: location, returnLocation: returnLocation, lentBy: lentBy)
+                      location: location, returnLocation: returnLocation, lentBy: lentBy, returnNote: returnNote)
     }
 
     /// A ``Columns/deviceRecordSelect`` row.

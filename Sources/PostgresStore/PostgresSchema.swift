@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -213,5 +213,23 @@ enum PostgresSchema {
     static let v2 = """
         ALTER TABLE rentals ADD COLUMN lent_by TEXT;
         ALTER TABLE device_log ADD COLUMN actor TEXT;
+        """
+
+    /// The return note (the SQLite schema's v5): the device's condition when it came back.
+    static let v3 = """
+        ALTER TABLE rentals ADD COLUMN return_note TEXT;
+        """
+
+    /// Which overdue rentals were announced, per due date (the SQLite schema's v6): a renewal
+    /// moves the due date, so a renewed rental that falls overdue again is announced again. The
+    /// primary key lets only one of two daemons sharing the database announce a rental: the
+    /// second's insert waits for the first's commit, then inserts nothing.
+    static let v4 = """
+        CREATE TABLE overdue_announcements (
+            rental_id BIGINT NOT NULL REFERENCES rentals(id) ON DELETE CASCADE,
+            due_at BIGINT NOT NULL,
+            announced_at BIGINT NOT NULL,
+            PRIMARY KEY (rental_id, due_at)
+        );
         """
 }

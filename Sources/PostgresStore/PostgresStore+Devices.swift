@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Lending
+import Logging
 import PostgresNIO
 
 // Device groups, devices and their change log.
@@ -63,21 +64,25 @@ extension PostgresInventoryStore {
     public func addDevice(_ device: Device, at: Date, by actor: ChangeActor?) async throws {
         try Validation.device(device, isNew: true)
         let logger = self.logger
-        try await transaction { c in
-            try await Self.requireGroup(c, device.groupId, logger: logger)
-            let inserted = try await Self.changed(c, """
-                INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type,
-                                     registered_at, note, is_nfc_registered)
-                VALUES (\(device.id), \(device.groupId), \(device.model), \(device.serialNumber), \(device.osVersion),
-                        \(device.status.rawValue), \(device.connectorType), \(StoreConventions.millis(device.registeredAt)),
-                        \(device.note), \(device.isNFCRegistered))
-                ON CONFLICT (id) DO NOTHING RETURNING 1
-                """, logger: logger)
-            if inserted == 0 { throw LendingError.deviceAlreadyExists(device.id) }
-            try await Self.requireNoCaseTwin(c, "devices", device.id, field: "device ID", logger: logger)
-            for (field, value) in device.loggedFields where value != nil {
-                _ = try await Self.log(c, device.id, .add, field, nil, value, at, actor, logger: logger)
-            }
+        try await transaction { c in try await Self.insertDevice(c, device, at: at, by: actor, logger: logger) }
+    }
+
+    /// Inserts a validated device and logs its fields.
+    static func insertDevice(_ c: PostgresConnection, _ device: Device, at: Date, by actor: ChangeActor?,
+                             logger: Logger) async throws {
+        try await requireGroup(c, device.groupId, logger: logger)
+        let inserted = try await changed(c, """
+            INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type,
+                                 registered_at, note, is_nfc_registered)
+            VALUES (\(device.id), \(device.groupId), \(device.model), \(device.serialNumber), \(device.osVersion),
+                    \(device.status.rawValue), \(device.connectorType), \(StoreConventions.millis(device.registeredAt)),
+                    \(device.note), \(device.isNFCRegistered))
+            ON CONFLICT (id) DO NOTHING RETURNING 1
+            """, logger: logger)
+        if inserted == 0 { throw LendingError.deviceAlreadyExists(device.id) }
+        try await requireNoCaseTwin(c, "devices", device.id, field: "device ID", logger: logger)
+        for (field, value) in device.loggedFields where value != nil {
+            _ = try await log(c, device.id, .add, field, nil, value, at, actor, logger: logger)
         }
     }
 
@@ -89,20 +94,26 @@ extension PostgresInventoryStore {
             guard let old = try await Self.fetchDevice(c, id: device.id, lock: "FOR UPDATE", logger: logger) else {
                 throw LendingError.noSuchDevice(device.id)
             }
-            if old.groupId != device.groupId { try await Self.requireGroup(c, device.groupId, logger: logger) }
-            try await c.query("""
-                UPDATE devices SET group_id = \(device.groupId), model = \(device.model), serial_number = \(device.serialNumber),
-                    os_version = \(device.osVersion), status = \(device.status.rawValue), connector_type = \(device.connectorType),
-                    registered_at = \(StoreConventions.millis(device.registeredAt)), note = \(device.note),
-                    is_nfc_registered = \(device.isNFCRegistered)
-                WHERE id = \(device.id)
-                """, logger: logger)
-            var entries: [DeviceLogEntry] = []
-            for (before, after) in zip(old.loggedFields, device.loggedFields) where before.value != after.value {
-                entries.append(try await Self.log(c, device.id, .update, before.field, before.value, after.value, at, actor, logger: logger))
-            }
-            return entries
+            return try await Self.updateDevice(c, from: old, to: device, at: at, by: actor, logger: logger)
         }
+    }
+
+    /// Writes a validated device over `old` (read `FOR UPDATE`) and logs each field that changed.
+    static func updateDevice(_ c: PostgresConnection, from old: Device, to device: Device, at: Date, by actor: ChangeActor?,
+                             logger: Logger) async throws -> [DeviceLogEntry] {
+        if old.groupId != device.groupId { try await requireGroup(c, device.groupId, logger: logger) }
+        try await c.query("""
+            UPDATE devices SET group_id = \(device.groupId), model = \(device.model), serial_number = \(device.serialNumber),
+                os_version = \(device.osVersion), status = \(device.status.rawValue), connector_type = \(device.connectorType),
+                registered_at = \(StoreConventions.millis(device.registeredAt)), note = \(device.note),
+                is_nfc_registered = \(device.isNFCRegistered)
+            WHERE id = \(device.id)
+            """, logger: logger)
+        var entries: [DeviceLogEntry] = []
+        for (before, after) in zip(old.loggedFields, device.loggedFields) where before.value != after.value {
+            entries.append(try await log(c, device.id, .update, before.field, before.value, after.value, at, actor, logger: logger))
+        }
+        return entries
     }
 
     public func deleteDevice(id: DeviceID, at: Date, by actor: ChangeActor?) async throws {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Lending
+import Logging
 import PostgresNIO
 
 // Users, their badges, and the tag UIDs bound to devices.
@@ -13,14 +14,17 @@ extension PostgresInventoryStore {
     public func addUser(_ user: User) async throws {
         try Validation.user(user, isNew: true)
         let logger = self.logger
-        try await transaction { c in
-            let inserted = try await Self.changed(c, """
-                INSERT INTO users (id, name, registered_at) VALUES (\(user.id), \(user.name), \(StoreConventions.millis(user.registeredAt)))
-                ON CONFLICT (id) DO NOTHING RETURNING 1
-                """, logger: logger)
-            if inserted == 0 { throw LendingError.userAlreadyExists(user.id) }
-            try await Self.requireNoCaseTwin(c, "users", user.id, field: "user ID", logger: logger)
-        }
+        try await transaction { c in try await Self.insertUser(c, user, logger: logger) }
+    }
+
+    /// Inserts a validated user (``Validation/user(_:isNew:)``).
+    static func insertUser(_ c: PostgresConnection, _ user: User, logger: Logger) async throws {
+        let inserted = try await changed(c, """
+            INSERT INTO users (id, name, registered_at) VALUES (\(user.id), \(user.name), \(StoreConventions.millis(user.registeredAt)))
+            ON CONFLICT (id) DO NOTHING RETURNING 1
+            """, logger: logger)
+        if inserted == 0 { throw LendingError.userAlreadyExists(user.id) }
+        try await requireNoCaseTwin(c, "users", user.id, field: "user ID", logger: logger)
     }
 
     public func updateUser(_ user: User) async throws {
@@ -73,25 +77,30 @@ extension PostgresInventoryStore {
     // MARK: Badges and tags
 
     public func addBadge(_ badge: Badge) async throws {
-        let identifier = try CardIdentifier.normalize(badge.identifier, kind: badge.kind)
+        var canonical = badge
+        canonical.identifier = try CardIdentifier.normalize(badge.identifier, kind: badge.kind)
         let logger = self.logger
-        try await transaction { c in
-            guard try await Self.exists(c, "SELECT 1 FROM users WHERE id = \(badge.userId) FOR KEY SHARE", logger: logger) else {
-                throw LendingError.noSuchUser(badge.userId)
-            }
-            try await Self.requireUIDFree(c, identifier, logger: logger)
-            try await c.query("SAVEPOINT add_badge", logger: logger)
-            do {
-                try await c.query("""
-                    INSERT INTO badges (identifier, kind, user_id, registered_at, label)
-                    VALUES (\(identifier), \(badge.kind.rawValue), \(badge.userId), \(StoreConventions.millis(badge.registeredAt)), \(badge.label))
-                    """, logger: logger)
-            } catch let error where Self.isUniqueOrTriggerRefusal(error) {
-                // Another kiosk bound the UID meanwhile: say to what.
-                try await c.query("ROLLBACK TO SAVEPOINT add_badge", logger: logger)
-                try await Self.requireUIDFree(c, identifier, logger: logger)
-                throw error
-            }
+        try await transaction { [canonical] c in try await Self.insertBadge(c, canonical, logger: logger) }
+    }
+
+    /// Inserts a badge whose identifier is canonical (``CardIdentifier/normalize(_:kind:)``).
+    static func insertBadge(_ c: PostgresConnection, _ badge: Badge, logger: Logger) async throws {
+        let identifier = badge.identifier
+        guard try await exists(c, "SELECT 1 FROM users WHERE id = \(badge.userId) FOR KEY SHARE", logger: logger) else {
+            throw LendingError.noSuchUser(badge.userId)
+        }
+        try await requireUIDFree(c, identifier, logger: logger)
+        try await c.query("SAVEPOINT add_badge", logger: logger)
+        do {
+            try await c.query("""
+                INSERT INTO badges (identifier, kind, user_id, registered_at, label)
+                VALUES (\(identifier), \(badge.kind.rawValue), \(badge.userId), \(StoreConventions.millis(badge.registeredAt)), \(badge.label))
+                """, logger: logger)
+        } catch let error where isUniqueOrTriggerRefusal(error) {
+            // Another kiosk bound the UID meanwhile: say to what.
+            try await c.query("ROLLBACK TO SAVEPOINT add_badge", logger: logger)
+            try await requireUIDFree(c, identifier, logger: logger)
+            throw error
         }
     }
 
@@ -107,6 +116,14 @@ extension PostgresInventoryStore {
     public func badges(userId: UserID) async throws -> [Badge] {
         try await fetch("SELECT \(unescaped: Columns.badge) FROM badges WHERE user_id = \(userId) ORDER BY identifier COLLATE \"C\"",
                         Decode.badge)
+    }
+
+    public func allBadges(page: PageRequest) async throws -> Page<Badge> {
+        var s = Statement("SELECT \(Columns.badge) FROM badges")
+        if let cursor = page.cursor { s.sql += " WHERE identifier > \(s.bind(cursor)) COLLATE \"C\"" }
+        s.sql += " ORDER BY identifier COLLATE \"C\" LIMIT \(s.bind(Int64(page.limit + 1)))"
+        let badges = try await fetch(s.query, Decode.badge)
+        return StoreConventions.page(badges, limit: page.limit) { $0.identifier }
     }
 
     public func bindTag(_ binding: TagBinding) async throws {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Lending
+import Logging
 import PostgresNIO
 
 // Lending, returning, and the rental queries (active, overdue, history).
@@ -21,6 +22,9 @@ extension PostgresInventoryStore {
         let (at, due) = (StoreConventions.millis(request.at), request.dueAt.map(StoreConventions.millis))
         do {
             return try await transaction { c in
+                if let limit = request.maxActivePerUser {
+                    try await Self.checkLimit(c, userId: request.userId, limit: limit, logger: logger)
+                }
                 // Share locks: deleting the device or the user, or changing the device's status,
                 // waits until this lend has committed (and then sees its rental).
                 let found = try await Self.rows(c, """
@@ -67,24 +71,77 @@ extension PostgresInventoryStore {
     /// The trigger refused the lend; the transaction is aborted, so the status is read after it.
     private struct NotLendable: Error {}
 
+    /// Refuses a lend past `lending.max_active_per_user` (``LendingRules/checkLimit(userId:userName:active:limit:)``).
+    /// The user's row is locked (`FOR NO KEY UPDATE`) until the lend commits: a second lend for the
+    /// same user, from any daemon, waits here and then counts the first one's rental (each
+    /// statement of a READ COMMITTED transaction sees what committed before it). An unknown user
+    /// is left to the lend, which reports it.
+    static func checkLimit(_ c: PostgresConnection, userId: UserID, limit: Int, logger: Logger) async throws {
+        guard let name = try await rows(c, "SELECT name FROM users WHERE id = \(userId) FOR NO KEY UPDATE", logger: logger, {
+            try $0[0].decode(String.self)
+        }).first else { return }
+        let active = try await rows(c, """
+            SELECT device_id FROM rentals WHERE returned_at IS NULL AND user_id = \(userId) ORDER BY rented_at, id
+            """, logger: logger) { try $0[0].decode(String.self) }
+        try LendingRules.checkLimit(userId: userId, userName: name, active: active, limit: limit)
+    }
+
     /// One `UPDATE … RETURNING`: of two kiosks returning the same device, the second waits for
     /// the first's row lock, then finds the rental returned and reports ``LendingError/notLent``.
+    /// With `markBroken`, a normal device's status becomes broken in the same transaction (logged
+    /// as the returner's change); a device of another status keeps it.
     public func returnDevice(_ request: ReturnRequest) async throws -> Rental {
+        if let note = request.note { try Validation.returnNote(note) }
         let logger = self.logger
         let at = StoreConventions.millis(request.at)
         return try await transaction { c in
             // Clocks of two readers may disagree: never record a return before the lend.
             let returned = try await Self.rows(c, """
                 UPDATE rentals SET returned_at = GREATEST(\(at), rented_at), returned_by = \(request.returnedBy?.text),
-                                   return_location = \(request.location)
+                                   return_location = \(request.location), return_note = \(request.note)
                 WHERE device_id = \(request.deviceId) AND returned_at IS NULL
                 RETURNING \(unescaped: Columns.rental.replacingOccurrences(of: "r.", with: ""))
                 """, logger: logger) { try Decode.rental($0) }
-            if let rental = returned.first { return rental }
+            if let rental = returned.first {
+                if request.markBroken, try await Self.changed(c, """
+                    UPDATE devices SET status = \(DeviceStatus.broken.rawValue)
+                    WHERE id = \(request.deviceId) AND status = \(DeviceStatus.normal.rawValue) RETURNING 1
+                    """, logger: logger) == 1 {
+                    _ = try await Self.log(c, request.deviceId, .update, "status", DeviceStatus.normal.rawValue,
+                                           DeviceStatus.broken.rawValue, request.at, request.returnedBy, logger: logger)
+                }
+                return rental
+            }
             if try await Self.exists(c, "SELECT 1 FROM devices WHERE id = \(request.deviceId)", logger: logger) {
                 throw LendingError.notLent(request.deviceId)
             }
             throw LendingError.noSuchDevice(request.deviceId)
+        }
+    }
+
+    /// The active rental's row is locked while its due date moves: a return at the same moment
+    /// either comes first (then this reports ``LendingError/notLent``) or waits.
+    public func renew(deviceId: DeviceID, dueAt: Date, at: Date, by actor: ChangeActor?) async throws -> Rental {
+        if dueAt <= at {
+            throw LendingError.invalidField("dueAt", reason: "\(LendingFormat.iso8601(dueAt)) is not in the future; give a later date")
+        }
+        let logger = self.logger
+        let due = StoreConventions.millis(dueAt)
+        return try await transaction { c in
+            guard var rental = try await Self.rows(c, """
+                SELECT \(unescaped: Columns.rental) FROM rentals r WHERE r.device_id = \(deviceId) AND r.returned_at IS NULL
+                FOR UPDATE
+                """, logger: logger, { try Decode.rental($0) }).first else {
+                if try await Self.exists(c, "SELECT 1 FROM devices WHERE id = \(deviceId)", logger: logger) {
+                    throw LendingError.notLent(deviceId)
+                }
+                throw LendingError.noSuchDevice(deviceId)
+            }
+            try await c.query("UPDATE rentals SET due_at = \(due) WHERE id = \(rental.id)", logger: logger)
+            _ = try await Self.log(c, deviceId, .update, "dueAt", rental.dueAt.map(LendingFormat.iso8601),
+                                   LendingFormat.iso8601(dueAt), at, actor, logger: logger)
+            rental.dueAt = StoreConventions.date(millis: due)
+            return rental
         }
     }
 

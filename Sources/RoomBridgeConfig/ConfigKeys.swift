@@ -182,6 +182,8 @@ public let configKeys: [ConfigKey] = [
         if case .double(let d) = v, !(d >= 0) { return "must be 0 or more seconds" }
         return nil
     },
+    ConfigKey("lending.max_active_per_user", .int(0),
+              "The most devices one user may have lent at a time; 0 means no limit.", validate: nonNegativeInt),
     ConfigKey("lending.location", .string(""),
               "Name of this kiosk, stored with each rental; empty uses the host name."),
 ] + presenceConfigKeys

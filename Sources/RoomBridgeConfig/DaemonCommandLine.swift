@@ -115,6 +115,7 @@ public struct DaemonCommandLine: Sendable, Equatable {
             try config.apply(flag: key, value: value, replacing: !seen.contains(name))
             seen.insert(name)
         }
+        try config.validateCurtains(origin: configPath)
         return config
     }
 

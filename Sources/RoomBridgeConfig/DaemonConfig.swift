@@ -10,6 +10,9 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
 /// The effective configuration: defaults, then the file, then flags.
 public struct DaemonConfig: Sendable, Equatable {
     public private(set) var values: [String: ConfigValue]
+    /// The `[curtains.NAME]` tables, sorted by name (empty: the `[curtain]` keys describe one curtain);
+    /// see ``CurtainEntry/all(in:)``.
+    public internal(set) var curtains: [CurtainEntry] = []
 
     /// The defaults for every key.
     public init() {
@@ -52,16 +55,26 @@ public struct DaemonConfig: Sendable, Equatable {
         values[key] = value
     }
 
-    /// Names of the keys whose values differ from `other`'s, sorted.
+    /// A key's value as TOML text, for the log; `curtains` (the list of `[curtains.NAME]` tables) as its names.
+    public func describe(_ key: String) -> String {
+        key == "curtains" ? "[" + curtains.map(\.name).joined(separator: ", ") + "]" : "\(self[key])"
+    }
+
+    /// Takes one key's value (or with `curtains` the curtain list) from `other`.
+    public mutating func adopt(_ key: String, from other: DaemonConfig) {
+        if key == "curtains" { curtains = other.curtains } else { replace(key, with: other[key]) }
+    }
+
+    /// Names of the keys whose values differ from `other`'s, sorted; `curtains` when the curtain list differs.
     public func changedKeys(since other: DaemonConfig) -> [String] {
-        values.keys.filter { values[$0] != other.values[$0] }.sorted()
+        (values.keys.filter { values[$0] != other.values[$0] } + (curtains != other.curtains ? ["curtains"] : [])).sorted()
     }
 
     /// Keys a running roombridged applies when it reloads its configuration (SIGHUP); a change
     /// to any other key takes effect at the next restart.
     public static func isReloadable(_ key: String) -> Bool {
         key == "log.level" || key.hasPrefix("lending.") || key == "nfc.readers"
-            || (key.hasPrefix("curtain.") && key != "curtain.enabled")
+            || (key.hasPrefix("curtain.") && key != "curtain.enabled") || key == "curtains"
     }
 
     mutating func set(_ key: ConfigKey, _ value: ConfigValue, origin: String) throws(ConfigError) {
@@ -82,6 +95,13 @@ public struct DaemonConfig: Sendable, Equatable {
             }
             out += "# \(key.help)\n"
             out += "\(key.leaf) = \(self[key.name])\n"
+        }
+        for entry in curtains {
+            out += "\n[curtains.\(entry.name)]\n"
+            if let a = entry.address { out += "address = \(ConfigValue.string(a))\n" }
+            out += "profile = \(ConfigValue.string(entry.profile))\n"
+            if let p = entry.pinFile { out += "pin_file = \(ConfigValue.string(p))\n" }
+            if let p = entry.passwordFile { out += "password_file = \(ConfigValue.string(p))\n" }
         }
         return out
     }

@@ -16,16 +16,8 @@ public enum Secrets {
     /// The secret for `key`, or nil when none of the sources has one.
     public static func value(of key: String, in config: DaemonConfig,
                              environment: [String: String]) throws(ConfigError) -> String? {
-        let fileKey = key + "_file"
-        let path = config.string(fileKey)
-        if !path.isEmpty {
-            return try read(path, for: key, origin: fileKey)
-        }
-        if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
-            let credential = directory + "/" + key
-            if access(credential, F_OK) == 0 {
-                return try read(credential, for: key, origin: "the systemd credential \(key)")
-            }
+        if let secret = try value(file: config.string(key + "_file"), credential: key, environment: environment) {
+            return secret
         }
         switch config[key] {
         case .string(let s): return s.isEmpty ? nil : s
@@ -37,7 +29,43 @@ public enum Secrets {
     /// The AM43 PIN (`curtain.pin`) from its sources, checked to be 0–65535.
     public static func pin(_ key: String, in config: DaemonConfig,
                            environment: [String: String]) throws(ConfigError) -> UInt16? {
-        guard let text = try value(of: key, in: config, environment: environment) else { return nil }
+        try pin(try value(of: key, in: config, environment: environment), key: key)
+    }
+
+    /// The SwitchBot password of one curtain: for a `[curtains.NAME]` table its `password_file`, else the
+    /// systemd credential `curtains.NAME.password`; for the curtain of the `[curtain]` keys, `curtain.password`'s
+    /// sources (``value(of:in:environment:)``).
+    public static func password(of curtain: CurtainEntry, in config: DaemonConfig,
+                                environment: [String: String]) throws(ConfigError) -> String? {
+        guard !config.curtains.isEmpty else { return try value(of: "curtain.password", in: config, environment: environment) }
+        return try value(file: curtain.passwordFile, credential: "curtains.\(curtain.name).password", environment: environment)
+    }
+
+    /// The AM43 PIN of one curtain, from the sources ``password(of:in:environment:)`` describes (`pin_file`,
+    /// `curtains.NAME.pin`); nil: the profile's default.
+    public static func pin(of curtain: CurtainEntry, in config: DaemonConfig,
+                           environment: [String: String]) throws(ConfigError) -> UInt16? {
+        guard !config.curtains.isEmpty else { return try pin("curtain.pin", in: config, environment: environment) }
+        let key = "curtains.\(curtain.name).pin"
+        return try pin(try value(file: curtain.pinFile, credential: key, environment: environment), key: key)
+    }
+
+    /// A secret from a file, else from the systemd credential `credential`; nil when neither has one.
+    static func value(file: String?, credential: String, environment: [String: String]) throws(ConfigError) -> String? {
+        if let file, !file.isEmpty {
+            return try read(file, for: credential, origin: credential + "_file")
+        }
+        if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
+            let path = directory + "/" + credential
+            if access(path, F_OK) == 0 {
+                return try read(path, for: credential, origin: "the systemd credential \(credential)")
+            }
+        }
+        return nil
+    }
+
+    private static func pin(_ text: String?, key: String) throws(ConfigError) -> UInt16? {
+        guard let text else { return nil }
         guard let n = UInt16(text.trimmingSpaces()) else {
             throw ConfigError("\(key) must be a whole number from 0 to 65535 (the PIN of the Blind Engine app)")
         }

@@ -17,6 +17,10 @@ extension DaemonConfig {
         let byName = Dictionary(uniqueKeysWithValues: configKeys.map { ($0.name, $0) })
         let sections = Set(configKeys.map(\.section))
         for section in table.keys.sorted() {
+            if section == "curtains" {
+                try applyCurtains(table[section], text: text, file: file)
+                continue
+            }
             guard let sub = table[section]?.table else {
                 let line = Self.line(ofKey: section, section: nil, in: text)
                 if sections.contains(section) {
@@ -40,6 +44,51 @@ extension DaemonConfig {
                 try set(key, value, origin: origin)
             }
         }
+    }
+
+    /// Reads the `[curtains.NAME]` tables (CurtainEntry.swift), replacing the current list.
+    private mutating func applyCurtains(_ value: (any TOMLValueConvertible)?, text: String, file: String) throws(ConfigError) {
+        guard let tables = value?.table else {
+            throw ConfigError("\(file):\(Self.line(ofKey: "curtains", section: nil, in: text)): curtains must be tables, "
+                              + "one per curtain: [curtains.left], [curtains.right]")
+        }
+        var entries: [CurtainEntry] = []
+        for name in tables.keys.sorted() {
+            let origin = "\(file):\(Self.line(ofKey: "curtains.\(name)", section: nil, in: text))"
+            if let problem = CurtainEntry.problem(withName: name) { throw ConfigError("\(origin): \(problem)") }
+            guard let table = tables[name]?.table else {
+                throw ConfigError("\(origin): curtains.\(name) must be a table ([curtains.\(name)])")
+            }
+            var strings: [String: String] = [:]
+            for leaf in table.keys.sorted() {
+                let where_ = "\(file):\(Self.line(ofKey: leaf, section: "curtains.\(name)", in: text))"
+                if leaf == "pin" || leaf == "password" {
+                    throw ConfigError("\(where_): curtains.\(name).\(leaf): keep the \(leaf) out of the configuration; "
+                                      + "put it in a file of mode 0600 and name it with \(leaf)_file, or pass the systemd "
+                                      + "credential curtains.\(name).\(leaf)")
+                }
+                guard CurtainEntry.keys.contains(leaf) else {
+                    throw ConfigError("\(where_): unknown key curtains.\(name).\(leaf); known keys here: "
+                                      + CurtainEntry.keys.joined(separator: ", "))
+                }
+                guard table[leaf]?.type == .string, let s = table[leaf]?.string else {
+                    throw ConfigError("\(where_): curtains.\(name).\(leaf) must be a string")
+                }
+                let key = configKeys.first { $0.name == "curtain.\(leaf)" }
+                if let problem = key?.validate(.string(s)) {
+                    throw ConfigError("\(where_): curtains.\(name).\(leaf) \(problem)")
+                }
+                if leaf == "address", !CurtainEntry.isAddress(s) {
+                    throw ConfigError("\(where_): curtains.\(name).address \"\(s)\" is not a Bluetooth address "
+                                      + "such as \"C4:7C:8D:6A:3E:21\"")
+                }
+                strings[leaf] = s
+            }
+            entries.append(CurtainEntry(name: name, address: strings["address"], profile: strings["profile"] ?? "roombridge",
+                                        pinFile: strings["pin_file"], passwordFile: strings["password_file"]))
+        }
+        curtains = entries
+        try validateCurtains(origin: file)
     }
 
     private static func convert(_ raw: any TOMLValueConvertible, to kind: ConfigKey.Kind) -> ConfigValue? {

@@ -40,6 +40,9 @@ public struct CurtainRequest: Sendable, Codable, Equatable {
 
 /// The curtain as last reported by the controller, plus the daemon's view of the link.
 public struct CurtainState: Sendable, Codable, Equatable {
+    /// The curtain's name in the configuration (`[curtains.NAME]`, `curtain` for the single-curtain keys): what
+    /// the `name` parameter of `io.roombridge.Curtain` methods takes. (`name` is what the device advertises.)
+    public var id: String?
     public var connection: CurtainConnection
     /// The controller's Bluetooth address, once found.
     public var address: String?
@@ -70,10 +73,11 @@ public struct CurtainState: Sendable, Codable, Equatable {
     /// Light level percent, where the device reports it.
     public var light: Int?
 
-    public init(connection: CurtainConnection = .disconnected, address: String? = nil, name: String? = nil,
+    public init(id: String? = nil, connection: CurtainConnection = .disconnected, address: String? = nil, name: String? = nil,
                 lastRequest: CurtainRequest? = nil, motion: CurtainMotion = .idle, position: Int? = nil,
                 target: Int? = nil, openSchedule: CurtainSchedule.Entry? = nil, closeSchedule: CurtainSchedule.Entry? = nil,
                 manual: Bool = false, scheduled: Bool = false, lastError: String? = nil) {
+        self.id = id
         self.connection = connection
         self.address = address
         self.name = name

@@ -35,6 +35,8 @@ public struct Event: Sendable, Equatable {
         case lending(LendingOutcome)
         /// A beacon entered or exited a region, its proximity changed, or scanning started or stopped.
         case presence(PresenceChangeEvent)
+        /// A rental passed its due time (once per rental and due date).
+        case overdue(OverdueNotice)
     }
 
     /// The payload's kind as it appears on the wire.
@@ -47,18 +49,19 @@ public struct Event: Sendable, Equatable {
         case .curtain: .curtain
         case .lending: .lending
         case .presence: .presence
+        case .overdue: .overdue
         }
     }
 
     /// Event kinds, as named on the wire.
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence
+        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue
     }
 }
 
 extension Event: Codable {
     private enum CodingKeys: String, CodingKey {
-        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence
+        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,6 +76,7 @@ extension Event: Codable {
         case .curtain: payload = .curtain(try c.decode(CurtainState.self, forKey: .curtain))
         case .lending: payload = .lending(try c.decode(LendingOutcome.self, forKey: .lending))
         case .presence: payload = .presence(try c.decode(PresenceChangeEvent.self, forKey: .presence))
+        case .overdue: payload = .overdue(try c.decode(OverdueNotice.self, forKey: .overdue))
         }
     }
 
@@ -89,6 +93,7 @@ extension Event: Codable {
         case .curtain(let v): try c.encode(v, forKey: .curtain)
         case .lending(let v): try c.encode(v, forKey: .lending)
         case .presence(let v): try c.encode(v, forKey: .presence)
+        case .overdue(let v): try c.encode(v, forKey: .overdue)
         }
     }
 }

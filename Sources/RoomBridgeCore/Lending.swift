@@ -70,3 +70,26 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         self.at = at
     }
 }
+
+/// A rental that passed its due time: announced once (per due date) as an `overdue` event.
+public struct OverdueNotice: Sendable, Codable, Equatable {
+    public var rentalId: Int64
+    public var deviceId: String
+    public var model: String
+    public var userId: String
+    public var userName: String
+    public var dueAt: Date
+    /// One sentence for a person: what is overdue, with whom, since when.
+    public var message: String
+
+    public init(rentalId: Int64, deviceId: String, model: String, userId: String, userName: String, dueAt: Date,
+                message: String) {
+        self.rentalId = rentalId
+        self.deviceId = deviceId
+        self.model = model
+        self.userId = userId
+        self.userName = userName
+        self.dueAt = dueAt
+        self.message = message
+    }
+}

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NDEF
 
 /// Whether an NFC reader is usable right now.
 public enum ReaderConnection: String, Sendable, Codable, CaseIterable {
@@ -61,19 +62,6 @@ public struct TagRecord: Sendable, Codable, Equatable {
     }
 }
 
-/// The device facts stored on a device tag (see the device tag format).
-public struct DeviceTagInfo: Sendable, Codable, Equatable {
-    public var deviceId: String
-    public var model: String?
-    public var serial: String?
-
-    public init(deviceId: String, model: String? = nil, serial: String? = nil) {
-        self.deviceId = deviceId
-        self.model = model
-        self.serial = serial
-    }
-}
-
 /// One physical tap: a tag or card arriving in a reader's field.
 public struct Tap: Sendable, Codable, Equatable {
     /// Which reader saw it.
@@ -89,7 +77,7 @@ public struct Tap: Sendable, Codable, Equatable {
     /// The decoded NDEF records, if the tag carries an NDEF message.
     public var records: [TagRecord]
     /// The device this tag identifies, from its device record (absent otherwise).
-    public var device: DeviceTagInfo?
+    public var device: DeviceTagRecord?
     /// Why the tag's content could not be read or decoded, if it could not.
     public var readError: String?
     /// How long reading the tag took, in milliseconds.
@@ -98,7 +86,7 @@ public struct Tap: Sendable, Codable, Equatable {
     public var at: Date
 
     public init(reader: String, uid: String, tagType: String, atqa: String? = nil, sak: String? = nil,
-                records: [TagRecord] = [], device: DeviceTagInfo? = nil, readError: String? = nil,
+                records: [TagRecord] = [], device: DeviceTagRecord? = nil, readError: String? = nil,
                 readMillis: Double = 0, at: Date) {
         self.reader = reader
         self.uid = uid

@@ -1,5 +1,5 @@
 extension StateSnapshot {
-    /// One line that sums up the readers and the curtain, for systemd's `STATUS=` and `roombridgectl status`.
+    /// One line that sums up the readers and the curtain (each by name when there are several), for systemd's `STATUS=` and `roombridgectl status`.
     ///
     /// Example: `reader front: connected; curtain: connected, idle at 40% open; 2 watching`.
     public var statusLine: String {
@@ -13,7 +13,11 @@ extension StateSnapshot {
                 parts.append(s)
             }
         }
-        parts.append("curtain: " + curtain.summary)
+        if curtains.count > 1 {
+            for c in curtains { parts.append("curtain \(c.id ?? "?"): " + c.summary) }
+        } else {
+            parts.append("curtain: " + curtain.summary)
+        }
         if let offline = database.offlineSummary {
             parts.append("database: " + offline)
         }

@@ -16,7 +16,11 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
     public var lastTap: Tap?
     /// The current or last tag write request.
     public var tagWrite: TagWriteStatus?
+    /// The curtain, for clients that know one: the only configured curtain, or with several the first by name
+    /// (`connection: disabled` when none is configured). `curtains` has them all.
     public var curtain: CurtainState
+    /// Every configured curtain, sorted by name (`id`); empty when the curtain side is off.
+    public var curtains: [CurtainState] = []
     public var lending: LendingState
     public var counters: Counters
     /// Who or what is in the room (iBeacon regions); `.disabled` when no region is configured.
@@ -32,6 +36,9 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
         public var remainingSeconds: Double?
         /// The most recent lending outcome.
         public var lastOutcome: LendingOutcome?
+        /// How many active rentals are past their due date; nil until the lending store was
+        /// first asked.
+        public var overdue: Int? = nil
     }
 
     /// Counters since the daemon started.
@@ -100,9 +107,11 @@ public actor SystemState {
     private var readers: [String: ReaderStatus] = [:]
     private var lastTap: Tap?
     private var tagWrite: TagWriteStatus?
-    private var curtain = CurtainState()
+    /// The configured curtains, in order (sorted by name); each one's `id` is set.
+    private var curtains: [CurtainState] = []
     private var arm: LendingArm?
     private var lastOutcome: LendingOutcome?
+    private var overdueCount: Int?
     private var counters = StateSnapshot.Counters()
     private var presence = PresenceState()
     private var database = DatabaseState()
@@ -133,20 +142,23 @@ public actor SystemState {
     ///   - bufferLimit: events a subscriber may fall behind before it is dropped.
     ///   - replayLimit: the latest events kept for subscribers that resume after a `seq`.
     ///   - now: the wall clock (injected in tests).
-    ///   - curtain: the initial curtain state (e.g. `.disabled` when no curtain is configured).
+    ///   - curtain: the state of one curtain (named by its `id`, else `curtain`); `.disabled` means no curtain
+    ///     is configured. ``declareCurtains(_:)`` replaces it with the configured list.
     public init(bufferLimit: Int = 1024, replayLimit: Int = 1024, curtain: CurtainState = CurtainState(),
                 now: @escaping @Sendable () -> Date = { Date() }) {
         precondition(bufferLimit > 0, "bufferLimit must be positive")
         precondition(replayLimit > 0, "replayLimit must be positive")
         self.now = now
         self.recent = EventRing(capacity: replayLimit)
-        self.curtain = curtain
+        var named = curtain
+        named.id = curtain.id ?? "curtain"
+        self.curtains = curtain.connection == .disabled ? [] : [named]
         self.defaultBufferLimit = bufferLimit
         let started = now()
         self.startedAt = started
         self.published = Mutex(Published(revision: 0, base: StateSnapshot(
-            seq: 0, startedAt: started, readers: [], lastTap: nil, tagWrite: nil, curtain: curtain,
-            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: nil), counters: StateSnapshot.Counters()), arm: nil))
+            seq: 0, startedAt: started, readers: [], lastTap: nil, tagWrite: nil,
+            curtain: Self.primary(of: curtains), curtains: curtains, lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: nil), counters: StateSnapshot.Counters()), arm: nil))
     }
 
     // MARK: Reading
@@ -170,8 +182,8 @@ public actor SystemState {
         StateSnapshot(
             seq: seq, startedAt: startedAt,
             readers: readerOrder.compactMap { readers[$0] },
-            lastTap: lastTap, tagWrite: tagWrite, curtain: curtain,
-            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome),
+            lastTap: lastTap, tagWrite: tagWrite, curtain: Self.primary(of: curtains), curtains: curtains,
+            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome, overdue: overdueCount),
             counters: counters, presence: presence, database: database)
     }
 
@@ -194,8 +206,18 @@ public actor SystemState {
         }
     }
 
-    /// The current curtain state.
-    public func curtainState() -> CurtainState { curtain }
+    /// The curtain clients that know one see (``StateSnapshot/curtain``).
+    public func curtainState() -> CurtainState { Self.primary(of: curtains) }
+
+    /// The curtain named `id`, or nil when no such curtain is configured.
+    public func curtainState(_ id: String) -> CurtainState? { curtains.first { $0.id == id } }
+
+    /// The configured curtains' names, in order.
+    public func curtainIDs() -> [String] { curtains.compactMap(\.id) }
+
+    private static func primary(of curtains: [CurtainState]) -> CurtainState {
+        curtains.first ?? CurtainState(connection: .disabled)
+    }
 
     /// The armed lend session, if it has not expired.
     public func currentArm() -> LendingArm? {
@@ -303,26 +325,45 @@ public actor SystemState {
         emit(.tagWrite(status))
     }
 
-    /// Replaces the curtain state; emits `curtain` when anything changed.
+    /// Sets the configured curtains (sorted by name): new ones start `searching`, kept ones keep their state, and
+    /// each one no longer configured is reported once with `connection: disabled`, then dropped.
+    public func declareCurtains(_ ids: [String]) {
+        let old = curtains
+        curtains = ids.sorted().map { id in old.first { $0.id == id } ?? CurtainState(id: id, connection: .searching) }
+        for gone in old where !ids.contains(gone.id ?? "") {
+            var removed = gone
+            removed.connection = .disabled
+            emit(.curtain(removed))
+        }
+        for added in curtains where !old.contains(where: { $0.id == added.id }) { emit(.curtain(added)) }
+        publish()
+    }
+
+    /// Replaces a curtain's state (`new.id` names it; nil: the first); emits `curtain` when anything changed.
+    /// A curtain that is not configured (any more) is left alone.
     public func updateCurtain(_ new: CurtainState) {
-        guard new != curtain else { return }
-        curtain = new
-        emit(.curtain(new))
+        let id = new.id ?? curtains.first?.id
+        guard let index = curtains.firstIndex(where: { $0.id == id }) else { return }
+        var named = new
+        named.id = id
+        guard named != curtains[index] else { return }
+        curtains[index] = named
+        emit(.curtain(named))
     }
 
-    /// Changes the curtain state in place; emits `curtain` when anything changed.
-    public func updateCurtain(_ change: @Sendable (inout CurtainState) -> Void) {
-        var new = curtain
+    /// Changes the curtain named `id` in place (nil: the first); emits `curtain` when anything changed.
+    public func updateCurtain(_ id: String? = nil, _ change: @Sendable (inout CurtainState) -> Void) {
+        guard var new = id == nil ? curtains.first : curtains.first(where: { $0.id == id }) else { return }
         change(&new)
+        new.id = new.id ?? id
         updateCurtain(new)
     }
 
-    /// Records a curtain request (what a person or client last asked of the curtain) and counts it.
-    public func recordCurtainRequest(_ request: CurtainRequest) {
+    /// Records a curtain request (what a person or client last asked of the curtain `id`, nil: the first) and
+    /// counts it.
+    public func recordCurtainRequest(_ request: CurtainRequest, for id: String? = nil) {
         counters.curtainRequests += 1
-        var new = curtain
-        new.lastRequest = request
-        updateCurtain(new)
+        updateCurtain(id) { $0.lastRequest = request }
         publish()  // the counter changed even if the curtain did not
     }
 
@@ -360,6 +401,19 @@ public actor SystemState {
         case .armed, .disarmed, .unknownTag, .unknownDevice: break
         }
         emit(.lending(outcome))
+    }
+
+    /// Sets how many active rentals are overdue. Emits nothing by itself: the change that moved
+    /// it (a return, a renewal, an ``recordOverdue(_:)``) is the event.
+    public func setOverdueCount(_ count: Int) {
+        guard count != overdueCount else { return }
+        overdueCount = count
+        publish()
+    }
+
+    /// Announces a rental that passed its due time.
+    public func recordOverdue(_ notice: OverdueNotice) {
+        emit(.overdue(notice))
     }
 
     // MARK: Fan-out

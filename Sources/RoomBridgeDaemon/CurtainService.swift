@@ -6,13 +6,16 @@ import RoomBridgeInterfaces
 import ServiceLifecycle
 import Synchronization
 
-/// Routes `io.roombridge.Curtain` requests to the current BlueZ client (there is none while the
-/// system bus is unavailable; a new one is made after every bus loss).
-final class CurtainController: CurtainControlling {
+/// Routes one curtain's requests to its current BlueZ client (there is none while the system bus is
+/// unavailable; a new one is made after every bus loss).
+final class CurtainController: Sendable {
+    /// The curtain's name (``CurtainState/id``).
+    let id: String
     private let current = Mutex<CurtainClient?>(nil)
     private let state: SystemState
 
-    init(state: SystemState) {
+    init(id: String = "curtain", state: SystemState) {
+        self.id = id
         self.state = state
     }
 
@@ -28,9 +31,9 @@ final class CurtainController: CurtainControlling {
         guard let client = current.withLock({ $0 }) else {
             // Between bus connections: the service is already retrying, which is what Reconnect asks for.
             if request == .reconnect { return }
-            let curtain = await state.curtainState()
+            let curtain = await state.curtainState(id)
             throw CurtainControlError(.notConnected, "the curtain is not connected"
-                                      + (curtain.lastError.map { " (\($0))" } ?? "")
+                                      + (curtain?.lastError.map { " (\($0))" } ?? "")
                                       + ": wait for the reconnection (roombridgectl curtain status) and try again")
         }
         do throws(CurtainError) {
@@ -70,6 +73,9 @@ final class CurtainController: CurtainControlling {
 ///
 /// A configuration from `reconfigurations` (a reload) replaces the client: the current one disconnects
 /// its curtain and stops, and a client with the new settings starts at once.
+///
+/// One runs per configured curtain, each with its own client, bus connection and reconnection (``CurtainFleet``);
+/// it reports into the curtain named `controller.id` of `SystemState`.
 struct CurtainService: Service {
     let controller: CurtainController
     let state: SystemState
@@ -88,21 +94,21 @@ struct CurtainService: Service {
                 current.cancel()
                 await current.value
                 await old?.disconnectDevice()
-                logger.notice("curtain: settings changed; starting again")
+                logger.notice("curtain \(controller.id): settings changed; starting again")
                 current = Task { await self.supervise(next) }
             }
             current.cancel()
             await current.value
         }
         controller.attach(nil)
-        logger.info("curtain released")
+        logger.info("curtain \(controller.id) released")
     }
 
     private func supervise(_ configuration: CurtainClientConfiguration) async {
-        await state.updateCurtain { $0 = CurtainState(connection: .searching, lastRequest: $0.lastRequest) }
+        await state.updateCurtain(controller.id) { $0 = CurtainState(connection: .searching, lastRequest: $0.lastRequest) }
         let target = configuration.deviceAddress ?? "the first curtain advertising the curtain service"
         let adapter = configuration.adapterName.map { " on \($0)" } ?? ""
-        logger.info("curtain: looking for \(target)\(adapter) (profile \(configuration.profile.id.rawValue))")
+        logger.info("curtain \(controller.id): looking for \(target)\(adapter) (profile \(configuration.profile.id.rawValue))")
         await superviseClients(configuration)
     }
 
@@ -170,17 +176,17 @@ struct CurtainService: Service {
             }
             switch event {
             case .connection(.connected, _):
-                logger.info("curtain connected")
+                logger.info("curtain \(controller.id) connected")
             case .connection(.disconnected, let detail?):
-                logger.notice("curtain disconnected: \(detail)")
+                logger.notice("curtain \(controller.id) disconnected: \(detail)")
             case .error(let e):
-                logger.warning("curtain: \(e)")
+                logger.warning("curtain \(controller.id): \(e)")
             case .deviceError(let op, let code):
-                logger.warning("curtain controller refused opcode \(op): \(code)")
+                logger.warning("curtain \(controller.id) controller refused opcode \(op): \(code)")
             default:
-                logger.debug("curtain event: \(event)")
+                logger.debug("curtain \(controller.id) event: \(event)")
             }
-            await state.updateCurtain { curtain in
+            await state.updateCurtain(controller.id) { curtain in
                 curtain.apply(event)
                 switch event {
                 case .connection(.connected, _): curtain.lastError = nil
@@ -194,8 +200,8 @@ struct CurtainService: Service {
     }
 
     private func disconnected(_ message: String) async {
-        logger.warning("curtain: \(message)")
-        await state.updateCurtain {
+        logger.warning("curtain \(controller.id): \(message)")
+        await state.updateCurtain(controller.id) {
             $0.connection = .disconnected
             $0.lastError = message
         }

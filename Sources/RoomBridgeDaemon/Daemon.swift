@@ -90,7 +90,8 @@ public enum Daemon {
 
     /// What io.roombridge.State.GetConfiguration reports.
     static func setup(_ config: DaemonConfig, configPath: String?) -> DaemonSetup {
-        let address = config.string("curtain.address")
+        // The single curtain's address, or with [curtains.NAME] tables the first one's (State has them all).
+        let address = CurtainEntry.all(in: config).first?.address ?? ""
         let url = config.string("database.url")
         return DaemonSetup(configPath: configPath, databasePath: url.isEmpty ? config.string("database.path") : url,
                            socketPath: config.string("socket.path"), nfcEnabled: config.bool("nfc.enabled"),
@@ -106,8 +107,15 @@ public enum Daemon {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let curtainEnabled = config.bool("curtain.enabled")
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"), replayLimit: config.int("state.replay_buffer"),
-                                curtain: CurtainState(connection: curtainEnabled ? .searching : .disabled))
-        let curtain: CurtainController? = curtainEnabled ? CurtainController(state: state) : nil
+                                curtain: CurtainState(connection: .disabled))
+        let curtainSettings: [CurtainSettings]
+        do {
+            curtainSettings = try CurtainSettings.all(in: config, environment: environment)
+        } catch {
+            throw StartupError(.config, "\(error)")
+        }
+        await state.declareCurtains(curtainSettings.map(\.entry.name))  // so READY's status line names them
+        let curtain: CurtainFleet? = curtainEnabled ? CurtainFleet() : nil
 
         // The database: opened and migrated before anything is bound, so a bad one stops the
         // daemon with a clear message and nothing listening.
@@ -115,6 +123,9 @@ public enum Daemon {
         let store = database.store
         let settings = lendingSettings(config)
         let lending = LendingCoordinator(store: store, state: state, policy: settings.policy, location: settings.location)
+        // Announces what fell due while the daemon was stopped (once: the store remembers), then
+        // each rental as it falls due; the state carries the overdue count from now on.
+        await lending.startOverdueWatch()
 
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
@@ -204,18 +215,12 @@ public enum Daemon {
                       logger: logger)
         }
         if let bridge { services.append(bridge) }
-        let (curtainReconfigurations, reconfigureCurtain) = AsyncStream.makeStream(
-            of: CurtainClientConfiguration.self, bufferingPolicy: .bufferingNewest(1))
+        let (curtainReconfigurations, reconfigureCurtains) = AsyncStream.makeStream(
+            of: [CurtainSettings].self, bufferingPolicy: .bufferingNewest(1))
         if let curtain {
-            let configuration: CurtainClientConfiguration
-            do {
-                configuration = try curtainConfiguration(config, environment: environment)
-            } catch {
-                throw StartupError(.config, "\(error)")
-            }
-            services.append(CurtainService(controller: curtain, state: state, configuration: configuration,
-                                           reconfigurations: curtainReconfigurations,
-                                           logger: Logger(label: "roombridged.curtain")))
+            services.append(CurtainFleetService(fleet: curtain, state: state, settings: curtainSettings,
+                                                reconfigurations: curtainReconfigurations,
+                                                logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
         let reloadLogger = Logger(label: "roombridged.reload")
@@ -225,7 +230,7 @@ public enum Daemon {
             // runs (nfc.enabled and curtain.enabled themselves need a restart).
             reloadable: { [nfcRuns = bridge != nil, curtainRuns = curtain != nil] key in
                 DaemonConfig.isReloadable(key) && (key != "nfc.readers" || nfcRuns)
-                    && (!key.hasPrefix("curtain.") || curtainRuns)
+                    && (!key.hasPrefix("curtain") || curtainRuns)
             },
             notifier: SystemdNotifier(environment: environment),
             apply: { [bridge] new, changed in
@@ -233,11 +238,11 @@ public enum Daemon {
                 let settings = lendingSettings(new)
                 await lending.reconfigure(policy: settings.policy, location: settings.location)
                 if changed.contains("nfc.readers") { await bridge?.reconfigure(ReaderEntry.all(in: new)) }
-                if changed.contains(where: { $0.hasPrefix("curtain.") }) {
+                if changed.contains(where: { $0.hasPrefix("curtain") }) {
                     do {
-                        reconfigureCurtain.yield(try curtainConfiguration(new, environment: environment))
+                        reconfigureCurtains.yield(try CurtainSettings.all(in: new, environment: environment))
                     } catch {
-                        reloadLogger.error("SIGHUP: the curtain keeps its current settings: \(error)")
+                        reloadLogger.error("SIGHUP: the curtains keep their current settings: \(error)")
                     }
                 }
             }))
@@ -253,27 +258,15 @@ public enum Daemon {
         return DaemonExit.ok.rawValue
     }
 
-    /// The curtain client settings a configuration asks for; the password and PIN come from their files or
-    /// systemd credentials where given (``Secrets``).
-    static func curtainConfiguration(_ config: DaemonConfig,
-                                     environment: [String: String]) throws(ConfigError) -> CurtainClientConfiguration {
-        let address = config.string("curtain.address"), adapter = config.string("curtain.adapter")
-        var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
-                                                       deviceAddress: address.isEmpty ? nil : address)
-        configuration.notifyMethod = CurtainNotifyMethod(rawValue: config.string("curtain.notify")) ?? .startNotify
-        configuration.profile = (CurtainProfile.named(config.string("curtain.profile")) ?? .roombridge)
-            .with(password: try Secrets.value(of: "curtain.password", in: config, environment: environment) ?? "")
-        configuration.pin = try Secrets.pin("curtain.pin", in: config, environment: environment)
-        return configuration
-    }
-
     /// The lending policy and location a configuration asks for.
     static func lendingSettings(_ config: DaemonConfig) -> (policy: LendingPolicy, location: String) {
         let loanDays = config.int("lending.loan_days")
+        let limit = config.int("lending.max_active_per_user")
         let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
         return (LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
                               defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil,
-                              repeatWindow: config.double("lending.repeat_window")),
+                              repeatWindow: config.double("lending.repeat_window"),
+                              maxActivePerUser: limit > 0 ? limit : nil),
                 location)
     }
 

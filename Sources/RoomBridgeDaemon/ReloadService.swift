@@ -68,7 +68,7 @@ struct ReloadService: Service {
             logger.notice("SIGHUP: configuration reloaded; nothing changed")
         } else {
             let describe = { (keys: [String]) in
-                keys.map { "\($0) = \(Self.isSecret($0) ? "(not shown)" : "\(new[$0])")" }.joined(separator: ", ")
+                keys.map { "\($0) = \(Self.isSecret($0) ? "(not shown)" : new.describe($0))" }.joined(separator: ", ")
             }
             let later = restart.isEmpty ? "" : "; needs a restart to take effect: \(describe(restart))"
             logger.notice("SIGHUP: configuration reloaded; applied: \(applied.isEmpty ? "nothing" : describe(applied))\(later)")
@@ -76,7 +76,7 @@ struct ReloadService: Service {
         // Keys that need a restart keep their running values, so that they are reported again
         // at the next reload until the daemon is restarted.
         var effective = current
-        for key in applied { effective.replace(key, with: new[key]) }
+        for key in applied { effective.adopt(key, from: new) }
         return effective
     }
 }

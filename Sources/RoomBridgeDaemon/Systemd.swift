@@ -6,6 +6,10 @@ import Glibc
 ///
 /// Written here rather than linking libsystemd: it is one `sendto(2)`. Without `NOTIFY_SOCKET`
 /// (not started by systemd) every call is a no-op.
+///
+/// The send never blocks (`MSG_DONTWAIT`): callers run on the cooperative pool, and a notify socket whose
+/// reader falls behind holds only `net.unix.max_dgram_qlen` datagrams (10 by default). A message that does not
+/// fit is dropped (`send` returns false); the next STATUS or WATCHDOG replaces it.
 public struct SystemdNotifier: Sendable {
     /// The socket path (`@` prefix for the abstract namespace), or nil when not under systemd.
     public let socketPath: String?
@@ -38,7 +42,7 @@ public struct SystemdNotifier: Sendable {
         let sent = withUnsafePointer(to: &addr) { ptr in
             ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
                 message.withUnsafeBytes { buf in
-                    sendto(fd, buf.baseAddress, buf.count, Int32(MSG_NOSIGNAL), sa, socklen_t(length))
+                    sendto(fd, buf.baseAddress, buf.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), sa, socklen_t(length))
                 }
             }
         }

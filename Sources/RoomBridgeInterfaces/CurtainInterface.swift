@@ -80,10 +80,11 @@ public struct CurtainControlError: Error, Sendable, Equatable, CustomStringConve
     }
 }
 
-/// Carries out curtain requests (implemented by the daemon over the BlueZ client).
+/// Carries out curtain requests (implemented by the daemon over one BlueZ client per curtain).
 public protocol CurtainControlling: Sendable {
-    /// Performs `request`; returns once the controller accepted the write (motions continue afterwards).
-    func perform(_ request: CurtainControlRequest) async throws(CurtainControlError)
+    /// Performs `request` on the curtain named `curtain` (a name `SystemState.curtainIDs()` lists); returns once
+    /// its controller accepted the write (motions continue afterwards).
+    func perform(_ request: CurtainControlRequest, on curtain: String) async throws(CurtainControlError)
 }
 
 /// `io.roombridge.Curtain`: the BLE curtain (docs/curtain-gatt.md).
@@ -108,8 +109,14 @@ public struct CurtainInterface: VarlinkInterface {
         let request: CurtainControlRequest
         switch call.methodName {
         case "GetState":
-            let curtain = await state.curtainState()
-            try await replies.reply(["curtain": try WireCoding.encode(curtain)], continues: false)
+            let snapshot = await state.snapshot()
+            var curtain = snapshot.curtain
+            if let name = try Self.name(call.parameters), name != Self.all {
+                curtain = try Self.targets(name, configured: snapshot.curtains.compactMap(\.id)).first
+                    .flatMap { id in snapshot.curtains.first { $0.id == id } } ?? curtain
+            }
+            try await replies.reply(["curtain": try WireCoding.encode(curtain),
+                                     "curtains": try WireCoding.encode(snapshot.curtains)], continues: false)
             return
         case "Open": request = .open
         case "Close": request = .close
@@ -126,15 +133,83 @@ public struct CurtainInterface: VarlinkInterface {
             throw CurtainControlError(.disabled, "the curtain is disabled in the configuration (curtain.enabled = false); "
                                       + "enable it and restart roombridged").varlinkError
         }
+        let targets = try Self.targets(try Self.name(call.parameters), configured: await state.curtainIDs())
         var position: Int? = nil
         if case .moveTo(let p) = request { position = p }
-        await state.recordCurtainRequest(CurtainRequest(kind: request.kind, position: position, at: Date()))
-        do {
-            try await controller.perform(request)
-        } catch {
-            throw error.varlinkError
+        for id in targets {
+            await state.recordCurtainRequest(CurtainRequest(kind: request.kind, position: position, at: Date()), for: id)
         }
+        if let failure = await Self.perform(request, on: targets, controller) { throw failure.varlinkError }
         try await replies.reply([:], continues: false)
+    }
+
+    /// The `name` that means every configured curtain.
+    public static let all = "*"
+
+    static func name(_ parameters: [String: JSONValue]) throws(VarlinkError) -> String? {
+        guard let value = parameters["name"], value != .null else { return nil }
+        guard let name = value.stringValue else {
+            throw invalid("name", "name must be a curtain's name as a string (roombridgectl curtain status lists them), "
+                          + "or \"*\" for every curtain")
+        }
+        return name
+    }
+
+    /// The curtains a call with `name` acts on: that one, every one for `*`, and without a name the only one.
+    /// With several configured a name is required; an unknown name is refused naming the configured ones.
+    static func targets(_ name: String?, configured: [String]) throws(VarlinkError) -> [String] {
+        let list = configured.joined(separator: ", ")
+        switch name {
+        case nil:
+            guard configured.count <= 1 else {
+                throw invalid("name", "\(configured.count) curtains are configured (\(list)): give name, one of them, "
+                              + "or \"*\" for every curtain")
+            }
+            return configured
+        case all?:
+            return configured
+        case let name?:
+            guard configured.contains(name) else {
+                throw invalid("name", "no curtain is named \"\(name)\"; "
+                              + (configured.isEmpty ? "none is configured" : "the configured ones are: \(list)"))
+            }
+            return [name]
+        }
+    }
+
+    /// Performs `request` on every target at once; nil when all accepted it, else the first failure's reason with
+    /// every failure named (and which curtains did accept it).
+    static func perform(_ request: CurtainControlRequest, on targets: [String],
+                        _ controller: any CurtainControlling) async -> CurtainControlError? {
+        if targets.count == 1 {
+            do throws(CurtainControlError) {
+                try await controller.perform(request, on: targets[0])
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let failures = await withTaskGroup(of: (String, CurtainControlError?).self) { group in
+            for id in targets {
+                group.addTask {
+                    do throws(CurtainControlError) {
+                        try await controller.perform(request, on: id)
+                        return (id, nil)
+                    } catch {
+                        return (id, error)
+                    }
+                }
+            }
+            var failures: [String: CurtainControlError] = [:]
+            for await (id, error) in group { failures[id] = error }
+            return failures
+        }
+        let failed = targets.filter { failures[$0] != nil }
+        guard let first = failed.first, var error = failures[first] else { return nil }
+        let done = targets.filter { failures[$0] == nil }
+        error.message = failed.map { "curtain \($0): \(failures[$0]!.message)" }.joined(separator: "; ")
+            + (done.isEmpty ? "" : " (done: \(done.joined(separator: ", ")))")
+        return error
     }
 
     static func invalid(_ parameter: String, _ message: String) -> VarlinkError {
@@ -172,37 +247,43 @@ public struct CurtainInterface: VarlinkInterface {
     }
 
     public static let idl = """
-        # The BLE curtain: its state, motions and the controller's own schedule.
+        # The BLE curtains: their state, motions and the controllers' own schedules.
         # The controller is the source of truth: state comes from what it notifies.
         # Commands return once the controller accepted the write; follow the motion with
         # io.roombridge.State.Watch (curtain events). Commands need the authorised group.
+        #
+        # Every method takes name: the curtain's name in the configuration (Curtain.id).
+        # It may be left out while one curtain is configured; with several it is required
+        # (InvalidParameter names the configured ones). name "*" acts on every curtain at once;
+        # that call fails if any curtain failed, its message naming each failure.
         interface io.roombridge.Curtain
 
         \(CurtainTypesIDL.text)
-        # The curtain now.
-        method GetState() -> (curtain: Curtain)
+        # The curtain named name (without name: the only one, or the first by name) and every
+        # configured curtain, sorted by name.
+        method GetState(name: ?string) -> (curtain: Curtain, curtains: []Curtain)
 
         # Opens fully.
-        method Open() -> ()
+        method Open(name: ?string) -> ()
 
         # Closes fully.
-        method Close() -> ()
+        method Close(name: ?string) -> ()
 
         # Stops a motion.
-        method Stop() -> ()
+        method Stop(name: ?string) -> ()
 
         # Moves to position percent open (0 closed, 100 open).
-        method MoveTo(position: int) -> ()
+        method MoveTo(position: int, name: ?string) -> ()
 
         # Writes the controller's schedule: times HH:MM (24-hour, the controller's clock) and
         # whether each is enabled. Allowed during a wall-switch motion.
-        method SetSchedule(open: string, close: string, openEnabled: bool, closeEnabled: bool) -> ()
+        method SetSchedule(open: string, close: string, openEnabled: bool, closeEnabled: bool, name: ?string) -> ()
 
         # Asks the controller for its state and schedule again.
-        method Sync() -> ()
+        method Sync(name: ?string) -> ()
 
         # Drops the link (if any) and searches for the curtain again.
-        method Reconnect() -> ()
+        method Reconnect(name: ?string) -> ()
 
         # The wall switch is moving the curtain: the person at the switch wins. Nothing was
         # written; try again when the motion has stopped.
@@ -239,12 +320,14 @@ enum CurtainTypesIDL {
           at: string
         )
 
-        # The curtain. position and target are percent open (0 closed, 100 open).
+        # A curtain. id: its name in the configuration (what name parameters take); name: what the
+        # device advertises. position and target are percent open (0 closed, 100 open).
         # manual: the latest motion was started by the wall switch (or, for curtains without such a flag, was a
         # motion the daemon did not command: SwitchBot touch-and-go, the AM43's remote).
         # profile: roombridge, switchbot or am43. scheduleSource: device when the curtain keeps its schedule,
         # daemon when it keeps none. battery and light: percent, where the curtain reports them.
         type Curtain (
+          id: ?string,
           connection: (disabled, searching, connecting, connected, disconnected),
           address: ?string,
           name: ?string,

@@ -87,6 +87,18 @@ extension InventoryInterface {
 
         method GetDevice(id: string) -> (device: Device, tags: []TagBinding)
 
+        # A line of an import file that cannot be imported (line 1 is the header).
+        type ImportProblem (line: int, reason: string)
+
+        # Imports a CSV file (UTF-8, a header row, a BOM accepted) of users (id, name), badges
+        # (identifier, user_id[, kind, label]) or devices (id, group_id, model[, serial_number,
+        # os_version, status, connector_type, note]), in one transaction, idempotent by ID: new
+        # records are added, differing ones updated, equal ones unchanged. Every bad line is a
+        # problem; nothing is written (written: false) when there is one, unless partial, nor in
+        # a dryRun, which reports what would change. actor as in AddDevice.
+        method Import(kind: (users, badges, devices), csv: string, dryRun: ?bool, partial: ?bool, actor: ?string)
+          -> (added: []string, updated: []string, unchanged: []string, problems: []ImportProblem, written: bool)
+
         # text: case-insensitive substring of ID, model or serial number.
         method ListDevices(
           groupId: ?string,
@@ -114,7 +126,11 @@ extension InventoryInterface {
         # kind defaults to iso14443a.
         method AddBadge(identifier: string, kind: ?(iso14443a, felica), userId: string, label: ?string) -> (badge: Badge)
         method DeleteBadge(identifier: string) -> ()
-        method ListBadges(userId: string) -> (badges: []Badge)
+        # A user's badges; without userId every badge, paged by identifier.
+        method ListBadges(userId: ?string, limit: ?int, cursor: ?string) -> (badges: []Badge, nextCursor: ?string)
+
+        # Whose card is this: the badge with this identifier (any hex spelling) and its user.
+        method GetBadge(identifier: string) -> (badge: Badge, user: User)
 
         # Binds a tag UID to a device (a tag without the device record, device-tag.md).
         method BindTag(uid: string, deviceId: string) -> (binding: TagBinding)

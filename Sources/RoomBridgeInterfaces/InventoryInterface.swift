@@ -22,7 +22,7 @@ public struct InventoryInterface: VarlinkInterface {
 
     static let mutations: Set<String> = [
         "AddGroup", "UpdateGroup", "DeleteGroup", "AddDevice", "UpdateDevice", "DeleteDevice",
-        "AddUser", "UpdateUser", "DeleteUser", "AddBadge", "DeleteBadge", "BindTag", "UnbindTag",
+        "AddUser", "UpdateUser", "DeleteUser", "AddBadge", "DeleteBadge", "BindTag", "UnbindTag", "Import",
     ]
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
@@ -72,6 +72,17 @@ public struct InventoryInterface: VarlinkInterface {
             try await store.deleteDevice(id: try p.string("id"), at: t,
                                          by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return [:]
+        case "Import":
+            guard let kind = ImportKind(rawValue: try p.string("kind")) else { throw VarlinkError.invalidParameter("kind") }
+            let (lines, problems) = InventoryImport.read(kind, csv: try p.string("csv"), at: t)
+            let report = try await store.importLines(lines, problems: problems, dryRun: try p.optionalBool("dryRun") ?? false,
+                                                     partial: try p.optionalBool("partial") ?? false, at: t,
+                                                     by: try authorizer.actor(context, named: try p.optionalString("actor")))
+            return [
+                "added": .array(report.added.map { .string($0) }), "updated": .array(report.updated.map { .string($0) }),
+                "unchanged": .array(report.unchanged.map { .string($0) }), "problems": try encode(report.problems),
+                "written": .bool(report.written),
+            ]
         case "GetDevice":
             let id = try p.string("id")
             let r = try await record(id)
@@ -123,9 +134,20 @@ public struct InventoryInterface: VarlinkInterface {
             try await store.deleteBadge(identifier: CardIdentifier.canonical(text) ?? text)
             return [:]
         case "ListBadges":
-            let id = try p.string("userId")
+            guard let id = try p.optionalString("userId") else {
+                let page = try await store.allBadges(page: try p.page())
+                return try paged("badges", page.items, page.nextCursor)
+            }
             guard try await store.user(id: id) != nil else { throw LendingError.noSuchUser(id) }
             return ["badges": try encode(try await store.badges(userId: id))]
+        case "GetBadge":
+            // Whose card is this?
+            let text = try p.string("identifier")
+            let identifier = CardIdentifier.canonical(text) ?? text
+            guard case .badge(let badge, let user) = try await store.resolve(uid: identifier) else {
+                throw LendingError.noSuchBadge(identifier)
+            }
+            return ["badge": try encode(badge), "user": try encode(user)]
 
         case "BindTag":
             let text = try p.string("uid")

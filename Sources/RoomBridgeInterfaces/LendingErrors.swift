@@ -38,7 +38,8 @@ enum LendingWireErrors {
         error UidAlreadyBound (uid: string, boundTo: string, message: string)
 
         # A field value is not acceptable; rule names the validation rule it breaks, if one
-        # does: blankName, idCharacters, idCaseCollision, nameTooLong, idTooLong, unknownStatus.
+        # does: blankName, idCharacters, idCaseCollision, nameTooLong, idTooLong, unknownStatus,
+        # noteTooLong.
         error InvalidField (field: string, reason: string, message: string, rule: ?string)
 
         # A page cursor this daemon did not issue; start again without one.
@@ -52,6 +53,10 @@ enum LendingWireErrors {
 
         # The device's status does not allow lending.
         error NotLendable (deviceId: string, status: (normal, broken, disposed), message: string)
+
+        # The user already has as many devices as lending.max_active_per_user (limit) allows;
+        # deviceIds: theirs, oldest first. Return one first.
+        error LimitReached (userId: string, userName: string, limit: int, deviceIds: []string, message: string)
 
         # No user is armed at the reader.
         error NotArmed (message: string)
@@ -89,6 +94,9 @@ enum LendingWireErrors {
         case .notLent(let id): name = "NotLent"; p["deviceId"] = .string(id)
         case .notLendable(let id, let status):
             name = "NotLendable"; p["deviceId"] = .string(id); p["status"] = .string(status.rawValue)
+        case .limitReached(let id, let userName, let limit, let devices):
+            name = "LimitReached"; p["userId"] = .string(id); p["userName"] = .string(userName)
+            p["limit"] = .int(Int64(limit)); p["deviceIds"] = .array(devices.map { .string($0) })
         case .deviceIsLent(let id, let userId):
             name = "DeviceIsLent"; p["deviceId"] = .string(id); p["userId"] = .string(userId)
         case .userHasDevices(let id, let devices):

@@ -28,8 +28,15 @@ extension LendingInterface {
         method Lend(deviceId: string, userId: string, dueAt: ?string, actor: ?string) -> (rental: Rental)
 
         # Returns a lent device. returnedBy: the user who brought it back; without it the
-        # caller's Unix user (or actor, as in Lend) is recorded.
-        method Return(deviceId: string, returnedBy: ?string, actor: ?string) -> (rental: Rental)
+        # caller's Unix user (or actor, as in Lend) is recorded. note: the device's condition
+        # ("cracked screen"), kept in the history; broken: also set the device's status to broken
+        # (a normal device), in the same transaction.
+        method Return(deviceId: string, returnedBy: ?string, actor: ?string, note: ?string, broken: ?bool) -> (rental: Rental)
+
+        # Renews the device's active rental until dueAt (in the future): the rental goes on —
+        # nothing is returned or lent again — and the device log records the new due date and
+        # who renewed it (actor as in Lend). NotLent when the device is not lent.
+        method Renew(deviceId: string, dueAt: string, actor: ?string) -> (rental: Rental)
 
         # Active rentals, oldest first.
         method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)

@@ -21,7 +21,7 @@ public struct LendingInterface: VarlinkInterface {
         self.now = now
     }
 
-    static let mutations: Set<String> = ["Arm", "Disarm", "Lend", "Return"]
+    static let mutations: Set<String> = ["Arm", "Disarm", "Lend", "Return", "Renew"]
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
         if Self.mutations.contains(call.methodName) { try authorizer.requireMutation(context) }
@@ -52,7 +52,16 @@ public struct LendingInterface: VarlinkInterface {
             // A named user brought it back; otherwise the caller (or who it acts for) did.
             let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
             let returnedBy = try p.optionalString("returnedBy").map(ChangeActor.user) ?? actor
-            let rental = try await lending.returnDevice(deviceId: try p.string("deviceId"), returnedBy: returnedBy)
+            let note = try p.optionalString("note").flatMap { $0.isEmpty ? nil : $0 }
+            let rental = try await lending.returnDevice(deviceId: try p.string("deviceId"), returnedBy: returnedBy,
+                                                        note: note, markBroken: try p.optionalBool("broken") ?? false)
+            return ["rental": try WireCoding.encode(rental, now: now())]
+        case "Renew":
+            guard let due = try p.optionalDate("dueAt", interface: name) else {
+                throw LendingError.invalidField("dueAt", reason: "give the new due date (YYYY-MM-DD or ISO 8601)")
+            }
+            let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
+            let rental = try await lending.renew(deviceId: try p.string("deviceId"), dueAt: due, by: actor)
             return ["rental": try WireCoding.encode(rental, now: now())]
         case "ListActive":
             return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))

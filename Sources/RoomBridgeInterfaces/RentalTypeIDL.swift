@@ -5,7 +5,8 @@ enum RentalTypeIDL {
         # One lend..return period; device and user facts are copies kept after deletion.
         # lentBy and returnedBy: who lent and who returned it — a user ID (the badge tapped, or
         # the user a client named), unix:NAME (a client's Unix user), or web:NAME via unix:USER
-        # (a person signed in to a trusted front end); absent when unknown.
+        # (a person signed in to a trusted front end); absent when unknown. returnNote: the
+        # device's condition noted at the return.
         type Rental (
           id: int,
           deviceId: string,
@@ -21,6 +22,7 @@ enum RentalTypeIDL {
           location: ?string,
           returnLocation: ?string,
           lentBy: ?string,
+          returnNote: ?string,
           overdue: bool
         )
         """

@@ -45,7 +45,20 @@ extension StateInterface {
           at: string
         )
 
-        type Lending (armed: ?LendingArm, remainingSeconds: ?float, lastOutcome: ?LendingOutcome)
+        # overdue: how many active rentals are past their due date (absent until known).
+        type Lending (armed: ?LendingArm, remainingSeconds: ?float, lastOutcome: ?LendingOutcome, overdue: ?int)
+
+        # A rental that passed its due time, announced once per rental and due date (kept across
+        # restarts; a renewal sets a new due date).
+        type Overdue (
+          rentalId: int,
+          deviceId: string,
+          model: string,
+          userId: string,
+          userName: string,
+          dueAt: string,
+          message: string
+        )
 
         type Counters (
           events: int,
@@ -69,6 +82,8 @@ extension StateInterface {
         )
 
         # Everything the daemon knows; seq is the number of the last event included.
+        # curtains: every configured curtain, sorted by id; curtain: the only one, or with several
+        # the first (connection disabled when none is configured).
         type State (
           seq: int,
           startedAt: string,
@@ -76,6 +91,7 @@ extension StateInterface {
           lastTap: ?Tap,
           tagWrite: ?TagWrite,
           curtain: Curtain,
+          curtains: []Curtain,
           lending: Lending,
           counters: Counters,
           presence: Presence,
@@ -83,17 +99,20 @@ extension StateInterface {
         )
 
         # One change, numbered from 1 without gaps; the field named by kind is set.
+        # A curtain event carries the whole curtain named by its id; a curtain removed from the
+        # configuration by a reload comes once with connection disabled.
         type Event (
           seq: int,
           at: string,
-          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence),
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue),
           reader: ?Reader,
           tap: ?Tap,
           removal: ?TagRemoval,
           tagWrite: ?TagWrite,
           curtain: ?Curtain,
           lending: ?LendingOutcome,
-          presence: ?PresenceChange
+          presence: ?PresenceChange,
+          overdue: ?Overdue
         )
 
         # What the daemon was started with: the configuration file it read (null: none),

@@ -44,17 +44,20 @@ enum Assets {
     static let curtainJS = """
         "use strict";
         // The curtain page: applies each curtain state from /events to its panel (position bar,
-        // texts, lockout, which buttons may be used). One panel today; events name no curtain yet.
+        // texts, lockout, which buttons may be used). Each panel is one curtain (data-curtain: its
+        // name in the daemon); an event for a curtain without a panel, or removing one, reloads the page.
         (function () {
-          const panel = document.querySelector("section.curtain-panel");
-          if (!panel) return;
-          const fill = panel.querySelector(".curtain-fill"), mark = panel.querySelector(".curtain-target");
-          function draw() {
-            fill.style.width = (Number(panel.dataset.position) || 0) + "%";
-            mark.style.left = (Number(panel.dataset.target) || 0) + "%";
+          const panels = Array.from(document.querySelectorAll("section.curtain-panel"));
+          if (panels.length === 0) return;
+          function panelFor(id) {
+            if (panels.length === 1 && (!id || !panels[0].dataset.curtain)) return panels[0];
+            return panels.find(function (p) { return p.dataset.curtain === id; });
           }
-          function apply(c) {
-            if (!c) return;
+          function draw(panel) {
+            panel.querySelector(".curtain-fill").style.width = (Number(panel.dataset.position) || 0) + "%";
+            panel.querySelector(".curtain-target").style.left = (Number(panel.dataset.target) || 0) + "%";
+          }
+          function apply(panel, c) {
             panel.dataset.position = c.position == null ? "" : String(c.position);
             panel.dataset.target = c.target == null ? "" : String(c.target);
             panel.dataset.motion = c.motion;
@@ -66,19 +69,31 @@ enum Assets {
             error.hidden = !c.lastError; error.textContent = c.lastError || "";
             const admin = panel.dataset.admin === "1";
             for (const b of panel.querySelectorAll("button[data-motion]")) b.disabled = !(admin && c.usable);
-            draw();
+            draw(panel);
           }
-          draw();
+          function update(id, c) {
+            const panel = panelFor(id);
+            if (!panel || !c) { if (panel || c) location.reload(); return; }
+            apply(panel, c);
+          }
+          panels.forEach(draw);
           const events = new EventSource("/events");
           events.addEventListener("snapshot", function (e) {
-            apply(JSON.parse(e.data).curtainState);
+            const s = JSON.parse(e.data);
+            const states = s.curtainStates || (s.curtainState ? [s.curtainState] : []);
+            for (const c of states) update(c.id, c);
             document.body.dataset.live = "1";
           });
-          events.addEventListener("curtain", function (e) { apply(JSON.parse(e.data).state); });
+          events.addEventListener("curtain", function (e) {
+            const m = JSON.parse(e.data);
+            update(m.id || (m.state && m.state.id), m.state);
+          });
           events.addEventListener("offline", function () {
             document.body.dataset.live = "0";
-            panel.querySelector(".curtain-status").textContent = panel.dataset.offlineText;
-            for (const b of panel.querySelectorAll("button[data-motion]")) b.disabled = true;
+            for (const panel of panels) {
+              panel.querySelector(".curtain-status").textContent = panel.dataset.offlineText;
+              for (const b of panel.querySelectorAll("button[data-motion]")) b.disabled = true;
+            }
           });
         })();
         """

@@ -10,39 +10,46 @@ import Varlink
 struct CurtainPage: Sendable {
     let link: DaemonLink
 
-    /// The panels' DOM keys and curtains; one today (`curtain`), a list once the daemon has several.
+    /// The panels' DOM keys and curtains: one curtain keeps the key `curtain` (ids `curtain-open`, …), several
+    /// are `curtain-NAME` (`curtain-left-open`, …); none configured is one disabled panel.
     func curtains() async throws -> [(key: String, curtain: Curtain)] {
         let state = try await link.call("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self).state
-        return [(key: "curtain", curtain: state.curtain)]
+        let all = state.allCurtains
+        guard all.count > 1 else { return [(key: "curtain", curtain: all.first ?? state.curtain)] }
+        return all.map { (key: "curtain-" + ($0.id ?? ""), curtain: $0) }
     }
 
     func render(_ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
-        for (key, curtain) in try await curtains() {
-            body += Self.panel(key: key, curtain, l, viewer: viewer)
+        let panels = try await curtains()
+        for (key, curtain) in panels {
+            body += Self.panel(key: key, curtain, l, viewer: viewer, named: panels.count > 1)
         }
         body += "<script src=\"/static/curtain.js\"></script>"
         return HTML.page(l, title: l.t("curtainPage.title"), active: "curtain", viewer: viewer, body: body)
     }
 
-    /// One curtain's panel. Element ids start with `key`; the script finds panels by class.
-    static func panel(key: String, _ c: Curtain, _ l: Localizer, viewer: Viewer) -> String {
+    /// One curtain's panel. Element ids start with `key`; the script finds panels by class and each curtain's by
+    /// `data-curtain` (its id). `named`: one of several, headed by its name in the configuration. Every form carries
+    /// the curtain's id (`curtain`), which the commands pass on as `name`.
+    static func panel(key: String, _ c: Curtain, _ l: Localizer, viewer: Viewer, named: Bool = false) -> String {
         guard let live = CurtainView.live(c, l) else {
             return "<p class=\"empty\" id=\"\(key)-none\">\(HTML.escape(l.t("curtainPage.conn.disabled")))</p>"
         }
         let admin = viewer.user != nil
         func t(_ key: String) -> String { HTML.escape(l.t(key)) }
+        let field = Self.target(c)
         func button(_ action: String, _ label: String, motion: Bool) -> String {
             let disabled = !admin || (motion && !live.usable) ? " disabled" : ""
             let kind = motion ? " data-motion=\"1\"" : ""
-            return "<form method=\"post\" action=\"/curtain/\(action)\" class=\"inline\">\(viewer.csrfField)"
+            return "<form method=\"post\" action=\"/curtain/\(action)\" class=\"inline\">\(viewer.csrfField)\(field)"
                 + "<button type=\"submit\" id=\"\(key)-\(action)\"\(kind)\(disabled)>\(t(label))</button></form>"
         }
         var out = """
-            <section class="curtain-panel" id="\(key)" data-admin="\(admin ? 1 : 0)" data-position="\(c.position.map(String.init) ?? "")"
+            <section class="curtain-panel" id="\(key)" data-curtain="\(HTML.escape(c.id ?? ""))" data-admin="\(admin ? 1 : 0)" data-position="\(c.position.map(String.init) ?? "")"
              data-target="\(c.target.map(String.init) ?? "")" data-motion="\(HTML.escape(c.motion))"
              data-offline-text="\(t("curtainPage.offline"))">
-            <h2>\(HTML.escape(c.name ?? c.address ?? l.t("curtainPage.title")))</h2>
+            <h2>\(heading(c, l, named: named))</h2>
             <p>\(t("curtainPage.connection")): <strong class="curtain-status" id="\(key)-status">\(HTML.escape(live.status))</strong>
             """
         out += button("reconnect", "curtainPage.reconnect", motion: false) + "</p>"
@@ -55,7 +62,7 @@ struct CurtainPage: Sendable {
             """
         out += button("open", "curtainPage.open", motion: true) + button("close", "curtainPage.close", motion: true)
             + button("stop", "curtainPage.stop", motion: true)
-        out += "<form method=\"post\" action=\"/curtain/move\" class=\"inline\">\(viewer.csrfField)"
+        out += "<form method=\"post\" action=\"/curtain/move\" class=\"inline\">\(viewer.csrfField)\(field)"
             + "<label>\(t("curtainPage.move")) <input type=\"number\" name=\"position\" id=\"\(key)-move-position\" min=\"0\" max=\"100\" value=\"\(c.position ?? 50)\" required> \(t("curtainPage.percent"))</label> "
             + "<button type=\"submit\" id=\"\(key)-move\" data-motion=\"1\"\(!admin || !live.usable ? " disabled" : "")>\(t("curtainPage.moveButton"))</button></form>"
         out += "</div>"
@@ -64,6 +71,18 @@ struct CurtainPage: Sendable {
         }
         out += schedule(key: key, c, l, viewer: viewer)
         return out + "</section>"
+    }
+
+    /// The hidden field naming the curtain a form is for.
+    static func target(_ c: Curtain) -> String {
+        c.id.map { "<input type=\"hidden\" name=\"curtain\" value=\"\(HTML.escape($0))\">" } ?? ""
+    }
+
+    /// The panel's heading: the device's name (or address); one of several by its configured name first.
+    static func heading(_ c: Curtain, _ l: Localizer, named: Bool) -> String {
+        let device = HTML.escape(c.name ?? c.address ?? l.t("curtainPage.title"))
+        guard named, let id = c.id else { return device }
+        return HTML.escape(id) + " <small>" + device + "</small>"
     }
 
     /// The schedule: a table for everyone, a form with enable toggles for admins.
@@ -82,31 +101,37 @@ struct CurtainPage: Sendable {
             "<div class=\"schedule-row\"><label>\(t(label)) <input type=\"time\" name=\"\(name)\" id=\"\(key)-\(name)\" value=\"\(HTML.escape(e?.time ?? ""))\" required></label> "
                 + "<label><input type=\"checkbox\" name=\"\(name)Enabled\" id=\"\(key)-\(name)Enabled\" value=\"true\"\(e?.enabled == true ? " checked" : "")> \(t("curtainPage.on"))</label></div>"
         }
-        out += "<form method=\"post\" action=\"/curtain/schedule\" class=\"form\" id=\"\(key)-schedule\">" + viewer.csrfField
+        out += "<form method=\"post\" action=\"/curtain/schedule\" class=\"form\" id=\"\(key)-schedule\">" + viewer.csrfField + target(c)
             + row("open", "curtainPage.scheduleOpen", c.openSchedule) + row("close", "curtainPage.scheduleClose", c.closeSchedule)
             + "<button type=\"submit\" id=\"\(key)-schedule-save\">\(t("curtainPage.scheduleSave"))</button></form>"
         return out
     }
 
-    struct MoveTo: Encodable, Sendable { var position: Int }
-    struct Schedule: Encodable, Sendable { var open: String; var close: String; var openEnabled: Bool; var closeEnabled: Bool }
+    struct MoveTo: Encodable, Sendable { var position: Int; var name: String? }
+    struct Schedule: Encodable, Sendable {
+        var open: String; var close: String; var openEnabled: Bool; var closeEnabled: Bool; var name: String?
+    }
+    struct Named: Encodable, Sendable { var name: String? }
     struct Empty: Decodable, Sendable {}
 
-    /// Sends one command of the page's forms to `io.roombridge.Curtain`.
+    /// Sends one command of the page's forms to `io.roombridge.Curtain`, for the curtain the form names.
     func command(_ action: String, _ form: Query) async throws {
         let method = "io.roombridge.Curtain."
+        let name = form["curtain"].flatMap { $0.isEmpty ? nil : $0 }
         switch action {
-        case "open": _ = try await link.call(method + "Open", NoParameters(), returning: Empty.self)
-        case "close": _ = try await link.call(method + "Close", NoParameters(), returning: Empty.self)
-        case "stop": _ = try await link.call(method + "Stop", NoParameters(), returning: Empty.self)
-        case "reconnect": _ = try await link.call(method + "Reconnect", NoParameters(), returning: Empty.self)
+        case "open": _ = try await link.call(method + "Open", Named(name: name), returning: Empty.self)
+        case "close": _ = try await link.call(method + "Close", Named(name: name), returning: Empty.self)
+        case "stop": _ = try await link.call(method + "Stop", Named(name: name), returning: Empty.self)
+        case "reconnect": _ = try await link.call(method + "Reconnect", Named(name: name), returning: Empty.self)
         case "move":
             // An out-of-range or missing number goes to the daemon as -1, which refuses it with its own message.
-            _ = try await link.call(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1), returning: Empty.self)
+            _ = try await link.call(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1, name: name),
+                                    returning: Empty.self)
         case "schedule":
             _ = try await link.call(method + "SetSchedule", Schedule(open: form["open"] ?? "", close: form["close"] ?? "",
                                                                      openEnabled: form["openEnabled"] == "true",
-                                                                     closeEnabled: form["closeEnabled"] == "true"), returning: Empty.self)
+                                                                     closeEnabled: form["closeEnabled"] == "true", name: name),
+                                    returning: Empty.self)
         default:
             throw PageError.unknownAction(action)
         }

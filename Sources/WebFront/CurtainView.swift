@@ -2,6 +2,8 @@
 /// the daemon's `Curtain` to the panel's texts and whether its buttons may be used. The page
 /// renders it at first and its script applies it again from every `curtain` event.
 public struct CurtainLive: Encodable, Sendable, Equatable {
+    /// The curtain's name in the daemon (`Curtain.id`): which panel this is for.
+    public var id: String?
     public var connection: String
     /// The connection in words ("Connected", "Searching for the curtain", …).
     public var status: String
@@ -38,7 +40,7 @@ public enum CurtainView {
         if c.motion != "idle", let target = c.target {
             position += " (" + l.t("curtainPage.target", ["percent": l.number(target)]) + ")"
         }
-        return CurtainLive(connection: c.connection, status: status, motion: c.motion, position: c.position, target: c.target,
+        return CurtainLive(id: c.id, connection: c.connection, status: status, motion: c.motion, position: c.position, target: c.target,
                            positionText: position, lockedOut: c.lockedOut,
                            usable: c.connection == "connected" && !c.lockedOut,
                            lastError: c.lastError.map { l.t("curtainPage.lastError", ["message": $0]) })

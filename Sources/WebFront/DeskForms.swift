@@ -3,15 +3,16 @@ import Hummingbird
 import Logging
 import Varlink
 
-/// The admin's forms on the rentals and users pages: lend by ID, return, add a user, bind the
-/// badge that was just tapped. Each goes through roombridged's existing methods
-/// (`io.roombridge.Lending.Lend`/`Return`, `io.roombridge.Inventory.AddUser`/`AddBadge`).
+/// The admin's forms on the rentals and users pages: lend by ID, return, renew, add a user, bind
+/// the badge that was just tapped. Each goes through roombridged's existing methods
+/// (`io.roombridge.Lending.Lend`/`Return`/`Renew`, `io.roombridge.Inventory.AddUser`/`AddBadge`).
 struct DeskForms: Sendable {
     let link: DaemonLink
     let pages: Pages
 
     struct Lend: Encodable, Sendable { var deviceId: String; var userId: String; var dueAt: String? }
     struct Return: Encodable, Sendable { var deviceId: String }
+    struct Renew: Encodable, Sendable { var deviceId: String; var dueAt: String }
     struct AddUser: Encodable, Sendable { var id: String; var name: String }
     struct AddBadge: Encodable, Sendable { var identifier: String; var kind: String; var userId: String }
     struct Ignored: Decodable, Sendable {}
@@ -19,11 +20,7 @@ struct DeskForms: Sendable {
     func add(to router: Router<BasicRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
         admin.change(router, "/rentals/lend", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, l, _, _ in
-            let due = try form["due"].map { day throws(PageError) -> String in
-                // The end of the due day in the kiosk's time zone: due on that day, overdue after it.
-                guard let start = WireTime.startOfDay(day, in: l.timeZone), let date = WireTime.parse(start) else { throw .badDate(day) }
-                return date.addingTimeInterval(86_400 - 60).formatted(Date.ISO8601FormatStyle())
-            }
+            let due = try form["due"].map { day throws(PageError) in try Self.endOfDay(day, l) }
             _ = try await link.call("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due),
                                     returning: Ignored.self)
             return "/rentals"
@@ -31,6 +28,12 @@ struct DeskForms: Sendable {
         admin.change(router, "/rentals/return", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, _, _, _ in
             _ = try await link.call("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? ""), returning: Ignored.self)
+            return "/rentals"
+        }
+        admin.change(router, "/rentals/renew", localizer: localizer,
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, l, _, _ in
+            let due = try Self.endOfDay(form["due"] ?? "", l)
+            _ = try await link.call("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due), returning: Ignored.self)
             return "/rentals"
         }
         admin.change(router, "/users/new", localizer: localizer,
@@ -51,6 +54,13 @@ struct DeskForms: Sendable {
             let v = await admin.viewer(request)
             return await WebServer.page(localizer(request), request) { try await pages.user(Self.id(context), $0, viewer: v) }
         }
+    }
+
+    /// The end of a due day (YYYY-MM-DD) in the kiosk's time zone, on the wire: due on that day,
+    /// overdue after it.
+    static func endOfDay(_ day: String, _ l: Localizer) throws(PageError) -> String {
+        guard let start = WireTime.startOfDay(day, in: l.timeZone), let date = WireTime.parse(start) else { throw .badDate(day) }
+        return date.addingTimeInterval(86_400 - 60).formatted(Date.ISO8601FormatStyle())
     }
 
     static func id(_ context: BasicRequestContext) -> String {

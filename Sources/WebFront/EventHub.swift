@@ -155,13 +155,14 @@ public actor EventHub {
     private func received(_ event: DaemonEvent, _ facts: OutcomeFacts) {
         if var s = state {
             s.seq = event.seq
-            if let c = event.curtain { s.curtain = c }
+            if let c = event.curtain { s = s.applying(c) }
             if let o = event.lending { s.lending.lastOutcome = o }
             if let change = event.presence { s.presence = s.presence?.applying(change) }
             state = s
         }
         var facts = facts
         if event.presence != nil { facts.presence = state?.presence }
+        if event.curtain != nil { facts.curtains = state?.allCurtains }
         publish(.event(event, facts))
     }
 

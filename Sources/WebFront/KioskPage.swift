@@ -1,4 +1,5 @@
 import Foundation
+import Varlink
 
 /// The kiosk: one large, colour-coded message fed by Server-Sent Events from `/events`.
 enum KioskPage {
@@ -26,8 +27,10 @@ enum KioskPage {
     /// session is armed, its countdown.
     struct Snapshot: Encodable {
         var curtain: String?
-        /// The curtain page's panel (nil: no curtain configured).
+        /// The curtain page's panel (nil: no curtain configured); with several curtains, the first's.
         var curtainState: CurtainLive?
+        /// Every curtain's panel, each named by its `id`.
+        var curtainStates: [CurtainLive]
         /// Who is here (nil: nobody, or presence is off).
         var presence: String?
         var message: KioskMessage?
@@ -39,12 +42,14 @@ enum KioskPage {
             message = KioskMessage(tone: .info, headline: l.t("kiosk.armed", ["user": armed.userName]),
                                    detail: nil, countdownUntil: armed.expiresAt, kind: "armed")
         }
-        return Snapshot(curtain: KioskView.curtain(state.curtain, l), curtainState: CurtainView.live(state.curtain, l),
+        return Snapshot(curtain: KioskView.curtains(state.allCurtains, l), curtainState: CurtainView.live(state.curtain, l),
+                        curtainStates: state.allCurtains.compactMap { CurtainView.live($0, l) },
                         presence: KioskView.presence(state.presence, l), message: message)
     }
 
-    /// A curtain event: the kiosk corner's text and the curtain page's panel.
-    struct CurtainText: Encodable { var text: String?; var state: CurtainLive? }
+    /// A curtain event: the kiosk corner's text (every curtain) and the panel of the curtain `id` (nil when a reload
+    /// removed it).
+    struct CurtainText: Encodable { var text: String?; var state: CurtainLive?; var id: String? }
     /// A presence event: the kiosk's other corner (nil: nobody is here).
     struct PresenceText: Encodable { var text: String? }
 
@@ -62,7 +67,9 @@ enum KioskPage {
                 return frame(id: event.seq, event: "outcome", data: json(KioskView.message(for: outcome, facts: facts, l)))
             }
             if let curtain = event.curtain {
-                return frame(id: event.seq, event: "curtain", data: json(CurtainText(text: KioskView.curtain(curtain, l), state: CurtainView.live(curtain, l))))
+                let text = KioskView.curtains(facts.curtains ?? [curtain], l)
+                return frame(id: event.seq, event: "curtain",
+                             data: json(CurtainText(text: text, state: CurtainView.live(curtain, l), id: curtain.id)))
             }
             if event.presence != nil, let presence = facts.presence {
                 return frame(id: event.seq, event: "presence", data: json(PresenceText(text: KioskView.presence(presence, l))))
@@ -77,8 +84,6 @@ enum KioskPage {
     }
 
     private static func json(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+        (try? String(decoding: JSONValueEncoder().encode(value).serializedBytes(), as: UTF8.self)) ?? "{}"
     }
 }

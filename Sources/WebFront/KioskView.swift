@@ -21,12 +21,16 @@ public struct OutcomeFacts: Codable, Sendable, Equatable {
     public var sessionExpiresAt: String?
     /// For a presence event: who is present after it (nil when not known, e.g. in a replay).
     public var presence: Presence?
+    /// For a curtain event: every curtain after it (nil when not known, e.g. in a replay).
+    public var curtains: [Curtain]?
 
-    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil, presence: Presence? = nil) {
+    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil, presence: Presence? = nil,
+                curtains: [Curtain]? = nil) {
         self.model = model
         self.dueAt = dueAt
         self.sessionExpiresAt = sessionExpiresAt
         self.presence = presence
+        self.curtains = curtains
     }
 }
 
@@ -57,6 +61,11 @@ public enum KioskView {
             switch outcome.reason {
             case "deviceBroken": return make(.refusal, l.t("kiosk.refused.deviceBroken", ["device": device]))
             case "deviceDisposed": return make(.refusal, l.t("kiosk.refused.deviceDisposed", ["device": device]))
+            case "alreadyLent": return make(.info, l.t("kiosk.refused.alreadyLent", ["device": device, "user": user]))
+            case "alreadyReturned": return make(.info, l.t("kiosk.refused.alreadyReturned", ["device": device]))
+            case "limitReached": return make(.refusal, l.t("kiosk.refused.limitReached", ["user": user]))
+            case "unregisteredTag":
+                return make(.refusal, l.t("kiosk.refused.unregisteredTag"), l.t("kiosk.refused.unregisteredTagDetail", ["device": device]))
             default: return make(.refusal, l.t("kiosk.refused", ["device": device]))
             }
         case "unknownTag":
@@ -82,6 +91,19 @@ public enum KioskView {
 
     /// The curtain's state in words, or nil when no curtain is configured.
     public static func curtain(_ c: Curtain, _ l: Localizer) -> String? {
+        state(of: c, l).map { l.t("kiosk.curtain", ["state": $0]) }
+    }
+
+    /// The curtains' states in words: one curtain as ``curtain(_:_:)``, several each by its name; nil when none
+    /// is configured.
+    public static func curtains(_ cs: [Curtain], _ l: Localizer) -> String? {
+        guard cs.count > 1 else { return cs.first.flatMap { curtain($0, l) } }
+        let states = cs.compactMap { c in state(of: c, l).map { l.t("kiosk.curtainNamed", ["name": c.id ?? "?", "state": $0]) } }
+        return states.isEmpty ? nil : l.t("kiosk.curtains", ["states": states.joined(separator: l.t("kiosk.presenceSeparator"))])
+    }
+
+    /// One curtain's connection, motion or position in words (with the wall switch when it moves it).
+    static func state(of c: Curtain, _ l: Localizer) -> String? {
         let state: String
         switch (c.connection, c.motion) {
         case ("disabled", _): return nil
@@ -98,7 +120,6 @@ public enum KioskView {
         case ("connecting", _): state = l.t("curtain.connecting")
         default: state = l.t("curtain.disconnected")
         }
-        let text = l.t("kiosk.curtain", ["state": state])
-        return c.manual == true && c.motion != "idle" ? text + " — " + l.t("curtain.manual") : text
+        return c.manual == true && c.motion != "idle" ? state + " — " + l.t("curtain.manual") : state
     }
 }

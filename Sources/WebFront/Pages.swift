@@ -269,7 +269,8 @@ struct Pages: Sendable {
 
     // MARK: Shared parts
 
-    /// Rentals as a table; for a signed-in admin (`returning`), open rentals get a Return button.
+    /// Rentals as a table; for a signed-in admin (`returning`), open rentals get a Return button
+    /// and a Renew form (a new due day).
     private func rentalTable(_ rentals: [Rental], _ l: Localizer, id: String, returning viewer: Viewer? = nil) -> String {
         let admin = viewer?.user != nil
         var headers = ["device.id", "device.model", "rentals.user", "rentals.since", "rentals.due", "rentals.returned"].map { l.t($0) }
@@ -284,9 +285,16 @@ struct Pages: Sendable {
                 HTML.escape(due), HTML.escape(r.returnedAt.map { l.dateTime($0) } ?? l.t("common.none")),
             ]
             if let viewer, admin {
+                let device = "<input type=\"hidden\" name=\"device\" value=\"\(HTML.escape(r.deviceId))\">"
+                let button = { (action: String) in
+                    "<button type=\"submit\" id=\"\(id)-\(action)-\(HTML.escape(r.deviceId))\">\(HTML.escape(l.t("rentals.\(action)")))</button></form>"
+                }
                 cells.append(r.returnedAt != nil ? "" : "<form method=\"post\" action=\"/rentals/return\" class=\"inline\">" + viewer.csrfField
-                    + "<input type=\"hidden\" name=\"device\" value=\"\(HTML.escape(r.deviceId))\">"
-                    + "<button type=\"submit\" id=\"\(id)-return-\(HTML.escape(r.deviceId))\">\(HTML.escape(l.t("rentals.return")))</button></form>")
+                    + device + button("return")
+                    // Renew: a new due day for the same rental.
+                    + "<form method=\"post\" action=\"/rentals/renew\" class=\"inline\">" + viewer.csrfField + device
+                    + "<label>\(HTML.escape(l.t("rentals.newDueDay"))) <input type=\"date\" name=\"due\" required"
+                    + " id=\"\(id)-due-\(HTML.escape(r.deviceId))\"></label>" + button("renew"))
             }
             return (cells: cells, attributes: r.overdue ? " class=\"overdue\"" : "")
         }, id: id)

@@ -105,6 +105,9 @@ public struct ScheduleEntry: Codable, Sendable, Equatable {
 
 /// `io.roombridge.State` type `Curtain` (the fields the kiosk and the curtain page show).
 public struct Curtain: Codable, Sendable, Equatable {
+    /// The curtain's name in the daemon's configuration (`curtain` for the single curtain of the `[curtain]` keys);
+    /// what `io.roombridge.Curtain` methods take as `name`. (`name` is what the device advertises.)
+    public var id: String?
     public var connection: String
     public var motion: String
     public var position: Int?
@@ -116,9 +119,10 @@ public struct Curtain: Codable, Sendable, Equatable {
     public var closeSchedule: ScheduleEntry?
     public var lastError: String?
 
-    public init(connection: String, motion: String, position: Int? = nil, target: Int? = nil, manual: Bool? = nil,
-                address: String? = nil, name: String? = nil, openSchedule: ScheduleEntry? = nil,
+    public init(id: String? = nil, connection: String, motion: String, position: Int? = nil, target: Int? = nil,
+                manual: Bool? = nil, address: String? = nil, name: String? = nil, openSchedule: ScheduleEntry? = nil,
                 closeSchedule: ScheduleEntry? = nil, lastError: String? = nil) {
+        self.id = id
         self.connection = connection
         self.motion = motion
         self.position = position
@@ -188,9 +192,34 @@ public struct PresenceChange: Codable, Sendable, Equatable {
 public struct DaemonState: Codable, Sendable, Equatable {
     public var seq: Int
     public var startedAt: String?
+    /// The only curtain, or with several the first by id (`connection: disabled` when none is configured).
     public var curtain: Curtain
+    /// Every configured curtain, sorted by id (nil from a daemon that knows one curtain).
+    public var curtains: [Curtain]?
     public var lending: LendingState
     public var presence: Presence?
+
+    /// Every configured curtain: `curtains`, else the single `curtain` unless it is disabled.
+    public var allCurtains: [Curtain] {
+        if let curtains, !curtains.isEmpty { return curtains }
+        return curtain.connection == "disabled" ? [] : [curtain]
+    }
+
+    /// The state after a `curtain` event: the curtain with the event's id replaced (added when new, removed when it
+    /// comes disabled: a reload took it out of the configuration), and `curtain` following the first.
+    public func applying(_ c: Curtain) -> DaemonState {
+        var s = self
+        guard let id = c.id, let list = curtains else {
+            s.curtain = c
+            return s
+        }
+        var updated = list.filter { $0.id != id }
+        if c.connection != "disabled" { updated.append(c) }
+        updated.sort { ($0.id ?? "") < ($1.id ?? "") }
+        s.curtains = updated
+        s.curtain = updated.first ?? Curtain(connection: "disabled", motion: "idle")
+        return s
+    }
 }
 
 /// `io.roombridge.State` type `Event` (the kinds the web front end uses; others carry no payload here).

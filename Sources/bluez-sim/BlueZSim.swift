@@ -53,6 +53,9 @@ struct Run: AsyncParsableCommand {
     var password: String?
     @Flag(help: "SwitchBot: the curtain is not calibrated (moves are refused).")
     var uncalibrated = false
+    @Option(help: ArgumentHelp("A further curtain on the same adapter, PROFILE@ADDRESS[@POSITION] (repeat for more); "
+                               + "`ctl device ADDRESS …` controls it.", valueName: "PROFILE@ADDRESS"))
+    var curtain: [String] = []
 
     func run() async throws {
         let start: CurtainTime
@@ -91,6 +94,23 @@ struct Run: AsyncParsableCommand {
             address = d.address
         }
         let sim = BlueZSimulator(busAddress: address, configuration: config)
+        for extra in curtain {
+            let parts = extra.split(separator: "@").map(String.init)
+            guard (2...3).contains(parts.count), let profile = CurtainProfile.named(parts[0])?.id,
+                  let position = parts.count == 3 ? Int(parts[2]) : self.position, (0...100).contains(position) else {
+                throw ValidationError("--curtain \(extra): use PROFILE@ADDRESS[@POSITION], e.g. switchbot@C4:7C:8D:6A:3E:22@50")
+            }
+            var more = config
+            more.deviceAddress = parts[1].uppercased()
+            more.initialPosition = position
+            more.deviceKnownAtStart = known
+            switch profile {
+            case .roombridge: more.device = .roombridge; more.deviceName = "Curtain-" + parts[1].suffix(5).replacingOccurrences(of: ":", with: "")
+            case .switchbot: more.device = .switchbot(.init(password: password, calibrated: !uncalibrated)); more.deviceName = "WoCurtain"
+            case .am43: more.device = .am43(.init(pin: pin)); more.deviceName = BlueZSimulator.Configuration().deviceName
+            }
+            _ = await sim.addCurtain(more)
+        }
         try await sim.start()
         let server = try ControlServer(path: control, simulator: sim)
         print("DBUS_SYSTEM_BUS_ADDRESS=\(address)")

@@ -65,7 +65,13 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Operations per timed batch in the JSON section.")
     var jsonIterations = 2000
 
-    @Option(help: "Sections to run, comma-separated: start (with socket), nfc, fanout, curtain, presence, store, fuzz, json; default all.")
+    @Option(help: "Kiosk page loads to time in Chromium (and as many from a plain static server).")
+    var webLoads = 20
+
+    @Option(help: "Device taps to time to the kiosk's screen.")
+    var webTaps = 10
+
+    @Option(help: "Sections to run, comma-separated: start (with socket), nfc, fanout, curtain, presence, store, fuzz, json, web; default all.")
     var only: String?
 
     /// Whether `section` was asked for.
@@ -125,6 +131,7 @@ struct Bench: AsyncParsableCommand {
         if runs("store") { try lendingFigures(&report, work: work.path) }
         if runs("fuzz") { try fuzzFigures(&report) }
         if runs("json") { try await jsonFigures(&report) }
+        if runs("web") { try await webFigures(&report, work: work.path) }
         try report.write(to: output)
         print(report.markdown)
     }

@@ -27,7 +27,7 @@ enum JSONBench {
         let tap = Tap(reader: "front", uid: "04A1B2C3D4E5F6", tagType: "NTAG216", atqa: "0044", sak: "00",
                       records: [TagRecord(tnf: "media", type: DeviceTagRecord.mimeType,
                                           payloadHex: payload.map { String(format: "%02x", $0) }.joined())],
-                      device: DeviceTagInfo(deviceId: "D-0001", model: "iPhone 15", serial: "F2LXK0Q1N7"),
+                      device: DeviceTagRecord(deviceId: "D-0001", model: "iPhone 15", serial: "F2LXK0Q1N7"),
                       readMillis: 34.2, at: clock)
         await state.recordTap(tap)
         await state.recordLending(LendingOutcome(kind: .lent, deviceId: "D-0001", userId: "U-0017", userName: "Ada Lovelace",

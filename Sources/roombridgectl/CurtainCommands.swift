@@ -12,7 +12,8 @@ extension RoomBridgeCtl {
             commandName: "curtain",
             abstract: "The BLE curtain: state, motions, the controller's schedule.",
             discussion: """
-                Motions return once the controller accepted the command; with --wait they return
+                With several curtains configured, name one with --name (curtain status lists them),
+                or --name '*' for all at once. Motions return once the controller accepted the command; with --wait they return
                 when the motion has ended. While the wall switch is moving the curtain, open, close,
                 stop and move are refused (the person at the switch wins); the schedule can still
                 be set. Commands need the authorised group.
@@ -21,14 +22,22 @@ extension RoomBridgeCtl {
                           Sync.self, Reconnect.self])
 
         struct Status: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Show the connection, motion, position and schedule.")
+            static let configuration = CommandConfiguration(
+                abstract: "Show the connection, motion, position and schedule (of every curtain, as a table, when there are several).")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let reply = try await curtainCall(client, "GetState")
+                    let reply = try await curtainCall(client, "GetState", target.parameters)
                     guard let value = reply["curtain"] else {
                         throw CtlError(exit: .protocolError, message: "GetState returned no curtain")
+                    }
+                    let all = try reply["curtains"].map { try decode([CurtainState].self, $0) } ?? []
+                    if all.count > 1, target.name == nil || target.name == "*" {
+                        if options.json { emit(reply["curtains"]!.serialized()); return }
+                        emit(Render.curtainTable(all))
+                        return
                     }
                     if options.json { emit(value.serialized()); return }
                     emit(Render.curtain(try decode(CurtainState.self, value)))
@@ -42,52 +51,69 @@ extension RoomBridgeCtl {
 
             @Option(name: .long, help: ArgumentHelp("With --wait: give up after this many seconds.", valueName: "SECONDS"))
             var timeout: Double = 300
+
+            func check(_ target: CurtainTarget) throws {
+                if wait, target.name == "*" {
+                    throw ValidationError("--wait follows one curtain: give --name NAME, or leave --wait out for '*'")
+                }
+            }
         }
 
         struct Open: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Open the curtain fully.")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
             @OptionGroup var motion: MotionOptions
 
+            func validate() throws { try motion.check(target) }
+
             func run() async throws {
-                try await runMotion(options, motion, method: "Open", destination: 100, done: "open")
+                try await runMotion(options, motion, target, method: "Open", destination: 100, done: "open")
             }
         }
 
         struct Close: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Close the curtain fully.")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
             @OptionGroup var motion: MotionOptions
 
+            func validate() throws { try motion.check(target) }
+
             func run() async throws {
-                try await runMotion(options, motion, method: "Close", destination: 0, done: "closed")
+                try await runMotion(options, motion, target, method: "Close", destination: 0, done: "closed")
             }
         }
 
         struct Stop: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Stop the curtain.")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
             @OptionGroup var motion: MotionOptions
 
+            func validate() throws { try motion.check(target) }
+
             func run() async throws {
-                try await runMotion(options, motion, method: "Stop", destination: nil, done: "stopped")
+                try await runMotion(options, motion, target, method: "Stop", destination: nil, done: "stopped")
             }
         }
 
         struct Move: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Move the curtain to a position, percent open.")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
             @OptionGroup var motion: MotionOptions
             @Argument(help: "0 (closed) to 100 (open).") var position: Int
 
             func validate() throws {
+                try motion.check(target)
                 guard (0...100).contains(position) else {
                     throw ValidationError("position \(position) is out of range: use 0 (closed) to 100 (open)")
                 }
             }
 
             func run() async throws {
-                try await runMotion(options, motion, method: "MoveTo", parameters: ["position": .int(Int64(position))],
+                try await runMotion(options, motion, target, method: "MoveTo", parameters: ["position": .int(Int64(position))],
                                     destination: position, done: "at \(position)% open")
             }
         }
@@ -97,6 +123,7 @@ extension RoomBridgeCtl {
                 abstract: "Set the controller's schedule (it then opens and closes on its own).",
                 discussion: "Omitted times keep the controller's current ones. The controller's clock is used.")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
             @Option(name: .customLong("open"), help: ArgumentHelp("Open time, HH:MM (24-hour).", valueName: "HH:MM"))
             var openTime: String?
             @Option(name: .customLong("close"), help: ArgumentHelp("Close time, HH:MM (24-hour).", valueName: "HH:MM"))
@@ -119,16 +146,16 @@ extension RoomBridgeCtl {
                 try await withClient(options) { client in
                     // Unspecified parts keep what the controller reported.
                     var current: CurtainState? = nil
-                    if let v = try await curtainCall(client, "GetState")["curtain"] {
+                    if target.name != "*", let v = try await curtainCall(client, "GetState", target.parameters)["curtain"] {
                         current = try decode(CurtainState.self, v)
                     }
                     let open = openTime ?? current?.openSchedule?.time.description ?? "00:00"
                     let close = closeTime ?? current?.closeSchedule?.time.description ?? "00:00"
                     let openEnabled = noOpen ? false : (openTime != nil ? true : current?.openSchedule?.enabled ?? false)
                     let closeEnabled = noClose ? false : (closeTime != nil ? true : current?.closeSchedule?.enabled ?? false)
-                    let r = try await curtainCall(client, "SetSchedule", [
+                    let r = try await curtainCall(client, "SetSchedule", target.parameters.merging([
                         "open": .string(open), "close": .string(close),
-                        "openEnabled": .bool(openEnabled), "closeEnabled": .bool(closeEnabled)])
+                        "openEnabled": .bool(openEnabled), "closeEnabled": .bool(closeEnabled)]) { $1 })
                     if options.json { emit(JSONValue.object(r).serialized()); return }
                     emit("Schedule sent: open \(open) (\(openEnabled ? "on" : "off")), close \(close) (\(closeEnabled ? "on" : "off")).")
                 }
@@ -138,10 +165,11 @@ extension RoomBridgeCtl {
         struct Sync: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Ask the controller for its state and schedule again.")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let r = try await curtainCall(client, "Sync")
+                    let r = try await curtainCall(client, "Sync", target.parameters)
                     emit(options.json ? JSONValue.object(r).serialized() : "Sync requested.")
                 }
             }
@@ -150,10 +178,11 @@ extension RoomBridgeCtl {
         struct Reconnect: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Drop the link and search for the curtain again.")
             @OptionGroup var options: GlobalOptions
+            @OptionGroup var target: CurtainTarget
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let r = try await curtainCall(client, "Reconnect")
+                    let r = try await curtainCall(client, "Reconnect", target.parameters)
                     emit(options.json ? JSONValue.object(r).serialized() : "Reconnecting; follow it with: roombridgectl curtain status")
                 }
             }
@@ -182,18 +211,20 @@ func curtainCall(_ client: VarlinkClient, _ method: String, _ parameters: [Strin
 
 /// Sends a motion command; with `--wait`, follows `io.roombridge.State.Watch` (opened before the
 /// command, so no event is missed) until the motion has ended.
-func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionOptions, method: String,
-               parameters: [String: JSONValue] = [:], destination: Int?, done: String) async throws {
+func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionOptions, _ target: CurtainTarget,
+               method: String, parameters: [String: JSONValue] = [:], destination: Int?, done: String) async throws {
+    let parameters = parameters.merging(target.parameters) { $1 }
     try await withClient(options) { client in
         guard motion.wait else {
             let r = try await curtainCall(client, method, parameters)
-            emit(options.json ? JSONValue.object(r).serialized() : "\(method) accepted by the curtain; follow it with: roombridgectl watch")
+            let which = target.name == "*" ? "every curtain" : target.name.map { "curtain \($0)" } ?? "the curtain"
+            emit(options.json ? JSONValue.object(r).serialized() : "\(method) accepted by \(which); follow it with: roombridgectl watch")
             return
         }
         let watcher = try await connect(options.socket)
         do {
             let final = try await waitForMotion(client: client, watcher: watcher, method: method, parameters: parameters,
-                                                destination: destination, timeout: motion.timeout)
+                                                curtain: target.name, destination: destination, timeout: motion.timeout)
             await watcher.close()
             if options.json {
                 emit(try JSONValueEncoder().encode(final).serialized())
@@ -209,11 +240,11 @@ func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionO
 }
 
 private func waitForMotion(client: VarlinkClient, watcher: VarlinkClient, method: String, parameters: [String: JSONValue],
-                           destination: Int?, timeout: Double) async throws -> CurtainState {
+                           curtain: String?, destination: Int?, timeout: Double) async throws -> CurtainState {
     try await withThrowingTaskGroup(of: CurtainState?.self) { group in
         group.addTask {
             try await followMotion(client: client, watcher: watcher, method: method, parameters: parameters,
-                                   destination: destination)
+                                   curtain: curtain, destination: destination)
         }
         group.addTask {
             try await Task.sleep(for: .seconds(timeout))
@@ -229,21 +260,24 @@ private func waitForMotion(client: VarlinkClient, watcher: VarlinkClient, method
 }
 
 private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method: String, parameters: [String: JSONValue],
-                          destination: Int?) async throws -> CurtainState {
+                          curtain: String?, destination: Int?) async throws -> CurtainState {
     var events = watcher.stream("io.roombridge.State.Watch").makeAsyncIterator()
     do {
         guard let first = try await events.next(), let snapshot = first["state"] else {
             throw CtlError(exit: .protocolError, message: "Watch did not start with the state")
         }
         // Our request is the first curtain event whose lastRequest differs from the one before the call.
-        let before = try decode(StateSnapshot.self, snapshot).curtain.lastRequest
+        // The named curtain, else the only one (the call itself refuses a missing name when there are several).
+        let state = try decode(StateSnapshot.self, snapshot)
+        let id = curtain ?? state.curtain.id
+        let before = state.curtains.first { $0.id == id }?.lastRequest ?? state.curtain.lastRequest
         _ = try await curtainCall(client, method, parameters)
         var sawRequest = false
         var sawMotion = false
         // Events come in order: first our request (lastRequest set), then what the controller notifies.
         while let reply = try await events.next() {
             guard let value = reply["event"], let event = try? decode(Event.self, value),
-                  case .curtain(let c) = event.payload else { continue }
+                  case .curtain(let c) = event.payload, id == nil || c.id == nil || c.id == id else { continue }
             if !sawRequest {
                 guard let request = c.lastRequest, request != before,
                       request.kind.rawValue == requestKind(method) else { continue }
@@ -268,6 +302,17 @@ private func requestKind(_ method: String) -> String {
     method == "MoveTo" ? "moveTo" : method.lowercased()
 }
 
+/// `--name`: which curtain a command is for.
+struct CurtainTarget: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The curtain (its name in the configuration); needed when several are configured. '*': every curtain.",
+        valueName: "NAME"))
+    var name: String?
+
+    /// The `name` parameter of `io.roombridge.Curtain` methods, when one was given.
+    var parameters: [String: JSONValue] { name.map { ["name": .string($0)] } ?? [:] }
+}
+
 extension Render {
     /// The curtain in a few lines.
     static func curtain(_ c: CurtainState) -> String {
@@ -281,5 +326,17 @@ extension Render {
         }
         if let e = c.lastError, c.connection == .connected { lines.append("  last error: \(e)") }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension Render {
+    /// Several curtains, one aligned row each: name, connection, motion, position, the device and its last error.
+    static func curtainTable(_ curtains: [CurtainState]) -> String {
+        Table.render(["NAME", "CONNECTION", "MOTION", "POSITION", "PROFILE", "DEVICE", "NOTE"], curtains.map { c in
+            let note = c.manualOperationActive ? "wall switch in use"
+                : c.lastError ?? c.battery.map { "battery \($0)%" } ?? ""
+            return [c.id ?? "?", c.connection.rawValue, c.connection == .connected ? c.motion.description : "-",
+                    c.position.map { "\($0)% open" } ?? "-", c.profile ?? "-", c.name ?? c.address ?? "-", note]
+        })
     }
 }

@@ -309,8 +309,8 @@ struct Users: AsyncParsableCommand {
 
 struct Badges: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Bind, unbind and list users' badges (cards).",
-        subcommands: [Bind.self, Unbind.self, List.self])
+        abstract: "Bind, unbind, list and look up users' badges (cards).",
+        subcommands: [Bind.self, Unbind.self, List.self, Show.self])
 
     struct Bind: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Bind a card to a user.")
@@ -347,19 +347,43 @@ struct Badges: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List a user's badges.")
+        static let configuration = CommandConfiguration(abstract: "List every badge, or a user's.")
         @OptionGroup var options: GlobalOptions
-        @Option(name: .long, help: "User ID.") var user: String
+        @Option(name: .long, help: "Only this user's badges (user ID).") var user: String?
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.ListBadges", ["userId": .string(user)])
-                printList(reply["badges"]?.arrayValue ?? [], json: options.json,
-                          empty: "\(user) has no badges; bind one with roombridgectl badges bind",
+                let badges = if let user {
+                    try await call(client, "io.roombridge.Inventory.ListBadges", ["userId": .string(user)])["badges"]?.arrayValue ?? []
+                } else {
+                    try await allPages(client, "io.roombridge.Inventory.ListBadges", [:], key: "badges")
+                }
+                printList(badges, json: options.json,
+                          empty: user.map { "\($0) has no badges; bind one with roombridgectl badges bind" }
+                              ?? "no badges; bind one with roombridgectl badges bind",
                           headers: ["IDENTIFIER", "KIND", "USER", "LABEL", "REGISTERED"]) { b in
                     [Table.s(b, "identifier"), Table.s(b, "kind"), Table.s(b, "userId"), Table.s(b, "label"),
                      Table.time(b, "registeredAt")]
                 }
+            }
+        }
+    }
+}
+
+extension Badges {
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Whose card is this? Show a badge and its user.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "Card UID or FeliCa IDm in hex (04:A1:B2:C3 or 04A1B2C3).") var identifier: String
+
+        func run() async throws {
+            try await withClient(options) { client in
+                let reply = try await call(client, "io.roombridge.Inventory.GetBadge", ["identifier": .string(identifier)])
+                if options.json { emit(JSONValue.object(reply).serialized()); return }
+                let b = reply["badge"], u = reply["user"]
+                let label = Table.s(b, "label", "")
+                emit("badge \(Table.s(b, "identifier")) (\(Table.s(b, "kind"))\(label.isEmpty ? "" : ", \(label)")) "
+                     + "is \(Table.s(u, "name"))'s (\(Table.s(u, "id"))), bound \(Table.time(b, "registeredAt"))")
             }
         }
     }

@@ -8,7 +8,7 @@ import VarlinkNIO
 enum RentalRender {
     static let headers = ["RENTAL", "DEVICE", "MODEL", "USER", "NAME", "LENT", "DUE", "RETURNED"]
     /// History also shows who lent and who returned.
-    static let historyHeaders = headers + ["LENT BY", "RETURNED BY"]
+    static let historyHeaders = headers + ["LENT BY", "RETURNED BY", "NOTE"]
 
     static func row(_ r: JSONValue) -> [String] {
         var due = Table.time(r, "dueAt")
@@ -18,7 +18,7 @@ enum RentalRender {
     }
 
     static func historyRow(_ r: JSONValue) -> [String] {
-        row(r) + [Table.s(r, "lentBy", "—"), Table.s(r, "returnedBy", "—")]
+        row(r) + [Table.s(r, "lentBy", "—"), Table.s(r, "returnedBy", "—"), Table.s(r, "returnNote", "—")]
     }
 }
 
@@ -91,19 +91,51 @@ struct Lend: AsyncParsableCommand {
 }
 
 struct Return: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Return a lent device by ID.")
+    static let configuration = CommandConfiguration(
+        abstract: "Return a lent device by ID, optionally with a note on its condition.",
+        discussion: "--note is kept in the history and its CSV; with --broken the device's status also becomes broken, in the same step.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "Device ID.") var device: String
     @Option(name: .long, help: "Who brought it back (user ID); without it your Unix user is recorded.") var by: String?
+    @Option(name: .long, help: ArgumentHelp("The device's condition, e.g. \"cracked screen\".", valueName: "TEXT")) var note: String?
+    @Flag(name: .long, help: "Also set the device's status to broken (it cannot be lent until repaired).") var broken = false
 
     func run() async throws {
         var p: [String: JSONValue] = ["deviceId": .string(device)]
         put(&p, "returnedBy", by)
+        put(&p, "note", note)
+        if broken { p["broken"] = true }
         try await withClient(options) { client in
             let reply = try await call(client, "io.roombridge.Lending.Return", p)
             let r = reply["rental"]
             if options.json { emit(r?.serialized() ?? "{}") } else {
                 emit("returned \(Table.s(r, "deviceId")) \(Table.s(r, "model")) (lent to \(Table.s(r, "userName")) since \(Table.time(r, "rentedAt")))")
+            }
+        }
+    }
+}
+
+struct Renew: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Renew a lent device until a new due date (the rental goes on; it is not returned and lent again).",
+        discussion: "--due YYYY-MM-DD: due back by the end of that day (local time); or an ISO 8601 time. The device log records the new due date and who renewed it.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "Device ID.") var device: String
+    @Option(name: .long, help: ArgumentHelp("The new due date: YYYY-MM-DD (by the end of that day, local time) or ISO 8601.", valueName: "DATE"))
+    var due: String
+
+    func validate() throws {
+        _ = try dateArgument(due, option: "--due", day: .endOfLocalDay)
+    }
+
+    func run() async throws {
+        var p: [String: JSONValue] = ["deviceId": .string(device)]
+        if let d = try dateArgument(due, option: "--due", day: .endOfLocalDay) { p["dueAt"] = d }
+        try await withClient(options) { client in
+            let reply = try await call(client, "io.roombridge.Lending.Renew", p)
+            let r = reply["rental"]
+            if options.json { emit(r?.serialized() ?? "{}") } else {
+                emit("renewed \(Table.s(r, "deviceId")) \(Table.s(r, "model")) for \(Table.s(r, "userName")) (\(Table.s(r, "userId"))) until \(Table.time(r, "dueAt"))")
             }
         }
     }

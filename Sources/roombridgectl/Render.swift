@@ -32,22 +32,27 @@ enum Render {
         if let w = s.tagWrite {
             lines.append("Tag write: \(w.deviceId) \(w.phase.rawValue)" + (w.message.map { " — \($0)" } ?? ""))
         }
-        var curtain = "Curtain:   " + s.curtain.summary
-        if let name = s.curtain.name ?? s.curtain.address { curtain += "  [\(name)]" }
-        lines.append(curtain)
-        if let profile = s.curtain.profile, profile != "roombridge" || s.curtain.battery != nil {
-            var line = "  \(profile)"
-            if let b = s.curtain.battery { line += "  battery \(b)%" }
-            if let l = s.curtain.light { line += "  light \(l)%" }
-            lines.append(line)
-        }
-        if s.curtain.openSchedule != nil || s.curtain.closeSchedule != nil {
-            let source = s.curtain.scheduleSource == "daemon" ? " (kept by the daemon)" : ""
-            lines.append("  schedule  open \(entry(s.curtain.openSchedule))  close \(entry(s.curtain.closeSchedule))"
-                         + source)
-        }
-        if let e = s.curtain.lastError, s.curtain.connection == .connected {
-            lines.append("  last error: \(e)")
+        if s.curtains.count > 1 {
+            lines.append("Curtains:")
+            lines.append(curtainTable(s.curtains).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        } else {
+            var curtain = "Curtain:   " + s.curtain.summary
+            if let name = s.curtain.name ?? s.curtain.address { curtain += "  [\(name)]" }
+            lines.append(curtain)
+            if let profile = s.curtain.profile, profile != "roombridge" || s.curtain.battery != nil {
+                var line = "  \(profile)"
+                if let b = s.curtain.battery { line += "  battery \(b)%" }
+                if let l = s.curtain.light { line += "  light \(l)%" }
+                lines.append(line)
+            }
+            if s.curtain.openSchedule != nil || s.curtain.closeSchedule != nil {
+                let source = s.curtain.scheduleSource == "daemon" ? " (kept by the daemon)" : ""
+                lines.append("  schedule  open \(entry(s.curtain.openSchedule))  close \(entry(s.curtain.closeSchedule))"
+                             + source)
+            }
+            if let e = s.curtain.lastError, s.curtain.connection == .connected {
+                lines.append("  last error: \(e)")
+            }
         }
         if let arm = s.lending.armed {
             let left = Int((s.lending.remainingSeconds ?? 0).rounded(.up))
@@ -57,6 +62,9 @@ enum Render {
         }
         if let o = s.lending.lastOutcome {
             lines.append("  last: \(o.message)")
+        }
+        if let n = s.lending.overdue {
+            lines.append("  overdue: \(n == 0 ? "none" : "\(n) rental\(n == 1 ? "" : "s") — see roombridgectl rentals --overdue")")
         }
         if s.presence.status != .disabled { lines.append("Presence:  " + presenceSummary(s.presence)) }
         if let since = s.database.offlineSince {
@@ -103,11 +111,15 @@ enum Render {
         case .tagWrite(let w):
             return head + "tag write \(w.deviceId) \(w.phase.rawValue)" + (w.message.map { ": \($0)" } ?? "")
         case .curtain(let c):
-            return head + "curtain " + curtainChange(from: previousCurtain, to: c)
+            // Named unless it is the single curtain of the [curtain] keys.
+            let name = c.id.map { $0 == "curtain" ? "" : "\($0) " } ?? ""
+            return head + "curtain " + name + curtainChange(from: previousCurtain, to: c)
         case .lending(let o):
             return head + "lending \(o.kind.rawValue): \(o.message)"
         case .presence(let p):
             return head + presenceEvent(p)
+        case .overdue(let o):
+            return head + "overdue: \(o.message)"
         }
     }
 

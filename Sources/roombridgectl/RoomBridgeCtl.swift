@@ -60,7 +60,7 @@ struct RoomBridgeCtl: AsyncParsableCommand {
             """,
         version: RoomBridgeVersion.string,
         subcommands: [Status.self, Watch.self, Tags.self, Devices.self, Groups.self, Users.self, Badges.self,
-                      Lend.self, Return.self, Rentals.self, History.self, Curtain.self, Presence.self, LogLevel.self,
+                      Lend.self, Return.self, Renew.self, Rentals.self, History.self, Import.self, Curtain.self, Presence.self, LogLevel.self,
                       DoctorCommand.self])
 }
 
@@ -92,7 +92,7 @@ extension RoomBridgeCtl {
         func run() async throws {
             try await withClient(options) { client in
                 do {
-                    var curtain: CurtainState?  // the curtain before the next event, to say what changed
+                    var curtains: [String: CurtainState] = [:]  // each curtain before the next event, to say what changed
                     for try await reply in client.stream("io.roombridge.State.Watch", parameters: [:]) {
                         if let snapshot = reply["state"] {
                             if options.json {
@@ -100,13 +100,14 @@ extension RoomBridgeCtl {
                                 continue
                             }
                             let s = try decode(StateSnapshot.self, snapshot)
-                            curtain = s.curtain
+                            curtains = Dictionary(s.curtains.map { ($0.id ?? "", $0) }, uniquingKeysWith: { $1 })
                             if state { emit(Render.status(s)) }
                         } else if let event = reply["event"] {
                             if options.json { emit(event.serialized()); continue }
                             let e = try decode(Event.self, event)
-                            emit(Render.event(e, previousCurtain: curtain))
-                            if case .curtain(let c) = e.payload { curtain = c }
+                            var previous: CurtainState? = nil
+                            if case .curtain(let c) = e.payload { previous = curtains[c.id ?? ""]; curtains[c.id ?? ""] = c }
+                            emit(Render.event(e, previousCurtain: previous))
                         }
                     }
                 } catch let error as VarlinkError {
@@ -157,7 +158,7 @@ extension RoomBridgeCtl {
             let findings = await Doctor(configPath: config, socketPath: socketPath,
                                         probes: doctorProbes()).run()
             if json {
-                for f in findings { emit(String(decoding: try JSONEncoder().encode(f), as: UTF8.self)) }
+                for f in findings { emit(String(decoding: try JSONValueEncoder().encode(f).serializedBytes(), as: UTF8.self)) }
             } else {
                 emit(Doctor.render(findings))
             }

@@ -23,7 +23,9 @@ struct SimRig {
     let sim: BlueZSimulator
     let bus: DBusConnection
 
+    /// `prepare` runs before the simulator starts (e.g. to add curtains).
     static func with(_ configure: (inout BlueZSimulator.Configuration) -> Void = { _ in },
+                     prepare: (BlueZSimulator) async -> Void = { _ in },
                      _ body: (SimRig) async throws -> Void) async throws {
         let daemon = try await DBusTestDaemon.start()
         var config = BlueZSimulator.Configuration()
@@ -31,6 +33,7 @@ struct SimRig {
         config.deviceKnownAtStart = true
         configure(&config)
         let sim = BlueZSimulator(busAddress: daemon.address, configuration: config)
+        await prepare(sim)
         let rig: SimRig
         do {
             try await sim.start()

@@ -6,6 +6,7 @@ import os
 import pathlib
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,18 @@ BIN = pathlib.Path(os.environ.get("ROOMBRIDGE_BIN", ROOT / ".build" / "debug"))
 # The one raw Varlink client, shared with scripts/scenario.py (standard library only).
 sys.path.insert(0, str(ROOT / "scripts"))
 from varlinkclient import Connection, call, raw_call  # noqa: E402,F401 - re-exported for the tests
+
+
+def accepts_connections(path) -> bool:
+    """The socket file appears at bind(), before listen(): until then a connect is refused."""
+    try:
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            return False
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(str(path))
+        return True
+    except (FileNotFoundError, ConnectionRefusedError):
+        return False
 
 
 def eventually(condition, timeout=20.0, what="condition", poll=0.01):
@@ -129,7 +142,7 @@ class Daemon:
         else:
             def listening():
                 assert self.proc.poll() is None, f"daemon exited before listening: {self.log()}"
-                return os.path.exists(self.socket_path)
+                return accepts_connections(self.socket_path)
             eventually(listening, timeout, what=f"the daemon's socket {self.socket_path}")
 
     def log(self) -> str:

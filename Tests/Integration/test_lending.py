@@ -19,7 +19,7 @@ import ndef
 import pytest
 import varlink
 
-from conftest import Connection, Daemon, Watcher, binary, eventually
+from conftest import Connection, Daemon, Watcher, binary, call, eventually
 from test_foundation import run_as_nobody
 from test_nfc import connected_watcher, device_message, spec
 
@@ -256,6 +256,130 @@ def test_who_did_it_is_recorded_and_shown(daemon):
     out = ctl(daemon, "history", "--format", "csv").stdout
     rows = list(csv.DictReader(io.StringIO(out, newline="")))
     assert rows[0]["lent_by"] == "web:Ada Admin via unix:root" and rows[0]["returned_by"] == "U-0001"
+
+
+def test_renew_and_a_return_note_through_the_cli(daemon):
+    """Renewing keeps the rental (same ID, logged); a return note lands in the history and its CSV,
+    and --broken sets the device's status in the same step."""
+    seed(daemon)
+    [lent] = ctl_json(daemon, "lend", "--device", "D-0001", "--user", "U-0001", "--due", "2030-01-01")
+    out = ctl(daemon, "renew", "D-0001", "--due", "2030-02-01").stdout
+    assert out.startswith("renewed D-0001") and "Ada Lovelace" in out
+    [active] = ctl_json(daemon, "rentals")
+    end_of_day = datetime.datetime(2030, 2, 1, 23, 59, 59).astimezone(datetime.timezone.utc)
+    assert active["id"] == lent["id"] and active["dueAt"] == end_of_day.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    [entry] = [e for e in ctl_json(daemon, "devices", "log", "D-0001") if e["field"] == "dueAt"]
+    assert entry["operation"] == "update" and entry["newValue"].startswith(end_of_day.strftime("%Y-%m-%dT%H:%M:%S"))
+    bad = ctl(daemon, "renew", "D-0001", "--due", "2020-01-01", check=False)
+    assert bad.returncode != 0 and "dueAt" in bad.stderr and "later date" in bad.stderr
+
+    ctl(daemon, "return", "D-0001", "--note", "cracked screen, \"badly\"", "--broken")
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["status"] == "broken"
+    [r] = ctl_json(daemon, "history", "--device", "D-0001")
+    assert r["id"] == lent["id"] and r["returnNote"] == "cracked screen, \"badly\""
+    assert "NOTE" in ctl(daemon, "history").stdout.splitlines()[0]
+    rows = list(csv.DictReader(io.StringIO(ctl(daemon, "history", "--format", "csv").stdout, newline="")))
+    assert [row["return_note"] for row in rows] == ["cracked screen, \"badly\""]
+    not_lent = ctl(daemon, "renew", "D-0001", "--due", "2030-03-01", check=False)
+    assert not_lent.returncode != 0 and "D-0001" in not_lent.stderr
+
+
+def test_the_per_user_limit_refuses_clearly(daemon_factory):
+    d = daemon_factory("--lending-max-active-per-user", "1")
+    seed(d, devices=("D-0001", "D-0002"))
+    ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")
+    r = ctl(d, "lend", "--device", "D-0002", "--user", "U-0001", check=False)
+    assert r.returncode != 0
+    assert "Ada Lovelace (U-0001) already has 1 device (D-0001)" in r.stderr and "lending.max_active_per_user = 1" in r.stderr
+    reply = call(d.socket_path, "io.roombridge.Lending.Lend", deviceId="D-0002", userId="U-0001")
+    assert reply["error"] == "io.roombridge.Lending.LimitReached"
+    assert reply["parameters"]["limit"] == 1 and reply["parameters"]["deviceIds"] == ["D-0001"]
+    assert [x["deviceId"] for x in ctl_json(d, "rentals")] == ["D-0001"]
+    ctl(d, "return", "D-0001")
+    ctl(d, "lend", "--device", "D-0002", "--user", "U-0001")
+
+
+def test_import_csv_through_the_cli(daemon, tmp_path):
+    """A spreadsheet's "CSV UTF-8" (BOM, CRLF, quoted fields with commas and line breaks): a dry
+    run writes nothing, a bad line stops the whole file unless --partial, and a second import of
+    the same file changes nothing."""
+    users = tmp_path / "users.csv"
+    users.write_bytes("\ufeffid,name\r\nU-0001,\"Lovelace, Ada\"\r\nU-0002,Grace Hopper\r\n".encode())
+    out = ctl(daemon, "import", "users", str(users), "--dry-run").stdout
+    assert "would be added: U-0001, U-0002" in out and "dry run: nothing written" in out
+    assert ctl_json(daemon, "users", "list") == []
+    assert "2 added" in ctl(daemon, "import", "users", str(users)).stdout
+    assert [u["name"] for u in ctl_json(daemon, "users", "list")] == ["Lovelace, Ada", "Grace Hopper"]
+    assert "0 added, 0 updated, 2 unchanged" in ctl(daemon, "import", "users", str(users)).stdout
+
+    devices = tmp_path / "devices.csv"
+    devices.write_text('id,group_id,model,note\nD-0001,iphone,iPhone 15,"boxed,\nwith cable"\nD 0002,iphone,Pixel,\n'
+                       'D-0003,nosuchgroup,Pixel,\n', encoding="utf-8")
+    r = ctl(daemon, "import", "devices", str(devices), check=False)
+    assert r.returncode == 5
+    assert f"{devices}:4: invalid device ID (rule idCharacters)" in r.stderr  # the note of line 2 spans line 3 and f"{devices}:5: no device group nosuchgroup" in r.stderr
+    assert "nothing written" in r.stdout and ctl_json(daemon, "devices", "list") == []
+    out = ctl(daemon, "import", "devices", str(devices), "--partial").stdout
+    assert "1 added" in out and "2 bad lines (skipped)" in out
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["note"] == "boxed,\nwith cable"
+
+    reply = call(daemon.socket_path, "io.roombridge.Inventory.Import", kind="badges",
+                 csv="identifier,user_id\n04:a1:b2:c3,U-0001\n")
+    assert reply["parameters"]["added"] == ["04A1B2C3"] and reply["parameters"]["written"] is True
+    bad = ctl(daemon, "import", "groups", str(users), check=False)
+    assert bad.returncode == 64 and "users, badges, devices" in bad.stderr
+
+    # Whose card is this, and every badge.
+    ctl(daemon, "badges", "bind", "0102030405060708", "--user", "U-0002", "--kind", "felica", "--label", "phone")
+    assert "is Lovelace, Ada's (U-0001)" in ctl(daemon, "badges", "show", "04-a1-b2-c3").stdout
+    assert [(b["identifier"], b["userId"]) for b in ctl_json(daemon, "badges", "list")] == [("0102030405060708", "U-0002"), ("04A1B2C3", "U-0001")]
+    missing = ctl(daemon, "badges", "show", "04FFFFFF", check=False)
+    assert missing.returncode == 5 and "no badge 04FFFFFF" in missing.stderr
+
+
+def replayed_events(socket_path):
+    """Every event the daemon has emitted since it started (Watch since 0, from its replay ring)."""
+    c = Connection(socket_path)
+    last = c.call("io.roombridge.State.GetState")["parameters"]["state"]["seq"]
+    events = []
+    if last > 0:
+        c.send({"method": "io.roombridge.State.Watch", "parameters": {"since": 0}, "more": True})
+        assert c.receive(10)["parameters"].get("resumedAfter") == 0
+        while not events or events[-1]["seq"] < last:
+            events.append(c.receive(10)["parameters"]["event"])
+    c.close()
+    return events
+
+
+def test_an_overdue_rental_is_announced_once_also_after_a_restart(daemon):
+    """The daemon wakes at the due time (no polling by the test: a loan due 2 s after it was made);
+    status counts it; a restart on the same database does not announce it again."""
+    seed(daemon, devices=("D-0001", "D-0002"))
+    w = Watcher(daemon.socket_path)
+    assert w.state["lending"].get("overdue") == 0
+    c = Connection(daemon.socket_path)
+    due = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0001", dueAt=due)
+    assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId="D-0002", userId="U-0001", dueAt="2099-01-01")
+    c.close()
+    event = w.wait_for(lambda e: e["kind"] == "overdue", timeout=20, what="the overdue event")["overdue"]
+    assert event["deviceId"] == "D-0001" and event["userName"] == "Ada Lovelace" and "roombridgectl renew D-0001" in event["message"]
+    assert ctl_json(daemon, "status")[0]["lending"]["overdue"] == 1
+    assert "overdue: 1 rental" in ctl(daemon, "status").stdout
+    w.close()
+
+    assert daemon.terminate() == 0
+    daemon.notify.messages.clear()
+    daemon.stderr.close()
+    daemon.start()
+    assert ctl_json(daemon, "status")[0]["lending"]["overdue"] == 1
+    assert not [e for e in replayed_events(daemon.socket_path) if e["kind"] == "overdue"]
+    # Returning it brings the count down (in the state the return's event carries).
+    w = Watcher(daemon.socket_path)
+    ctl(daemon, "return", "D-0001")
+    assert w.wait_for(lambda e: e["kind"] == "lending", what="the return")["lending"]["kind"] == "returned"
+    assert ctl_json(daemon, "status")[0]["lending"]["overdue"] == 0
+    w.close()
 
 
 def test_nobody_may_list_but_not_change_the_inventory(daemon_factory):

@@ -10,17 +10,15 @@ VarlinkServer, `client` runs the sequence on VarlinkClient. varlink-go's client 
 a step fails (it prints "TestNN() failed" and stops), so its output is what is checked.
 """
 import json
-import os
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 import threading
 
 import pytest
 
-from conftest import binary, eventually, stop
+from conftest import accepts_connections, binary, eventually, stop
 
 # Generous "does not hang" bound for one whole certification run (it takes well under a second).
 RUN_TIMEOUT = 60
@@ -33,13 +31,6 @@ def tool(name):
     return path
 
 
-def is_socket(path):
-    try:
-        return stat.S_ISSOCK(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return False
-
-
 class Server:
     """A certification server process listening on `path`."""
 
@@ -47,7 +38,7 @@ class Server:
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        eventually(lambda: is_socket(path) or self.proc.poll() is not None, what=f"{args[0]} to listen on {path}")
+        eventually(lambda: accepts_connections(path) or self.proc.poll() is not None, what=f"{args[0]} to listen on {path}")
         assert self.proc.poll() is None, f"{args[0]} exited: {log_path.read_text()}"
 
     def close(self):

@@ -696,14 +696,20 @@ def test_the_wall_switch_disables_the_curtain_buttons(connected, sim, web_factor
 
 # --- Rentals and users (admin) ----------------------------------------------------------------------
 
+def rentals_admin(daemon, web_factory, tmpdir_path, form_marker, path, form):
+    """roombridge-web with an admin account. Before signing in, /rentals has no `form_marker` and
+    a POST of `form` to `path` is refused (401); returns the client, signed in."""
+    c = Client(web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path))))
+    assert form_marker not in c.request("GET", "/rentals")[2]  # read-only until signed in
+    assert c.request("POST", path, form)[0] == 401
+    c.sign_in()
+    return c
+
+
 def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, web_factory, tmpdir_path):
     seed(daemon)  # D-0001 lent to U-0001, overdue within 2 s; D-0002 broken
     ctl(daemon, "devices", "add", "D-0003", "--group", "android-phone", "--model", "Pixel 8")
-    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
-    c = Client(web)
-    assert 'id="lend-form"' not in c.request("GET", "/rentals")[2]  # read-only until signed in
-    assert c.request("POST", "/rentals/lend", {"device": "D-0003", "user": "U-0002"})[0] == 401
-    c.sign_in()
+    c = rentals_admin(daemon, web_factory, tmpdir_path, 'id="lend-form"', "/rentals/lend", {"device": "D-0003", "user": "U-0002"})
 
     _, _, page = c.request("GET", "/rentals")
     status, headers, _ = c.request("POST", "/rentals/lend", {"csrf": c.token(page), "device": "D-0003", "user": "U-0002",
@@ -728,6 +734,34 @@ def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, 
     status, _, page = c.request("POST", "/rentals/lend", {"csrf": c.token(page), "device": "D-0002", "user": "U-0001"})
     assert status == 400 and 'id="error"' in page and "D-0002" in text_of(page), text_of(page)
     assert ctl_json(daemon, "devices", "show", "D-0002")[0]["device"].get("rental") is None
+
+
+def test_admin_renews_a_rental_to_a_new_due_day(daemon, web_factory, tmpdir_path):
+    seed(daemon)  # D-0001 lent to U-0001
+    before = ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["rental"]
+    c = rentals_admin(daemon, web_factory, tmpdir_path, 'action="/rentals/renew"', "/rentals/renew",
+                      {"device": "D-0001", "due": "2030-12-03"})
+    web = c.web
+
+    _, _, page = c.request("GET", "/rentals")
+    assert 'id="active-renew-D-0001"' in page and "Renew" in text_of(page)
+    status, headers, _ = c.request("POST", "/rentals/renew", {"csrf": c.token(page), "device": "D-0001", "due": "2030-12-03"})
+    assert status == 303 and headers["Location"] == "/rentals", status
+    after = ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["rental"]
+    # The same rental (not a return and a new lend), due at the end of that day in Tokyo.
+    assert after["dueAt"].startswith("2030-12-03T14:59"), after
+    assert (after["userId"], after["rentedAt"]) == (before["userId"], before["rentedAt"]), (before, after)
+
+    # A day in the past: the daemon's refusal is shown on the page, and nothing changes.
+    status, _, page = c.request("POST", "/rentals/renew", {"csrf": c.token(page), "device": "D-0001", "due": "2001-01-01"})
+    assert status == 400 and 'id="error"' in page, text_of(page)
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["rental"]["dueAt"] == after["dueAt"]
+
+    # The form in Japanese, from the message catalogue.
+    req = urllib.request.Request(web.base + "/rentals", headers={"Accept-Language": "ja"})
+    with c.opener.open(req, timeout=30) as r:
+        ja = r.read().decode()
+    assert "延長" in text_of(ja) and "新しい返却期限日" in text_of(ja)
 
 
 def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532, web_factory, tmpdir_path):

@@ -93,6 +93,13 @@ import Testing
         #expect(v.serialized() == #"{"a":[true,null,2.5,"x"],"b":1,"c":{"y":-1,"z":0}}"#)
     }
 
+    @Test func indentedOutputForPeopleParsesBackToTheSameValue() throws {
+        let v: JSONValue = ["b": [1, ["x": nil]], "a": "é\n", "e": [:], "f": []]
+        let text = String(decoding: v.indentedBytes(), as: UTF8.self)
+        #expect(text == "{\n  \"a\": \"é\\n\",\n  \"b\": [\n    1,\n    {\n      \"x\": null\n    }\n  ],\n  \"e\": {},\n  \"f\": []\n}")
+        #expect(try JSONValue(parsing: text) == v)
+    }
+
     @Test func escaping() {
         let v = JSONValue.string("q\"b\\n\nt\tc\u{1}d\u{7f}é😀/")
         #expect(v.serialized() == #""q\"b\\n\nt\tc\u0001d\u007fé😀/""#)

@@ -146,11 +146,14 @@ final class StoreFixture: Sendable {
     /// Closes the stores opened (`others` too) and removes the SQLite directory. A PostgreSQL
     /// test database stays on the throwaway test server.
     func close(_ others: (any InventoryStore)...) {
-        for store in [store] + others {
-            if let sqlite = store as? SQLiteInventoryStore { try? sqlite.close() }
-            if let postgres = store as? PostgresInventoryStore { postgres.close() }
-        }
+        for store in [store] + others { Self.closeStore(store) }
         dir?.cleanup()
+    }
+
+    /// Closes one store and keeps its database (a daemon stopping, to be opened again).
+    static func closeStore(_ store: any InventoryStore) {
+        if let sqlite = store as? SQLiteInventoryStore { try? sqlite.close() }
+        if let postgres = store as? PostgresInventoryStore { postgres.close() }
     }
 }
 

@@ -59,7 +59,7 @@ struct ConstraintTests {
 
         let store = try await SQLiteInventoryStore.open(config(dir.database))
         defer { try? store.close() }
-        #expect(try await store.diagnostics().appliedMigrations == ["v1", "v2", "v3", "v4"])
+        #expect(try await store.diagnostics().appliedMigrations == SQLiteInventoryStore.knownMigrations)
         #expect(try await store.history(HistoryQuery(deviceId: "D-1"), page: .first).items.count == 1)
         await #expect(throws: LendingError.notLendable("D-1", status: .disposed)) {
             try await store.lend(LendRequest(deviceId: "D-1", userId: "U-1", at: at(0)))

@@ -52,6 +52,41 @@ struct PostgresTests {
             .contains("upgrade roombridged"))
     }
 
+    /// A database written before return notes and overdue announcements (migrations v1 and v2)
+    /// keeps its rentals and gains both.
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func aVersion2DatabaseMigratesAndKeepsItsRentals() async throws {
+        let database = try await PostgresTestServer.createDatabase()
+        func execute(_ sql: String) async throws { try await PostgresTestServer.execute(sql, database: database) }
+        try await execute("""
+            CREATE TABLE schema_migrations (identifier TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())
+            """)
+        for migration in PostgresSchema.migrations where ["v1", "v2"].contains(migration.id) {
+            for statement in PostgresSchema.statements(migration.sql) { try await execute(statement) }
+            try await execute("INSERT INTO schema_migrations (identifier) VALUES ('\(migration.id)')")
+        }
+        try await execute("INSERT INTO users (id, name, registered_at) VALUES ('U-1', 'Ada', 0)")
+        try await execute("""
+            INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type, registered_at, is_nfc_registered)
+            VALUES ('D-1', 'iphone', 'iPhone 15', 'SN1', '18', 'normal', 'USB-C', 0, false)
+            """)
+        try await execute("""
+            INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name, rented_at, due_at, returned_at, lent_by)
+            VALUES ('D-1', 'iPhone 15', '18', 'SN1', 'U-1', 'Ada', 0, 10, 1000, 'U-1')
+            """)
+
+        let store = try await PostgresInventoryStore.open(try PostgresTestServer.configuration(database: database))
+        defer { store.close() }
+        #expect(try await store.appliedMigrations() == PostgresInventoryStore.knownMigrations)
+        let old = try #require(try await store.history(HistoryQuery(deviceId: "D-1"), page: .first).items.first)
+        #expect(old.returnNote == nil && old.lentBy == "U-1")
+        _ = try await store.lend(LendRequest(deviceId: "D-1", userId: "U-1", at: at(10), dueAt: at(20)))
+        #expect(try await store.claimOverdueAnnouncements(at: at(30)).map(\.deviceId) == ["D-1"])
+        _ = try await store.returnDevice(ReturnRequest(deviceId: "D-1", at: at(40), note: "scratched"))
+        let notes = try await store.history(HistoryQuery(deviceId: "D-1"), page: .first).items.map(\.returnNote)
+        #expect(notes == ["scratched", nil])
+    }
+
     @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
     func aDatabaseOfAnotherApplicationIsRefused() async throws {
         let database = try await PostgresTestServer.createDatabase()

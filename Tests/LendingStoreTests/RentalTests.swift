@@ -145,7 +145,7 @@ struct RentalTests {
         let csv = RentalExport.csv(try await store.allHistory(HistoryQuery()))
         let lines = csv.components(separatedBy: "\r\n")
         #expect(lines.count == 3 && lines[2] == "")
-        #expect(lines[1] == "1,D-001,Model D-001,1.0,SN-D-001,U-1,\"Tanaka, \"\"Ken\"\"\",2026-01-01 00:00:00,,,,,,")
+        #expect(lines[1] == "1,D-001,Model D-001,1.0,SN-D-001,U-1,\"Tanaka, \"\"Ken\"\"\",2026-01-01 00:00:00,,,,,,,")
     }
 }
 

@@ -148,6 +148,31 @@ struct LendingCoordinatorTests {
         #expect(try await f.rentals().map(\.isActive) == [true])
     }
 
+    /// With lending.max_active_per_user = 1, Alice's second device tap lends nothing and is
+    /// published as `refused` with the reason `limitReached`; the session stays armed, and a
+    /// lend by ID is refused the same way until she returns one.
+    @Test func theLimitRefusesATapAndALendByID() async throws {
+        let f = try await StoreFixture()
+        defer { f.cleanup() }
+        let lending = coordinator(f, LendingPolicy(armDuration: 30, maxActivePerUser: 1))
+        _ = await lending.handle(tap("04A1B2C3"))
+        #expect(await lending.handle(tap("04112233445501")).kind == "lent")
+        let refused = await lending.handle(tap("04112233445502"))
+        #expect(refused == .limitReached(deviceId: "D-2", model: "iPhone 15", userId: "U-1", userName: "Alice", limit: 1,
+                                         deviceIds: ["D-1"]))
+        #expect(refused.message.contains("Alice already has 1 device (D-1)") && refused.message.contains("return one first"))
+        let published = await state.snapshot().lending.lastOutcome
+        #expect(published?.kind == .refused && published?.reason == "limitReached" && published?.deviceId == "D-2")
+        #expect(await lending.session()?.userId == "U-1")
+        #expect(try await f.rentals().map(\.deviceId) == ["D-1"])
+        await #expect(throws: LendingError.limitReached("U-1", userName: "Alice", limit: 1, deviceIds: ["D-1"])) {
+            try await lending.lend(deviceId: "D-2", userId: "U-1")
+        }
+        _ = try await lending.lend(deviceId: "D-2", userId: "U-2")  // Bob is below it
+        clock.advance(5)
+        #expect(await lending.handle(tap("04112233445501")).kind == "returned")  // returns are never limited
+    }
+
     /// A device placed twice 0.3 s apart is lent once; the second tap is reported and records
     /// nothing. After the window a tap returns it, and a repeat of that return changes nothing.
     @Test func aDoubleTapLendsOnce() async throws {

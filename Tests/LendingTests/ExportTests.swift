@@ -26,7 +26,7 @@ struct ExportTests {
         Rental(id: 1, deviceId: "D-1", model: "Pixel 7, \"Pro\"", osVersion: "14", serialNumber: "SN1",
                userId: "U-1", userName: "Yamada\nTaro", rentedAt: Date(timeIntervalSince1970: 1_767_225_600),
                dueAt: nil, returnedAt: Date(timeIntervalSince1970: 1_767_229_200), returnedBy: "U-2",
-               location: "room-1", returnLocation: nil, lentBy: "unix:alice"),
+               location: "room-1", returnLocation: nil, lentBy: "unix:alice", returnNote: "=cracked, \"badly\""),
         Rental(id: 2, deviceId: "D-2", model: "iPad", osVersion: "18", serialNumber: "=cmd",
                userId: "U-2", userName: "鈴木", rentedAt: Date(timeIntervalSince1970: 1_767_232_800)),
     ]
@@ -34,16 +34,16 @@ struct ExportTests {
     @Test func csvDocument() {
         let csv = RentalExport.csv(rentals, options: .init(timeZone: TimeZone(identifier: "Asia/Tokyo")!))
         let expected = "rental_id,device_id,model,os_version,serial_number,user_id,user_name,rented_at,due_at,"
-            + "returned_at,returned_by,location,return_location,lent_by\r\n"
-            + "1,D-1,\"Pixel 7, \"\"Pro\"\"\",14,SN1,U-1,\"Yamada\nTaro\",2026-01-01 09:00:00,,2026-01-01 10:00:00,U-2,room-1,,unix:alice\r\n"
-            + "2,D-2,iPad,18,'=cmd,U-2,鈴木,2026-01-01 11:00:00,,,,,,\r\n"
+            + "returned_at,returned_by,location,return_location,lent_by,return_note\r\n"
+            + "1,D-1,\"Pixel 7, \"\"Pro\"\"\",14,SN1,U-1,\"Yamada\nTaro\",2026-01-01 09:00:00,,2026-01-01 10:00:00,U-2,room-1,,unix:alice,\"'=cracked, \"\"badly\"\"\"\r\n"
+            + "2,D-2,iPad,18,'=cmd,U-2,鈴木,2026-01-01 11:00:00,,,,,,,\r\n"
         #expect(csv == expected)
     }
 
     @Test func byteOrderMarkForExcel() {
         let csv = RentalExport.csv([], options: .init(byteOrderMark: true))
         #expect(csv.unicodeScalars.first == "\u{FEFF}")
-        #expect(csv.hasSuffix("return_location,lent_by\r\n"))
+        #expect(csv.hasSuffix("return_location,lent_by,return_note\r\n"))
     }
 
     @Test func json() throws {
@@ -55,5 +55,6 @@ struct ExportTests {
         #expect(parsed[1]["returnedAt"] is NSNull)
         #expect(parsed[1]["userId"] as? String == "U-2")
         #expect(parsed[0]["lentBy"] as? String == "unix:alice" && parsed[1]["lentBy"] is NSNull)
+        #expect(parsed[0]["returnNote"] as? String == "=cracked, \"badly\"" && parsed[1]["returnNote"] is NSNull)
     }
 }

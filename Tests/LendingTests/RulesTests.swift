@@ -1,5 +1,6 @@
 import Foundation
 import Lending
+import NDEF
 import RoomBridgeCore
 import Testing
 
@@ -16,7 +17,7 @@ func device(_ id: String = "D-1", status: DeviceStatus = .normal) -> Device {
 
 /// A tap at the reader `front`, with a device record naming `deviceOnTag` if given.
 func tap(_ uid: String, deviceOnTag: String? = nil) -> Tap {
-    Tap(reader: "front", uid: uid, tagType: "NTAG215", device: deviceOnTag.map { DeviceTagInfo(deviceId: $0) }, at: t0)
+    Tap(reader: "front", uid: uid, tagType: "NTAG215", device: deviceOnTag.map { DeviceTagRecord(deviceId: $0) }, at: t0)
 }
 
 func rental(_ deviceId: String = "D-1", to user: User = bob) -> Rental {

@@ -9,15 +9,22 @@ import Varlink
 /// `io.roombridge.Curtain` with a recording controller in place of the BlueZ client.
 @Suite struct CurtainInterfaceTests {
     final class Recorder: CurtainControlling {
-        let performed = Mutex<[CurtainControlRequest]>([])
+        let performed = Mutex<[(request: CurtainControlRequest, curtain: String)]>([])
         let failure: CurtainControlError?
-        init(failing failure: CurtainControlError? = nil) { self.failure = failure }
-
-        func perform(_ request: CurtainControlRequest) async throws(CurtainControlError) {
-            performed.withLock { $0.append(request) }
-            if let failure { throw failure }
+        /// The curtains that fail with `failure` (nil: every one).
+        let failing: Set<String>?
+        init(failing failure: CurtainControlError? = nil, only failing: Set<String>? = nil) {
+            self.failure = failure
+            self.failing = failing
         }
-        var requests: [CurtainControlRequest] { performed.withLock { $0 } }
+
+        func perform(_ request: CurtainControlRequest, on curtain: String) async throws(CurtainControlError) {
+            performed.withLock { $0.append((request, curtain)) }
+            if let failure, failing?.contains(curtain) ?? true { throw failure }
+        }
+        var requests: [CurtainControlRequest] { performed.withLock { $0.map(\.request) } }
+        /// The curtains each request went to, sorted (calls to several run at once).
+        var curtains: [String] { performed.withLock { $0.map(\.curtain) }.sorted() }
     }
 
     final class Sink: VarlinkReplySink {
@@ -30,8 +37,9 @@ import Varlink
     static let root = VarlinkCallContext(peer: PeerCredentials(pid: 1, uid: 0, gid: 0))
     static let stranger = VarlinkCallContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000))
 
-    func make(_ controller: (any CurtainControlling)?) -> (CurtainInterface, SystemState) {
+    func make(_ controller: (any CurtainControlling)?, curtains: [String]? = nil) async -> (CurtainInterface, SystemState) {
         let state = SystemState(curtain: CurtainState(connection: .connected))
+        if let curtains { await state.declareCurtains(curtains) }
         return (CurtainInterface(state: state, controller: controller, authorizer: Authorizer(groupName: "roombridge", gid: 900)),
                 state)
     }
@@ -52,6 +60,7 @@ import Varlink
     @Test func idlParsesAndDeclaresEveryMethodAndError() throws {
         let idl = try VarlinkInterfaceDefinition(parsing: CurtainInterface.idl)
         #expect(idl.name == "io.roombridge.Curtain")
+        for method in idl.methods.values { #expect(method.input.contains { $0.name == "name" }, "\(method.name)") }
         #expect(Set(idl.methods.keys) == ["GetState", "Open", "Close", "Stop", "MoveTo", "SetSchedule", "Sync", "Reconnect"])
         for reason in CurtainControlError.Reason.allCases {
             let name = CurtainControlError(reason, "x").varlinkError.name
@@ -64,7 +73,7 @@ import Varlink
 
     @Test func commandsReachTheControllerAndRecordTheRequest() async throws {
         let recorder = Recorder()
-        let (iface, state) = make(recorder)
+        let (iface, state) = await make(recorder)
         #expect(try await call(iface, "Open").get() == [:])
         #expect(try await call(iface, "MoveTo", ["position": .int(40)]).get() == [:])
         _ = try await call(iface, "SetSchedule", ["open": .string("07:30"), "close": .string("21:15"),
@@ -90,7 +99,7 @@ import Varlink
     ])
     func badParametersAreRefusedBeforeTheController(method: String, parameters: [String: JSONValue], parameter: String) async throws {
         let recorder = Recorder()
-        let (iface, state) = make(recorder)
+        let (iface, state) = await make(recorder)
         let result = try await call(iface, method, parameters)
         guard case .failure(let e) = result else {
             Issue.record("accepted \(method) \(parameters)")
@@ -105,7 +114,7 @@ import Varlink
 
     @Test func controllerErrorsBecomeTheirVarlinkErrors() async throws {
         for reason in CurtainControlError.Reason.allCases where reason != .disabled {
-            let (iface, _) = make(Recorder(failing: CurtainControlError(reason, "do this")))
+            let (iface, _) = await make(Recorder(failing: CurtainControlError(reason, "do this")))
             guard case .failure(let e) = try await call(iface, "Close") else {
                 Issue.record("\(reason) not reported")
                 continue
@@ -113,13 +122,13 @@ import Varlink
             #expect(e.name == CurtainControlError(reason, "").varlinkError.name)
             #expect(e.parameters["message"] == .string("do this"))
         }
-        let (iface, _) = make(Recorder(failing: CurtainControlError(.manualOperationActive, "wall switch")))
+        let (iface, _) = await make(Recorder(failing: CurtainControlError(.manualOperationActive, "wall switch")))
         guard case .failure(let e) = try await call(iface, "Stop") else { throw CancellationError() }
         #expect(e.name == "io.roombridge.Curtain.ManualOperationActive")
     }
 
     @Test func disabledCurtainAndUnauthorisedCallers() async throws {
-        let (disabled, _) = make(nil)
+        let (disabled, _) = await make(nil)
         guard case .failure(let e) = try await call(disabled, "Open") else { throw CancellationError() }
         #expect(e.name == "io.roombridge.Curtain.Disabled")
         #expect(e.parameters["message"]?.stringValue?.contains("curtain.enabled") == true)
@@ -128,10 +137,56 @@ import Varlink
         #expect(reply["curtain"]?.objectValue?["connection"] == .string("connected"))
 
         let recorder = Recorder()
-        let (iface, state) = make(recorder)
+        let (iface, state) = await make(recorder)
         guard case .failure(let denied) = try await call(iface, "Open", context: Self.stranger) else { throw CancellationError() }
         #expect(denied.name == "io.roombridge.State.PermissionDenied")
         #expect(recorder.requests.isEmpty)
         #expect(await state.curtainState().lastRequest == nil)
+    }
+
+    @Test func oneCurtainNeedsNoNameAndTakesItsOwn() async throws {
+        let recorder = Recorder()
+        let (iface, _) = await make(recorder)
+        _ = try await call(iface, "Open").get()
+        _ = try await call(iface, "Stop", ["name": .string("curtain")]).get()
+        _ = try await call(iface, "Close", ["name": .string("*")]).get()
+        #expect(recorder.performed.withLock { $0.map(\.curtain) } == ["curtain", "curtain", "curtain"])
+    }
+
+    @Test func severalCurtainsNeedANameAndSayWhichAreConfigured() async throws {
+        let recorder = Recorder()
+        let (iface, state) = await make(recorder, curtains: ["left", "right"])
+        guard case .failure(let missing) = try await call(iface, "Open") else { throw CancellationError() }
+        #expect(missing.name == "io.roombridge.Curtain.InvalidParameter")
+        #expect(missing.parameters["parameter"] == .string("name"))
+        #expect(missing.parameters["message"]?.stringValue?.contains("2 curtains are configured (left, right)") == true)
+        guard case .failure(let unknown) = try await call(iface, "MoveTo", ["position": .int(30), "name": .string("middle")])
+        else { throw CancellationError() }
+        #expect(unknown.parameters["message"]?.stringValue?.contains("no curtain is named \"middle\"; the configured ones are: left, right") == true)
+        #expect(recorder.requests.isEmpty)
+
+        _ = try await call(iface, "MoveTo", ["position": .int(30), "name": .string("right")]).get()
+        #expect(recorder.performed.withLock { $0.map(\.curtain) } == ["right"])
+        #expect(await state.curtainState("right")?.lastRequest?.position == 30)
+        #expect(await state.curtainState("left")?.lastRequest == nil)
+
+        let reply = try await call(iface, "GetState", ["name": .string("right")]).get()
+        #expect(reply["curtain"]?.objectValue?["id"] == .string("right"))
+        #expect(reply["curtains"]?.arrayValue?.count == 2)
+    }
+
+    @Test func starMovesEveryCurtainAndNamesEachFailure() async throws {
+        let recorder = Recorder()
+        let (iface, state) = await make(recorder, curtains: ["left", "right"])
+        #expect(try await call(iface, "Close", ["name": .string("*")]).get() == [:])
+        #expect(recorder.curtains == ["left", "right"])
+        #expect(await state.snapshot().curtains.map { $0.lastRequest?.kind } == [.close, .close])
+
+        let partly = Recorder(failing: CurtainControlError(.notConnected, "the curtain is not connected"), only: ["left"])
+        let (both, _) = await make(partly, curtains: ["left", "right"])
+        guard case .failure(let e) = try await call(both, "Open", ["name": .string("*")]) else { throw CancellationError() }
+        #expect(e.name == "io.roombridge.Curtain.NotConnected")
+        #expect(e.parameters["message"] == .string("curtain left: the curtain is not connected (done: right)"))
+        #expect(partly.curtains == ["left", "right"])
     }
 }

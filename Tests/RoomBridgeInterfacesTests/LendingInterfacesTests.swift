@@ -96,7 +96,7 @@ import VarlinkNIO
             .notLent("D-1"), .notLendable("D-1", status: .broken), .deviceIsLent("D-1", userId: "U-1"),
             .userHasDevices("U-1", deviceIds: ["D-1", "D-2"]), .uidAlreadyBound("04", boundTo: "device D-1"),
             .invalidCardIdentifier("xx", reason: "hex"), .invalidField("dueAt", reason: "before"), .invalidCursor("c"),
-            .noArmedUser,
+            .noArmedUser, .limitReached("U-1", userName: "Ada", limit: 2, deviceIds: ["D-1", "D-2"]),
         ]
         for idl in [f.inventoryIDL, f.lendingIDL] {
             for sample in samples {
@@ -188,6 +188,58 @@ import VarlinkNIO
         #expect(badDate?.parameters["field"]?.stringValue == "since")
         let badZone = await error { _ = try await f.call("io.roombridge.Lending.ExportHistory", ["format": "csv", "timeZone": "Mars/Base"]) }
         #expect(badZone?.name == "io.roombridge.Lending.InvalidField")
+    }
+
+    @Test func badgeLookupByUIDAndEveryBadgePaged() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        for (id, name) in [("U-1", "Ada"), ("U-2", "Bea")] {
+            _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": .string(id), "name": .string(name)])
+        }
+        for (card, user) in [("04:A1:B2:C3", "U-1"), ("04A1B2C4", "U-2"), ("04a1b2c5", "U-1")] {
+            _ = try await f.call("io.roombridge.Inventory.AddBadge", ["identifier": .string(card), "userId": .string(user)])
+        }
+        let whose = try await f.call("io.roombridge.Inventory.GetBadge", ["identifier": "04-a1-b2-c4"])
+        #expect(whose["user"]?["name"]?.stringValue == "Bea" && whose["badge"]?["identifier"]?.stringValue == "04A1B2C4")
+        let unknown = await error { _ = try await f.call("io.roombridge.Inventory.GetBadge", ["identifier": "04FFFFFF"]) }
+        #expect(unknown?.name == "io.roombridge.Inventory.NoSuchBadge")
+        let first = try await f.call("io.roombridge.Inventory.ListBadges", ["limit": 2])
+        let rest = try await f.call("io.roombridge.Inventory.ListBadges", ["limit": 2, "cursor": try #require(first["nextCursor"])])
+        let all = (first["badges"]?.arrayValue ?? []) + (rest["badges"]?.arrayValue ?? [])
+        #expect(all.map { $0["identifier"]?.stringValue } == ["04A1B2C3", "04A1B2C4", "04A1B2C5"] && rest["nextCursor"] == nil)
+        let ada = try await f.call("io.roombridge.Inventory.ListBadges", ["userId": "U-1"])
+        #expect(ada["badges"]?.arrayValue?.count == 2)
+    }
+
+    @Test func renewKeepsTheRentalAndReturnTakesANote() async throws {
+        let f = try await fixture()
+        defer { f.cleanup() }
+        _ = try await f.call("io.roombridge.Inventory.AddUser", ["id": "U-1", "name": "Ada"])
+        _ = try await f.call("io.roombridge.Inventory.AddDevice", ["id": "D-1", "fields": ["groupId": "ipad", "model": "iPad"]])
+        let lent = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"])
+        let due = LendingFormat.iso8601(Date().addingTimeInterval(30 * 86400))
+        let renewed = try await f.call("io.roombridge.Lending.Renew", ["deviceId": "D-1", "dueAt": .string(due)])
+        #expect(renewed["rental"]?["id"] == lent["rental"]?["id"])
+        #expect(renewed["rental"]?["dueAt"]?.stringValue?.hasPrefix(String(due.dropLast())) == true)
+        // Its clock runs ten days ahead: the renewed rental is no longer overdue.
+        #expect(renewed["rental"]?["overdue"]?.boolValue == false)
+        let log = try await f.call("io.roombridge.Inventory.DeviceLog", ["id": "D-1"])
+        let entry = try #require(log["entries"]?.arrayValue?.first { $0["field"]?.stringValue == "dueAt" })
+        #expect(entry["actor"]?.stringValue == "unix:0")  // the fixture's authorizer names no UIDs
+        let past = await error { _ = try await f.call("io.roombridge.Lending.Renew", ["deviceId": "D-1", "dueAt": "2020-01-01"]) }
+        #expect(past?.name == "io.roombridge.Lending.InvalidField" && past?.parameters["field"]?.stringValue == "dueAt")
+
+        let returned = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1", "note": "cracked screen", "broken": true])
+        #expect(returned["rental"]?["returnNote"]?.stringValue == "cracked screen")
+        let device = try await f.call("io.roombridge.Inventory.GetDevice", ["id": "D-1"])
+        #expect(device["device"]?["status"]?.stringValue == "broken")
+        let notLent = await error { _ = try await f.call("io.roombridge.Lending.Renew", ["deviceId": "D-1", "dueAt": .string(due)]) }
+        #expect(notLent?.name == "io.roombridge.Lending.NotLent")
+        let long = String(repeating: "x", count: Validation.maximumNoteLength + 1)
+        _ = try await f.call("io.roombridge.Inventory.UpdateDevice", ["id": "D-1", "fields": ["status": "normal"]])
+        _ = try await f.call("io.roombridge.Lending.Lend", ["deviceId": "D-1", "userId": "U-1"])
+        let tooLong = await error { _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1", "note": .string(long)]) }
+        #expect(tooLong?.parameters["rule"]?.stringValue == "noteTooLong")
     }
 
     @Test func pagedCSVExportConcatenatesToTheWholeExport() async throws {

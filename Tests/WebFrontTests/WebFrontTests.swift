@@ -59,6 +59,17 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(KioskView.message(for: outcome("failed"), facts: .init(), en).tone == .refusal)
     }
 
+    @Test func theDesksRefusalsSayWhatHappened() {
+        let again = KioskView.message(for: outcome("refused", reason: "alreadyLent"), facts: .init(), en)
+        #expect(again.tone == .info && again.headline == "D-0042 is already lent to Alice — nothing changed")
+        #expect(KioskView.message(for: outcome("refused", reason: "alreadyReturned"), facts: .init(), ja).headline
+                == "D-0042 はすでに返却済みです — 変更はありません")
+        #expect(KioskView.message(for: outcome("refused", reason: "limitReached"), facts: .init(), en).headline
+                == "Alice has as many devices as allowed — return one first")
+        let unregistered = KioskView.message(for: outcome("refused", reason: "unregisteredTag"), facts: .init(), en)
+        #expect(unregistered.headline == "Tag not registered" && unregistered.detail?.contains("D-0042") == true)
+    }
+
     @Test func armedCountsDownToTheSessionsEnd() {
         let m = KioskView.message(for: outcome("armed"), facts: OutcomeFacts(sessionExpiresAt: "2026-11-24T05:00:25Z"), en)
         #expect(m.headline == "Badge accepted: Alice, now tap a device ({seconds} s)")
@@ -200,5 +211,56 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(await sessions.session("guess") == nil)
         await sessions.end(id)
         #expect(await sessions.session(id) == nil)
+    }
+}
+
+/// Several curtains: the state the hub keeps, the kiosk corner naming each, and one panel per curtain whose
+/// forms name it.
+@Suite struct SeveralCurtainsTests {
+    let en = Localizer(language: .en, timeZone: tokyo)
+    static let left = Curtain(id: "left", connection: "connected", motion: "idle", position: 0, name: "WoCurtain")
+    static let right = Curtain(id: "right", connection: "connected", motion: "idle", position: 100, name: "WoCurtain")
+    static let pair = DaemonState(seq: 3, curtain: left, curtains: [left, right], lending: LendingState())
+
+    @Test func eventsReplaceAddAndRemoveCurtainsByID() {
+        var moving = Self.right
+        moving.motion = "closing"
+        let s = Self.pair.applying(moving)
+        #expect(s.allCurtains == [Self.left, moving])
+        let added = s.applying(Curtain(id: "door", connection: "searching", motion: "idle"))
+        #expect(added.allCurtains.map(\.id) == ["door", "left", "right"])
+        #expect(added.curtain.id == "door")  // the single field follows the first by name, as the daemon's
+        let removed = added.applying(Curtain(id: "door", connection: "disabled", motion: "idle"))
+        #expect(removed.allCurtains.map(\.id) == ["left", "right"])
+        // A daemon that knows one curtain: its events replace it.
+        let single = DaemonState(seq: 1, curtain: Curtain(connection: "searching", motion: "idle"), lending: LendingState())
+        #expect(single.applying(Self.left).allCurtains == [Self.left])
+        #expect(DaemonState(seq: 1, curtain: Curtain(connection: "disabled", motion: "idle"), lending: LendingState()).allCurtains.isEmpty)
+    }
+
+    @Test func theKioskCornerNamesEachCurtain() {
+        var moving = Self.right
+        moving.motion = "closing"
+        #expect(KioskView.curtains([Self.left, moving], en) == "Curtains: left closed, right closing")
+        #expect(KioskView.curtains([Self.left], en) == "Curtain: closed")
+        #expect(KioskView.curtains([], en) == nil)
+        // A curtain event's corner text sums up every curtain; its panel state names the one that changed.
+        let event = DaemonEvent(seq: 4, at: "2026-11-24T05:00:00Z", kind: "curtain", curtain: moving)
+        let text = KioskPage.sse(.event(event, OutcomeFacts(curtains: [Self.left, moving])), en)
+        #expect(text.contains("\"text\":\"Curtains: left closed, right closing\""))
+        #expect(text.contains("\"id\":\"right\""))
+    }
+
+    @Test func eachPanelNamesItsCurtainInEveryForm() {
+        let admin = Viewer(user: "admin", csrf: "t")
+        let html = CurtainPage.panel(key: "curtain-right", Self.right, en, viewer: admin, named: true)
+        #expect(html.contains("id=\"curtain-right\" data-curtain=\"right\""))
+        #expect(html.contains("<h2>right <small>WoCurtain</small></h2>"))
+        #expect(html.contains("id=\"curtain-right-open\""))
+        let forms = html.components(separatedBy: "<form ").count - 1
+        #expect(forms == 6)  // reconnect, open, close, stop, move, schedule
+        #expect(html.components(separatedBy: "<input type=\"hidden\" name=\"curtain\" value=\"right\">").count - 1 == forms)
+        // One curtain keeps its heading: the device's name.
+        #expect(CurtainPage.panel(key: "curtain", Self.left, en, viewer: admin).contains("<h2>WoCurtain</h2>"))
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import GRDB
+import Lending
+
+// CSV import: the records of ``InventoryImport`` applied in one transaction, idempotent by ID.
+extension SQLiteInventoryStore {
+    /// Thrown inside the transaction to roll it back (a dry run, or a bad line without
+    /// `partial`) while keeping the report.
+    private struct RolledBack: Error { let report: ImportReport }
+
+    /// Adds the records that are new, updates those that differ (keeping their registration
+    /// time; a device's changes are logged with `actor`), and leaves equal ones alone. A line
+    /// the store refuses (an unknown group or user, an ID differing only in case, …) is a
+    /// problem; `problems` from reading the file are carried over. Nothing is written when
+    /// `dryRun`, or when any line is bad unless `partial` (then the good lines are written).
+    public func importLines(_ lines: [ImportLine], problems: [ImportProblem], dryRun: Bool, partial: Bool,
+                            at: Date, by actor: ChangeActor?) async throws -> ImportReport {
+        do {
+            return try await write { db in
+                var report = ImportReport()
+                report.problems = problems
+                for line in lines {
+                    do {
+                        try db.inSavepoint {
+                            try Self.apply(db, line.item, to: &report, at: at, by: actor)
+                            return .commit
+                        }
+                    } catch let error as LendingError {
+                        report.problems.append(ImportProblem(line: line.line, reason: error.description))
+                    }
+                }
+                report.problems.sort { $0.line < $1.line }
+                if dryRun || (!report.problems.isEmpty && !partial) { throw RolledBack(report: report) }
+                report.written = true
+                return report
+            }
+        } catch let rolledBack as RolledBack {
+            return rolledBack.report
+        }
+    }
+
+    private static func apply(_ db: Database, _ item: ImportLine.Item, to report: inout ImportReport, at: Date,
+                              by actor: ChangeActor?) throws {
+        switch item {
+        case .user(var user):
+            guard let old = try fetchUser(db, id: user.id) else {
+                try insertUser(db, user)
+                return report.added.append(user.id)
+            }
+            user.registeredAt = old.registeredAt
+            guard user != old else { return report.unchanged.append(user.id) }
+            try user.update(db)
+            report.updated.append(user.id)
+        case .badge(var badge):
+            guard let old = try Badge.fetchOne(db, key: badge.identifier) else {
+                try insertBadge(db, badge)
+                return report.added.append(badge.identifier)
+            }
+            badge.registeredAt = old.registeredAt
+            guard badge != old else { return report.unchanged.append(badge.identifier) }
+            if badge.userId != old.userId, try fetchUser(db, id: badge.userId) == nil {
+                throw LendingError.noSuchUser(badge.userId)
+            }
+            try badge.update(db)
+            report.updated.append(badge.identifier)
+        case .device(var device):
+            guard let old = try fetchDevice(db, id: device.id) else {
+                try insertDevice(db, device, at: at, by: actor)
+                return report.added.append(device.id)
+            }
+            device.registeredAt = old.registeredAt
+            device.isNFCRegistered = old.isNFCRegistered
+            guard device != old else { return report.unchanged.append(device.id) }
+            _ = try updateDevice(db, from: old, to: device, at: at, by: actor)
+            report.updated.append(device.id)
+        }
+    }
+}

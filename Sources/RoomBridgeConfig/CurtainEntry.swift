@@ -1,0 +1,104 @@
+/// One curtain the daemon drives: a `[curtains.NAME]` table of the configuration file, or the single curtain
+/// of the older `[curtain]` keys (`curtain.address`, `curtain.profile`, …), which is named `curtain`.
+///
+/// ```toml
+/// [curtains.left]
+/// address = "C4:7C:8D:6A:3E:21"
+/// profile = "switchbot"
+/// password_file = "/etc/roombridge/left.password"
+///
+/// [curtains.right]
+/// address = "C4:7C:8D:6A:3E:22"
+/// profile = "switchbot"
+/// ```
+///
+/// The `[curtain]` keys `enabled`, `adapter` and `notify` apply to every curtain. Passwords and PINs stay out
+/// of the file: `pin_file`/`password_file`, or the systemd credentials `curtains.NAME.pin` and
+/// `curtains.NAME.password` (``Secrets``).
+public struct CurtainEntry: Sendable, Equatable {
+    /// The name of the curtain the older single-curtain keys describe.
+    public static let defaultName = "curtain"
+    /// The keys a `[curtains.NAME]` table may hold.
+    static let keys = ["address", "profile", "pin_file", "password_file"]
+
+    /// The curtain's name in RoomBridge (state, Varlink `name`, `roombridgectl curtain --name`).
+    public var name: String
+    /// Its Bluetooth address, upper case; nil picks the first curtain advertising the profile's service
+    /// (allowed only when it is the only curtain).
+    public var address: String?
+    /// `roombridge`, `switchbot` or `am43`.
+    public var profile: String
+    /// A private file holding the AM43 PIN.
+    public var pinFile: String?
+    /// A private file holding the SwitchBot password.
+    public var passwordFile: String?
+
+    public init(name: String, address: String? = nil, profile: String = "roombridge",
+                pinFile: String? = nil, passwordFile: String? = nil) {
+        self.name = name
+        self.address = address?.uppercased()
+        self.profile = profile
+        self.pinFile = pinFile
+        self.passwordFile = passwordFile
+    }
+
+    /// The curtains a configuration asks for, sorted by name; none when
+    /// `curtain.enabled` is false. Without `[curtains.NAME]` tables, the one curtain of the `[curtain]` keys.
+    public static func all(in config: DaemonConfig) -> [CurtainEntry] {
+        guard config.bool("curtain.enabled") else { return [] }
+        if !config.curtains.isEmpty { return config.curtains }
+        let address = config.string("curtain.address")
+        return [CurtainEntry(name: defaultName, address: address.isEmpty ? nil : address,
+                             profile: config.string("curtain.profile"))]
+    }
+
+    /// Why `name` cannot name a curtain, or nil.
+    static func problem(withName name: String) -> String? {
+        let allowed = name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
+        }
+        guard !name.isEmpty, name.count <= 32, allowed, name.first != "-", name.first != "_" else {
+            return "curtain name \"\(name)\" must be 1 to 32 lower-case letters, digits, - or _, starting with a "
+                + "letter or digit (e.g. [curtains.left])"
+        }
+        return nil
+    }
+
+    /// Whether `text` looks like a Bluetooth address (six hex pairs separated by colons).
+    static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
+    }
+}
+
+extension DaemonConfig {
+    /// Checks the curtain list as a whole: every curtain has an address when there are several, no address
+    /// appears twice, and the list is not mixed with the single-curtain keys that only the `[curtain]` table
+    /// describes (`curtain.address`, `curtain.profile`, the PIN and password keys).
+    public func validateCurtains(origin: String) throws(ConfigError) {
+        guard !curtains.isEmpty else { return }
+        let single = ["curtain.address", "curtain.profile", "curtain.pin", "curtain.pin_file",
+                      "curtain.password", "curtain.password_file"]
+        let defaults = DaemonConfig()
+        if let mixed = single.first(where: { self[$0] != defaults[$0] }) {
+            let leaf = mixed.dropFirst("curtain.".count)
+            throw ConfigError("\(origin): \(mixed) describes the single curtain, but [curtains.NAME] tables are given; "
+                              + "move it into each curtain's table (\(leaf == "pin" || leaf == "password" ? "\(leaf)_file" : leaf) = …)")
+        }
+        var owner: [String: String] = [:]
+        for entry in curtains {
+            guard let address = entry.address else {
+                if curtains.count > 1 {
+                    throw ConfigError("\(origin): [curtains.\(entry.name)] has no address; with several curtains each "
+                                      + "needs its own (bluetoothctl devices shows them)")
+                }
+                continue
+            }
+            if let first = owner[address] {
+                throw ConfigError("\(origin): [curtains.\(first)] and [curtains.\(entry.name)] both have address "
+                                  + "\(address); give each curtain its own controller's address")
+            }
+            owner[address] = entry.name
+        }
+    }
+}

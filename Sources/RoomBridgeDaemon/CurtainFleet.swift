@@ -1,0 +1,123 @@
+import BlueZClient
+import CurtainProtocol
+import Logging
+import RoomBridgeConfig
+import RoomBridgeCore
+import RoomBridgeInterfaces
+import ServiceLifecycle
+import Synchronization
+
+/// What one curtain is driven with: its configuration entry, the settings shared by every curtain and its
+/// secrets. Two equal settings make the same client, so a reload restarts only curtains whose settings changed.
+struct CurtainSettings: Sendable, Equatable {
+    var entry: CurtainEntry
+    var adapter: String
+    var notify: String
+    var password: String?
+    var pin: UInt16?
+
+    /// The settings of every curtain a configuration asks for (none when `curtain.enabled` is false); the
+    /// passwords and PINs come from their files or systemd credentials (``Secrets``).
+    static func all(in config: DaemonConfig, environment: [String: String]) throws(ConfigError) -> [CurtainSettings] {
+        var out: [CurtainSettings] = []
+        for entry in CurtainEntry.all(in: config) {
+            out.append(CurtainSettings(entry: entry, adapter: config.string("curtain.adapter"),
+                                       notify: config.string("curtain.notify"),
+                                       password: try Secrets.password(of: entry, in: config, environment: environment),
+                                       pin: try Secrets.pin(of: entry, in: config, environment: environment)))
+        }
+        return out
+    }
+
+    /// The BlueZ client's configuration.
+    var client: CurtainClientConfiguration {
+        var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
+                                                       deviceAddress: entry.address)
+        configuration.notifyMethod = CurtainNotifyMethod(rawValue: notify) ?? .startNotify
+        configuration.profile = (CurtainProfile.named(entry.profile) ?? .roombridge).with(password: password ?? "")
+        configuration.pin = pin
+        return configuration
+    }
+}
+
+/// Routes `io.roombridge.Curtain` requests to the controller of the curtain they name.
+final class CurtainFleet: CurtainControlling {
+    private let controllers = Mutex<[String: CurtainController]>([:])
+
+    func controller(_ id: String) -> CurtainController? { controllers.withLock { $0[id] } }
+
+    func add(_ controller: CurtainController) { controllers.withLock { $0[controller.id] = controller } }
+
+    func remove(_ id: String) { controllers.withLock { $0[id] = nil } }
+
+    func perform(_ request: CurtainControlRequest, on curtain: String) async throws(CurtainControlError) {
+        guard let controller = controller(curtain) else {
+            // Removed by a reload between the name check and now.
+            throw CurtainControlError(.notConnected, "curtain \(curtain) is no longer configured: "
+                                      + "roombridgectl curtain status lists the configured ones")
+        }
+        try await controller.perform(request)
+    }
+}
+
+/// Runs one ``CurtainService`` per configured curtain, each with its own client and reconnection, and applies
+/// reloads: a curtain no longer configured is disconnected and stopped, a new one starts, and one whose settings
+/// changed starts again with them; the others are not touched. `SystemState` lists the curtains configured now.
+struct CurtainFleetService: Service {
+    let fleet: CurtainFleet
+    let state: SystemState
+    let settings: [CurtainSettings]
+    var reconfigurations: AsyncStream<[CurtainSettings]> = AsyncStream { $0.finish() }
+    let logger: Logger
+
+    /// A running curtain: its settings, where its reconfigurations go and its service's task.
+    private struct Running {
+        var settings: CurtainSettings
+        let reconfigure: AsyncStream<CurtainClientConfiguration>.Continuation
+        let task: Task<Void, any Error>
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { [self] in
+            var running: [String: Running] = [:]
+            await apply(settings, to: &running)
+            for await next in reconfigurations {
+                await apply(next, to: &running)
+            }
+            for id in running.keys.sorted() { running[id]?.task.cancel() }
+            for (_, r) in running { _ = await r.task.result }
+        }
+    }
+
+    private func apply(_ wanted: [CurtainSettings], to running: inout [String: Running]) async {
+        let ids = Set(wanted.map(\.entry.name))
+        for id in running.keys.sorted() where !ids.contains(id) {
+            guard let gone = running.removeValue(forKey: id) else { continue }
+            let client = fleet.controller(id)?.client
+            fleet.remove(id)
+            gone.reconfigure.finish()
+            gone.task.cancel()
+            _ = await gone.task.result
+            await client?.disconnectDevice()
+            logger.notice("curtain \(id): no longer configured; disconnected")
+        }
+        await state.declareCurtains(wanted.map(\.entry.name))
+        for curtain in wanted {
+            let id = curtain.entry.name
+            if var current = running[id] {
+                guard current.settings != curtain else { continue }
+                current.settings = curtain
+                current.reconfigure.yield(curtain.client)
+                running[id] = current
+                continue
+            }
+            let controller = CurtainController(id: id, state: state)
+            fleet.add(controller)
+            let (stream, continuation) = AsyncStream.makeStream(of: CurtainClientConfiguration.self,
+                                                                bufferingPolicy: .bufferingNewest(1))
+            let service = CurtainService(controller: controller, state: state, configuration: curtain.client,
+                                         reconfigurations: stream, logger: logger)
+            running[id] = Running(settings: curtain, reconfigure: continuation, task: Task { try await service.run() })
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Lending
+import Testing
+
+@Suite("CSV reader and import lines")
+struct ImportTests {
+    @Test func quotedFieldsLineBreaksInsideThemAndABOM() throws {
+        let text = "\u{FEFF}id,name,note\r\n1,\"Tanaka, \"\"Ken\"\"\",\"two\nlines\"\r\n\r\n2,Plain,\n3,\"\",last"
+        let table = try CSVReader.parse(text)
+        #expect(table.header == ["id", "name", "note"])
+        #expect(table.records.map(\.fields) == [["1", "Tanaka, \"Ken\"", "two\nlines"], ["2", "Plain", ""], ["3", "", "last"]])
+        #expect(table.records.map(\.line) == [2, 5, 6])  // the line each record starts on; blank line 4 skipped
+        #expect(try CSVReader.parse("a\rb\r").records.map(\.fields) == [["b"]])  // CR line ends
+    }
+
+    @Test func malformedQuotesNameTheLine() {
+        #expect(throws: CSVReader.Failure.unterminatedQuote(line: 3)) { try CSVReader.parse("a,b\n1,2\n3,\"open\n\n") }
+        #expect(throws: CSVReader.Failure.strayQuote(line: 2)) { try CSVReader.parse("a,b\n1,x\"y\n") }
+        #expect(throws: CSVReader.Failure.strayQuote(line: 2)) { try CSVReader.parse("a,b\n\"1\"x,2\n") }
+        #expect(throws: CSVReader.Failure.empty) { try CSVReader.parse("\u{FEFF}") }
+    }
+
+    @Test func everyBadLineIsReportedWithItsNumber() {
+        let csv = """
+            id,group_id,model,status,note
+            D-1,iphone,iPhone 15,normal,"spare, boxed"
+            D 2,iphone,iPhone 15,,
+            D-3,iphone,,,
+            D-4,iphone,Pixel,lost,
+            D-1,ipad,iPad,,
+            D-5,ipad,iPad
+            D-6,ipad,iPad,broken,
+            """
+        let (lines, problems) = InventoryImport.read(.devices, csv: csv, at: Date(timeIntervalSince1970: 0))
+        #expect(lines.map(\.line) == [2, 8] && lines.map(\.item.id) == ["D-1", "D-6"])
+        if case .device(let d) = lines.first?.item { #expect(d.note == "spare, boxed" && d.groupId == "iphone") }
+        #expect(problems.map(\.line) == [3, 4, 5, 6, 7])
+        #expect(problems[0].reason.contains("idCharacters"))
+        #expect(problems[1].reason.contains("blankName"))
+        #expect(problems[2].reason.contains("normal, broken, disposed"))
+        #expect(problems[3].reason.contains("already on line 2"))
+        #expect(problems[4].reason.contains("3 fields"))
+    }
+
+    @Test func theHeaderIsChecked() {
+        let (lines, problems) = InventoryImport.read(.users, csv: "id,nmae\nU-1,Ada\n", at: Date())
+        #expect(lines.isEmpty && problems.count == 1 && problems[0].line == 1)
+        #expect(problems[0].reason.contains("missing column name") && problems[0].reason.contains("unknown column nmae"))
+        let badges = InventoryImport.read(.badges, csv: "Identifier,USER_ID,kind\n04:a1:b2:c3,U-1,\n01020304050607,U-2,felica\nzz,U-1,\n", at: Date())
+        #expect(badges.lines.map(\.item.id) == ["04A1B2C3"])
+        #expect(badges.problems.map(\.line) == [3, 4])  // a FeliCa IDm has 8 bytes; zz is not hex
+    }
+}
