@@ -17,8 +17,15 @@ build:
 	$(SWIFT) build --build-tests --explicit-target-dependency-import-check=error
 
 # The one test command (README, CI): one debug build serves the Swift unit tests and the
-# integration tests, which drive the real binaries through the real C libraries.
-test: deps build unit-tests integration-tests scenario fuzz
+# integration tests, which drive the real binaries through the real C libraries. A private
+# PostgreSQL server (scripts/pg-test-server.sh) runs for the suites' PostgreSQL cases and is
+# stopped afterwards, also when a suite fails.
+test: deps build
+	@set -e; pgdir=$$(mktemp -d /tmp/roombridge-pg-test.XXXXXX); \
+	trap 'scripts/pg-test-server.sh stop '"$$pgdir"'; rm -rf '"$$pgdir" EXIT; \
+	url=$$(scripts/pg-test-server.sh start "$$pgdir"); echo "PostgreSQL test server: $$url"; \
+	ROOMBRIDGE_PG_URL="$$url" ROOMBRIDGE_PG_PASSWORD_FILE="$$pgdir/password" ROOMBRIDGE_REQUIRE_PG=1 \
+	  $(MAKE) --no-print-directory unit-tests integration-tests scenario fuzz
 
 unit-tests:
 	$(SWIFT) test --skip-build

@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: C libraries — one thin module each; nothing outside the adapters imports them.
@@ -74,6 +75,12 @@ let package = Package(
             "Lending",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
+        // PostgreSQL through postgres-nio: the same store interface for several kiosks on one database.
+        .target(name: "PostgresStore", dependencies: [
+            "Lending",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
             "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
@@ -89,7 +96,7 @@ let package = Package(
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO",
-            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "Presence",
+            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -183,8 +190,11 @@ let package = Package(
         .testTarget(name: "LendingTests", dependencies: [
             "TestSupport", "Lending", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", 
+        // The store contract suites run against SQLite and PostgreSQL (ROOMBRIDGE_PG_URL).
+        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending",
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
+            "PostgresStore", .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 

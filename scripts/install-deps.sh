@@ -2,7 +2,8 @@
 # Installs what building, running and testing RoomBridge needs on Debian 12 / Raspberry Pi OS:
 # the C libraries (libnfc, libdbus, libbluetooth, SQLite), the reference tools the tests and the
 # benchmarks compare against (nfc-list, nfc-poll, dbus-daemon, bluetoothctl,
-# systemd-socket-activate) and the Python test clients.
+# systemd-socket-activate), PostgreSQL (the tests' private server: scripts/pg-test-server.sh)
+# and the Python test clients.
 # Safe to run again: it installs only what is missing. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ APT_PACKAGES=(
   pkg-config libnfc-dev libnfc-bin libnfc-examples libusb-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev sqlite3
   dbus bluez systemd util-linux python3 python3-pip libglib2.0-bin xxd python3-dbus python3-gi
   varlink-go dpkg-dev lintian man-db chromium chromium-driver fonts-noto-cjk
+  postgresql
 )
 PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3 bleak==3.1.0 PySwitchbot==3.1.0 selenium==4.51.0 nfcpy==1.0.4 ibeacon-ble==1.2.0)
 

@@ -44,6 +44,9 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The database failed an integrity check (`detail`); changes are refused until it is
     /// repaired, reads still work.
     case storageCorrupt(path: String, detail: String)
+    /// The database server cannot be reached (since `since`); the call was refused and nothing
+    /// was recorded. The store reconnects by itself.
+    case storageOffline(since: Date)
 
     public var description: String {
         switch self {
@@ -93,6 +96,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "no user is armed at the reader; tap a badge first"
         case .storageFull(let directory):
             return "the disk holding \(directory) is full; free space there and try again; nothing was recorded"
+        case .storageOffline(let since):
+            return "offline — nothing was recorded, try again (the database does not answer since \(LendingFormat.iso8601(since)); roombridged reconnects by itself)"
         case .storageCorrupt(let path, let detail):
             return "the database \(path) failed its integrity check (\(detail)); changes are refused until it is repaired: stop roombridged and restore it from a backup, or rebuild its indexes with: sqlite3 \(path) 'REINDEX;' and check with: sqlite3 \(path) 'PRAGMA integrity_check;', then start roombridged; nothing was recorded"
         }

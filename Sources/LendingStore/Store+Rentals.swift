@@ -11,9 +11,7 @@ extension SQLiteInventoryStore {
     /// `rentals_one_active_per_device`; a device that is not normal: the trigger
     /// `rentals_only_normal_devices`), and the refusal is mapped to the domain's error.
     public func lend(_ request: LendRequest) async throws -> Rental {
-        if let due = request.dueAt, due < request.at {
-            throw LendingError.invalidField("due date", reason: "\(LendingFormat.iso8601(due)) is before the lend time")
-        }
+        try StoreConventions.requireDueAfterLend(request)
         return try await write { db in
             if let limit = request.maxActivePerUser, let user = try User.fetchOne(db, key: request.userId) {
                 let active = try String.fetchAll(db, sql: """

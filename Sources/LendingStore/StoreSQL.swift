@@ -7,8 +7,8 @@ import Lending
 /// Dates are stored as INTEGER milliseconds since 1970-01-01 UTC (compact, exact, and
 /// ordered for range queries).
 enum Millis {
-    static func from(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+    static func from(_ date: Date) -> Int64 { StoreConventions.millis(date) }
+    static func date(_ ms: Int64) -> Date { StoreConventions.date(millis: ms) }
 }
 
 extension SQLiteInventoryStore {
@@ -69,10 +69,7 @@ extension SQLiteInventoryStore {
     }
 
     static func canonicalUID(_ uid: String) throws -> String {
-        guard let canonical = CardIdentifier.canonical(uid) else {
-            throw LendingError.invalidCardIdentifier(uid, reason: "expected hex digits such as 04A1B2C3D4E5F6")
-        }
-        return canonical
+        try StoreConventions.canonicalUID(uid)
     }
 
     /// Refuses a UID already used by a badge or a tag binding.
@@ -108,25 +105,13 @@ extension SQLiteInventoryStore {
         clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
     }
 
-    static func escapeLike(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_")
-    }
+    static func escapeLike(_ text: String) -> String { StoreConventions.escapeLike(text) }
 
     /// Cursor `"<millis>.<id>"` for (time, id) keyset paging.
-    static func parseCursor(_ cursor: String) throws -> (Int64, Int64) {
-        let parts = cursor.split(separator: ".")
-        guard parts.count == 2, let t = Int64(parts[0]), let id = Int64(parts[1]) else {
-            throw LendingError.invalidCursor(cursor)
-        }
-        return (t, id)
-    }
+    static func parseCursor(_ cursor: String) throws -> (Int64, Int64) { try StoreConventions.parseCursor(cursor) }
 
     /// Cuts the `limit + 1` rows fetched into a page and the cursor of its last item.
     static func page<T: Sendable>(_ rows: [T], limit: Int, cursor: (T) -> String) -> Page<T> {
-        guard rows.count > limit else { return Page(items: rows, nextCursor: nil) }
-        let items = Array(rows.prefix(limit))
-        return Page(items: items, nextCursor: items.last.map(cursor))
+        StoreConventions.page(rows, limit: limit, cursor: cursor)
     }
 }

@@ -112,6 +112,21 @@ public let configKeys: [ConfigKey] = [
     ConfigKey("database.integrity_check_hours", .double(24),
               "Hours between full database integrity checks (one also runs at every start).",
               validate: positiveDouble),
+    ConfigKey("database.url", .string(""),
+              "PostgreSQL instead of the SQLite file, for several kiosks on one inventory: postgresql://USER@HOST:PORT/DATABASE?sslmode=disable|prefer|require (no password here: see database.password_file).") { v in
+        guard case .string(let s) = v, !s.isEmpty else { return nil }
+        guard s.hasPrefix("postgresql://") || s.hasPrefix("postgres://") else {
+            return "must start with postgresql:// (or be empty for the SQLite file in database.path)"
+        }
+        let authority = s.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" && $0 != "?" }
+        let hasPassword = authority.lastIndex(of: "@").map { authority[..<$0].contains(":") } ?? false
+        if hasPassword || s.contains("password=") {
+            return "must not contain a password; put it in database.password_file (or the systemd credential database.password)"
+        }
+        return nil
+    },
+    ConfigKey("database.password_file", .string(""),
+              "File holding the PostgreSQL password (mode 0600 or 0400); else the systemd credential database.password (LoadCredential=)."),
     ConfigKey("nfc.enabled", .bool(true), "Poll NFC readers."),
     ConfigKey("nfc.readers", .strings([]),
               "Readers as \"name=connstring\" (e.g. \"front=pn532_uart:/dev/nfc/pn532\"); empty uses libnfc's own configuration and scan."),

@@ -18,6 +18,9 @@ extension StateSnapshot {
         } else {
             parts.append("curtain: " + curtain.summary)
         }
+        if let offline = database.offlineSummary {
+            parts.append("database: " + offline)
+        }
         if let arm = lending.armed {
             parts.append("armed for \(arm.userName)")
         }

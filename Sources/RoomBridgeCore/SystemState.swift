@@ -25,6 +25,8 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
     public var counters: Counters
     /// Who or what is in the room (iBeacon regions); `.disabled` when no region is configured.
     public var presence: PresenceState = PresenceState()
+    /// The lending database: which backend, and since when it does not answer (PostgreSQL).
+    public var database: DatabaseState = DatabaseState()
 
     /// The lending side of the state.
     public struct LendingState: Sendable, Codable, Equatable {
@@ -112,6 +114,7 @@ public actor SystemState {
     private var overdueCount: Int?
     private var counters = StateSnapshot.Counters()
     private var presence = PresenceState()
+    private var database = DatabaseState()
     private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
     private var nextSubscriberID: UInt64 = 0
     private var closed = false
@@ -181,7 +184,7 @@ public actor SystemState {
             readers: readerOrder.compactMap { readers[$0] },
             lastTap: lastTap, tagWrite: tagWrite, curtain: Self.primary(of: curtains), curtains: curtains,
             lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome, overdue: overdueCount),
-            counters: counters, presence: presence)
+            counters: counters, presence: presence, database: database)
     }
 
     private static func withArm(_ base: StateSnapshot, _ arm: LendingArm?, at t: Date) -> StateSnapshot {
@@ -362,6 +365,13 @@ public actor SystemState {
         counters.curtainRequests += 1
         updateCurtain(id) { $0.lastRequest = request }
         publish()  // the counter changed even if the curtain did not
+    }
+
+    /// The database's backend and availability changed (no event: GetState and the status line show it).
+    public func updateDatabase(_ new: DatabaseState) {
+        guard new != database else { return }
+        database = new
+        publish()
     }
 
     /// The current presence state.

@@ -92,7 +92,8 @@ public enum Daemon {
     static func setup(_ config: DaemonConfig, configPath: String?) -> DaemonSetup {
         // The single curtain's address, or with [curtains.NAME] tables the first one's (State has them all).
         let address = CurtainEntry.all(in: config).first?.address ?? ""
-        return DaemonSetup(configPath: configPath, databasePath: config.string("database.path"),
+        let url = config.string("database.url")
+        return DaemonSetup(configPath: configPath, databasePath: url.isEmpty ? config.string("database.path") : url,
                            socketPath: config.string("socket.path"), nfcEnabled: config.bool("nfc.enabled"),
                            nfcReaders: config.strings("nfc.readers"), curtainEnabled: config.bool("curtain.enabled"),
                            curtainAddress: address.isEmpty ? nil : address)
@@ -118,13 +119,8 @@ public enum Daemon {
 
         // The database: opened and migrated before anything is bound, so a bad one stops the
         // daemon with a clear message and nothing listening.
-        let store: SQLiteInventoryStore
-        do {
-            store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config.string("database.path")))
-        } catch let error as StoreOpenError {
-            throw StartupError(.database, "database: \(error)")
-        }
-        logger.info("database \(config.string("database.path")) open")
+        let database = try await DatabaseBackend.open(config, environment: environment, logger: logger)
+        let store = database.store
         let settings = lendingSettings(config)
         let lending = LendingCoordinator(store: store, state: state, policy: settings.policy, location: settings.location)
         // Announces what fell due while the daemon was stopped (once: the store remembers), then
@@ -210,9 +206,7 @@ public enum Daemon {
         // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
         // the socket last (Watch clients are told, connections closed, the socket file removed).
         var services: [any Service] = [
-            StoreService(store: store,
-                         integrityCheckInterval: .milliseconds(Int64(config.double("database.integrity_check_hours") * 3_600_000)),
-                         logger: Logger(label: "roombridged.database")),
+            database.service(config: config, state: state),
             VarlinkSocketService(server: server, state: state, logger: logger),
         ]
         let bridge = nfc.map { nfc in

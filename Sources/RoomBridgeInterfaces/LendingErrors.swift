@@ -64,6 +64,10 @@ enum LendingWireErrors {
         # The disk holding the database is full; nothing was recorded. Free space and retry.
         error StorageFull (directory: string, message: string)
 
+        # The database server cannot be reached since `since`; nothing was recorded. Try again:
+        # the daemon reconnects by itself.
+        error StorageOffline (since: string, message: string)
+
         # The database failed an integrity check; changes are refused (reads still work) until
         # it is restored from a backup or reindexed. Nothing was recorded.
         error StorageCorrupt (path: string, detail: string, message: string)
@@ -108,6 +112,7 @@ enum LendingWireErrors {
         case .invalidCursor(let cursor): name = "InvalidCursor"; p["cursor"] = .string(cursor)
         case .noArmedUser: name = "NotArmed"
         case .storageFull(let directory): name = "StorageFull"; p["directory"] = .string(directory)
+        case .storageOffline(let since): name = "StorageOffline"; p["since"] = .string(LendingFormat.iso8601(since))
         case .storageCorrupt(let path, let detail):
             name = "StorageCorrupt"; p["path"] = .string(path); p["detail"] = .string(detail)
         }

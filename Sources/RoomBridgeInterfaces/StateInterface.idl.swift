@@ -73,6 +73,14 @@ extension StateInterface {
         )
 
         \(PresenceTypesIDL.text)
+        # The lending database: its backend, and since when it does not answer (offlineSince
+        # set: taps and changes are refused and nothing is recorded until it answers again).
+        type Database (
+          backend: (sqlite, postgresql),
+          offlineSince: ?string,
+          offlineReason: ?string
+        )
+
         # Everything the daemon knows; seq is the number of the last event included.
         # curtains: every configured curtain, sorted by id; curtain: the only one, or with several
         # the first (connection disabled when none is configured).
@@ -86,7 +94,8 @@ extension StateInterface {
           curtains: []Curtain,
           lending: Lending,
           counters: Counters,
-          presence: Presence
+          presence: Presence,
+          database: Database
         )
 
         # One change, numbered from 1 without gaps; the field named by kind is set.

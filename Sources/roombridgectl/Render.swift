@@ -67,6 +67,12 @@ enum Render {
             lines.append("  overdue: \(n == 0 ? "none" : "\(n) rental\(n == 1 ? "" : "s") — see roombridgectl rentals --overdue")")
         }
         if s.presence.status != .disabled { lines.append("Presence:  " + presenceSummary(s.presence)) }
+        if let since = s.database.offlineSince {
+            lines.append("Database:  offline since \(dateTime(since)) — taps and changes are refused, nothing is recorded; reconnecting"
+                         + (s.database.offlineReason.map { " (\($0))" } ?? ""))
+        } else if s.database.backend == .postgresql {
+            lines.append("Database:  PostgreSQL, online")
+        }
         let c = s.counters
         lines.append("Counters:  taps \(c.taps), lent \(c.lent), returned \(c.returned), refused \(c.refused), curtain requests \(c.curtainRequests), watching \(c.subscribers)")
         return lines.joined(separator: "\n")

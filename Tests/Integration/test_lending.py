@@ -665,6 +665,33 @@ def test_acknowledged_lends_and_returns_survive_kill_9(daemon):
 
 # --- Two daemons, one database ----------------------------------------------------------------------
 
+def race_lends(a, b, devices, round_=0):
+    """U-A at daemon `a` and U-B at daemon `b` lend every device at the same moment: each device
+    has exactly one winner, and the loser is told AlreadyLent naming the winner."""
+    results = {}
+    barrier = threading.Barrier(2)
+
+    def race(d, user):
+        c = Connection(d.socket_path)
+        barrier.wait()
+        for dev in devices:
+            results[(user, dev)] = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId=user)
+        c.close()
+
+    threads = [threading.Thread(target=race, args=(a, "U-A")), threading.Thread(target=race, args=(b, "U-B"))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    for dev in devices:
+        pair = results[("U-A", dev)], results[("U-B", dev)]
+        winners = [r for r in pair if "error" not in r]
+        losers = [r for r in pair if "error" in r]
+        assert len(winners) == 1 and len(losers) == 1, (round_, dev, pair)
+        assert losers[0]["error"] == "io.roombridge.Lending.AlreadyLent", losers[0]
+        assert losers[0]["parameters"]["userId"] == winners[0]["parameters"]["rental"]["userId"]
+
+
 def test_two_daemons_on_one_database_never_lend_twice(daemon):
     devices = [f"D-{i:04}" for i in range(1, 9)]
     seed(daemon, devices=devices, users=(("U-A", "Alice"), ("U-B", "Bob")))
@@ -675,30 +702,7 @@ def test_two_daemons_on_one_database_never_lend_twice(daemon):
         other.start()
         try:
             for round_ in range(5):
-                results = {}
-                barrier = threading.Barrier(2)
-
-                def race(d, user):
-                    c = Connection(d.socket_path)
-                    barrier.wait()
-                    for dev in devices:
-                        results[(user, dev)] = c.call("io.roombridge.Lending.Lend", deviceId=dev, userId=user)
-                    c.close()
-
-                threads = [threading.Thread(target=race, args=(daemon, "U-A")),
-                           threading.Thread(target=race, args=(other, "U-B"))]
-                for th in threads:
-                    th.start()
-                for th in threads:
-                    th.join(30)
-                for dev in devices:
-                    a, b = results[("U-A", dev)], results[("U-B", dev)]
-                    winners = [r for r in (a, b) if "error" not in r]
-                    losers = [r for r in (a, b) if "error" in r]
-                    assert len(winners) == 1 and len(losers) == 1, (round_, dev, a, b)
-                    loser = losers[0]
-                    assert loser["error"] == "io.roombridge.Lending.AlreadyLent", loser
-                    assert loser["parameters"]["userId"] == winners[0]["parameters"]["rental"]["userId"]
+                race_lends(daemon, other, devices, round_)
                 assert all(count == 1 for _, count in active_rentals_by_device(db))
                 # Each daemon sees the other's rentals.
                 c = Connection(other.socket_path)

@@ -33,21 +33,8 @@ import Testing
         #expect(old.lentBy == nil && old.returnedBy == "U-1")
         #expect(try await store.deviceLog(deviceId: "D-1", page: .first).items.map(\.actor) == [nil])
 
+        // From then on actors are recorded (ActorTests checks how, on both backends).
         let rental = try await store.lend(LendRequest(deviceId: "D-1", userId: "U-1", at: at(10), lentBy: .unixUser("alice")))
         #expect(rental.lentBy == "unix:alice")
-        let returned = try await store.returnDevice(ReturnRequest(deviceId: "D-1", at: at(20),
-                                                                  returnedBy: .signedIn("Ada Admin", via: "roombridge-web")))
-        #expect(returned.returnedBy == "web:Ada Admin via unix:roombridge-web")
-        let stored = try #require(try await store.history(HistoryQuery(deviceId: "D-1"), page: .first).items.first)
-        #expect(stored.lentBy == "unix:alice" && stored.returnedBy == "web:Ada Admin via unix:roombridge-web")
-
-        var device = try #require(try await store.device(id: "D-1")).device
-        device.status = .broken
-        let changes = try await store.updateDevice(device, at: at(30), by: .user("U-1"))
-        #expect(changes.map(\.actor) == ["U-1"])
-        try await store.deleteDevice(id: "D-1", at: at(40), by: .unixUser("root"))
-        let log = try await store.deviceLog(deviceId: "D-1", page: .first).items
-        #expect(log.filter { $0.operation == .delete }.allSatisfy { $0.actor == "unix:root" })
-        #expect(log.first { $0.field == "status" && $0.operation == .update }?.actor == "U-1")
     }
 }

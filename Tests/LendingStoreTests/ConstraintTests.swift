@@ -6,32 +6,30 @@ import Testing
 
 /// The schema, not a second copy of the rules, keeps "one active rental per device" and "only a
 /// normal device is lent"; the store maps what it refuses to `LendingError`.
-@Suite("Schema constraints")
+@Suite("Schema constraints (SQLite and PostgreSQL)")
 struct ConstraintTests {
-    @Test func rawSQLCannotLendADeviceThatIsNotNormal() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
+    @Test(arguments: Backend.all) func rawSQLCannotLendADeviceThatIsNotNormal(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1)
+        defer { fixture.close() }
         var broken = makeDevice("D-001")
         broken.status = .broken
-        let store = try await seededStore(dir, devices: 1)
-        try await store.updateDevice(broken, at: at(1))
-        try store.close()
+        try await fixture.store.updateDevice(broken, at: at(1))
 
-        let queue = try DatabaseQueue(path: dir.database)
-        defer { try? queue.close() }
         let insert = """
             INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name, rented_at)
             VALUES ('D-001', 'm', 'o', 's', 'U-1', 'User 1', 0)
             """
-        await #expect(throws: DatabaseError.self) { try await queue.write { db in try db.execute(sql: insert) } }
-        #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM rentals") } == 0)
+        await #expect(throws: (any Error).self) { try await fixture.execute(insert) }
+        #expect(try await fixture.count("SELECT COUNT(*) FROM rentals") == 0)
+        await #expect(throws: LendingError.notLendable("D-001", status: .broken)) {
+            try await fixture.store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(2)))
+        }
     }
 
-    @Test func aLentDeviceThatBrokeIsReportedAsLent() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func aLentDeviceThatBrokeIsReportedAsLent(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0)))
         var broken = makeDevice("D-001")
         broken.status = .broken

@@ -4,20 +4,19 @@ import LendingStore
 import Testing
 
 /// Imports applied by the store: one transaction, idempotent by ID, all or nothing unless partial.
-@Suite("Import into the store")
+@Suite("Import into the store (SQLite and PostgreSQL)")
 struct ImportStoreTests {
-    func run(_ store: SQLiteInventoryStore, _ kind: ImportKind, _ csv: String, dryRun: Bool = false,
+    func run(_ store: any InventoryStore, _ kind: ImportKind, _ csv: String, dryRun: Bool = false,
              partial: Bool = false) async throws -> ImportReport {
         let (lines, problems) = InventoryImport.read(kind, csv: csv, at: at(0))
         return try await store.importLines(lines, problems: problems, dryRun: dryRun, partial: partial, at: at(0),
                                            by: .unixUser("alice"))
     }
 
-    @Test func idempotentByIDAndDryRunWritesNothing() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func idempotentByIDAndDryRunWritesNothing(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         let csv = "id,name\nU-1,User One\nU-2,Bea\nU-3,Cy\n"
         let preview = try await run(store, .users, csv, dryRun: true)
         #expect(preview.added == ["U-2", "U-3"] && preview.updated == ["U-1"] && !preview.written)
@@ -38,11 +37,10 @@ struct ImportStoreTests {
         #expect(try await store.device(id: "D-001")?.device.serialNumber == "")  // the file's value, not kept
     }
 
-    @Test func allOrNothingUnlessPartial() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func allOrNothingUnlessPartial(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         // Line 3: no such group (the store refuses it); line 4: an ID differing only in case.
         let csv = "id,group_id,model\nD-100,iphone,A\nD-101,nosuchgroup,B\nd-001,iphone,C\nD-102,iphone,D\n"
         let refused = try await run(store, .devices, csv)

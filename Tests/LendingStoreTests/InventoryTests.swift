@@ -1,16 +1,14 @@
 import Foundation
-import GRDB
 import Lending
 import LendingStore
 import Testing
 
-@Suite("Inventory CRUD, device log, paging and filters")
+@Suite("Inventory CRUD, device log, paging and filters (SQLite and PostgreSQL)")
 struct InventoryTests {
-    @Test func deviceLifecycleWritesOneLogRowPerField() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 0)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func deviceLifecycleWritesOneLogRowPerField(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 0)
+        defer { fixture.close() }
+        let store = fixture.store
 
         var device = makeDevice("D-9")
         try await store.addDevice(device, at: at(0))
@@ -54,11 +52,10 @@ struct InventoryTests {
         #expect(firstPage.items + secondPage.items == log)
     }
 
-    @Test func groupsAreDataWithStableIDs() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func groupsAreDataWithStableIDs(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         try await store.addGroup(DeviceGroup(id: "watch", name: "Smart watch", sortOrder: 50))
         await #expect(throws: LendingError.groupAlreadyExists("watch")) {
             try await store.addGroup(DeviceGroup(id: "watch", name: "x"))
@@ -70,11 +67,10 @@ struct InventoryTests {
         await #expect(throws: LendingError.noSuchGroup("watch")) { try await store.deleteGroup(id: "watch") }
     }
 
-    @Test func pagingAndFiltersAreRangeQueries() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 0, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func pagingAndFiltersAreRangeQueries(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 0, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         for i in 1...25 {
             let group = i % 2 == 0 ? "iphone" : "android-phone"
             let status: DeviceStatus = i % 5 == 0 ? .broken : .normal
@@ -118,11 +114,10 @@ struct InventoryTests {
         }
     }
 
-    @Test func usersAndBadges() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1, users: 3)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func usersAndBadges(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1, users: 3)
+        defer { fixture.close() }
+        let store = fixture.store
         await #expect(throws: LendingError.userAlreadyExists("U-1")) {
             try await store.addUser(User(id: "U-1", name: "Again", registeredAt: base))
         }
@@ -157,12 +152,8 @@ struct InventoryTests {
         await #expect(throws: LendingError.uidAlreadyBound("04112233445566", boundTo: "device D-001")) {
             try await store.addBadge(Badge(identifier: "04112233445566", kind: .iso14443a, userId: "U-2", registeredAt: base))
         }
-        let raw = try DatabaseQueue(path: dir.database)
-        defer { try? raw.close() }
-        #expect(throws: DatabaseError.self) {
-            try raw.write { db in
-                try db.execute(sql: "INSERT INTO badges VALUES ('04112233445566', 'iso14443a', 'U-2', 0, NULL)")
-            }
+        await #expect(throws: (any Error).self) {
+            try await fixture.execute("INSERT INTO badges VALUES ('04112233445566', 'iso14443a', 'U-2', 0, NULL)")
         }
 
         // Registration marks the device and logs it once.
@@ -187,7 +178,7 @@ struct InventoryTests {
 }
 
 /// The validation rules, applied by the store to every change.
-@Suite struct StoreValidationTests {
+@Suite("Validation by the store (SQLite and PostgreSQL)") struct StoreValidationTests {
     func rule(_ body: () async throws -> Void) async -> ValidationRule? {
         do { try await body() } catch let error as LendingError {
             if case .ruleViolated(let rule, _, _) = error { return rule }
@@ -195,11 +186,10 @@ struct InventoryTests {
         return nil
     }
 
-    @Test func everyChangeIsValidated() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 0, users: 0)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func everyChangeIsValidated(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 0, users: 0)
+        defer { fixture.close() }
+        let store = fixture.store
         try await store.addDevice(makeDevice("D-0001"), at: at(0))
         #expect(await rule { try await store.addDevice(makeDevice("d-0001"), at: at(1)) } == .idCaseCollision)
         #expect(await rule { try await store.addDevice(makeDevice("D 2"), at: at(1)) } == .idCharacters)

@@ -4,13 +4,12 @@ import LendingStore
 import Testing
 
 /// The per-user limit on active rentals, applied in the lend's transaction.
-@Suite("Per-user limit")
+@Suite("Per-user limit (SQLite and PostgreSQL)")
 struct LimitTests {
-    @Test func aLendBeyondTheLimitIsRefusedAndChangesNothing() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 4, users: 2)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func aLendBeyondTheLimitIsRefusedAndChangesNothing(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 4, users: 2)
+        defer { fixture.close() }
+        let store = fixture.store
         func lend(_ device: String, _ user: String = "U-1", limit: Int? = 2) async throws -> Rental {
             try await store.lend(LendRequest(deviceId: device, userId: user, at: at(0), maxActivePerUser: limit))
         }
@@ -28,14 +27,12 @@ struct LimitTests {
         #expect(try await store.activeRentals(userId: "U-1", page: .first).items.map(\.deviceId) == ["D-002", "D-004"])
     }
 
-    /// Two stores on one file (two daemons, or two readers at once) cannot pass the limit together.
-    @Test func concurrentLendsDoNotPassTheLimit() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let a = try await seededStore(dir, devices: 10, users: 1)
-        defer { try? a.close() }
-        let b = try await SQLiteInventoryStore.open(config(dir.database))
-        defer { try? b.close() }
+    /// Two stores on one database (two daemons, or two readers at once) cannot pass the limit together.
+    @Test(arguments: Backend.all) func concurrentLendsDoNotPassTheLimit(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 10, users: 1)
+        let a = fixture.store
+        let b = try await fixture.openAgain()
+        defer { fixture.close(b) }
         let lent = await withTaskGroup(of: Bool.self) { group in
             for i in 1...10 {
                 let store = i % 2 == 0 ? a : b

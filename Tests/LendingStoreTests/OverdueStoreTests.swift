@@ -1,16 +1,15 @@
 import Foundation
-import GRDB
 import Lending
-@testable import LendingStore
+import LendingStore
 import Testing
 
 /// The store's side of overdue announcements (schema v6).
-@Suite("Overdue announcements in the store")
+@Suite("Overdue announcements in the store (SQLite and PostgreSQL)")
 struct OverdueStoreTests {
-    @Test func eachOverdueRentalIsClaimedOncePerDueDate() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        var store = try await seededStore(dir, devices: 3, users: 1)
+    @Test(arguments: Backend.all) func eachOverdueRentalIsClaimedOncePerDueDate(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 3, users: 1)
+        var store = fixture.store
+        defer { fixture.close(store) }
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0), dueAt: at(100)))
         _ = try await store.lend(LendRequest(deviceId: "D-002", userId: "U-1", at: at(0), dueAt: at(50)))
         _ = try await store.lend(LendRequest(deviceId: "D-003", userId: "U-1", at: at(0)))  // open-ended
@@ -24,9 +23,8 @@ struct OverdueStoreTests {
         #expect(try await store.nextOverdueAnnouncement() == nil)
 
         // Reopened (a restart): still announced.
-        try store.close()
-        store = try await SQLiteInventoryStore.open(config(dir.database))
-        defer { try? store.close() }
+        StoreFixture.closeStore(store)
+        store = try await fixture.openAgain()
         #expect(try await store.claimOverdueAnnouncements(at: at(400)).isEmpty)
 
         // A renewal sets a new due date: announced again once that one passes.
@@ -38,14 +36,12 @@ struct OverdueStoreTests {
         #expect(try await store.overdueCount(at: at(1002)) == 1)
     }
 
-    /// Two daemons sharing the file: only one announces a rental.
-    @Test func twoStoresOnOneFileClaimOnce() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let a = try await seededStore(dir, devices: 20, users: 1)
-        defer { try? a.close() }
-        let b = try await SQLiteInventoryStore.open(config(dir.database))
-        defer { try? b.close() }
+    /// Two daemons sharing the database: only one announces a rental.
+    @Test(arguments: Backend.all) func twoStoresOnOneDatabaseClaimOnce(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 20, users: 1)
+        let a = fixture.store
+        let b = try await fixture.openAgain()
+        defer { fixture.close(b) }
         for i in 1...20 {
             _ = try await a.lend(LendRequest(deviceId: String(format: "D-%03d", i), userId: "U-1", at: at(0), dueAt: at(Double(i))))
         }

@@ -5,13 +5,12 @@ import Lending
 import Testing
 
 /// Renewals (the rental goes on with a new due date) and return notes (schema v5).
-@Suite("Renew and return note")
+@Suite("Renew and return note (SQLite and PostgreSQL)")
 struct RenewalTests {
-    @Test func renewMovesTheDueDateOfTheSameRentalAndLogsIt() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 2, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func renewMovesTheDueDateOfTheSameRentalAndLogsIt(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 2, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         let lent = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0), dueAt: at(100)))
 
         let renewed = try await store.renew(deviceId: "D-001", dueAt: at(1000), at: at(50), by: .unixUser("alice"))
@@ -38,11 +37,10 @@ struct RenewalTests {
         #expect(try await store.device(id: "D-001")?.activeRental?.dueAt == at(1000))
     }
 
-    @Test func aReturnNoteIsKeptAndCanMarkTheDeviceBrokenInTheSameStep() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 2, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func aReturnNoteIsKeptAndCanMarkTheDeviceBrokenInTheSameStep(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 2, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0)))
         _ = try await store.lend(LendRequest(deviceId: "D-002", userId: "U-1", at: at(0)))
 
@@ -61,11 +59,10 @@ struct RenewalTests {
         #expect(csv.hasPrefix(RentalExport.csvHeader.joined(separator: ",")) && csv.contains(",cracked screen\r\n"))
     }
 
-    @Test func aBadNoteChangesNothing() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func aBadNoteChangesNothing(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0)))
         for note in [String(repeating: "x", count: Validation.maximumNoteLength + 1), "bell\u{07}"] {
             await #expect(throws: LendingError.self) {
@@ -78,7 +75,11 @@ struct RenewalTests {
         let returned = try await store.returnDevice(ReturnRequest(deviceId: "D-001", at: at(10), note: "screen cracked\nbattery swollen"))
         #expect(returned.returnNote == "screen cracked\nbattery swollen")
     }
+}
 
+/// What only SQLite's store has: databases written by its earlier schemas.
+@Suite("Return note: SQLite migration")
+struct SQLiteReturnNoteMigrationTests {
     /// A database written by the previous schema (v4) keeps its rentals (no note) and records
     /// notes from then on.
     @Test func aVersion4DatabaseMigratesAndKeepsNotes() async throws {

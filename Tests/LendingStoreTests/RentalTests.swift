@@ -2,15 +2,15 @@ import Foundation
 import GRDB
 import Lending
 import LendingStore
+@testable import PostgresStore
 import Testing
 
-@Suite("Lending, returning, history and overdue")
+@Suite("Lending, returning, history and overdue (SQLite and PostgreSQL)")
 struct RentalTests {
-    @Test func lendReturnAndHistorySurvivingDeletion() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 2, users: 2)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func lendReturnAndHistorySurvivingDeletion(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 2, users: 2)
+        defer { fixture.close() }
+        let store = fixture.store
 
         let rental = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0), dueAt: at(3600), location: "room-1"))
         #expect(rental.model == "Model D-001" && rental.serialNumber == "SN-D-001" && rental.userName == "User 1")
@@ -58,11 +58,10 @@ struct RentalTests {
         #expect(try await store.history(HistoryQuery(userId: "U-1"), page: .first).items == [returned])
     }
 
-    @Test func historyRangesAndCursors() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 3, users: 2)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func historyRangesAndCursors(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 3, users: 2)
+        defer { fixture.close() }
+        let store = fixture.store
         let day: TimeInterval = 86400
         // 40 days: each day U-1 borrows D-001 for an hour, U-2 borrows D-002.
         for d in 0..<40 {
@@ -91,11 +90,10 @@ struct RentalTests {
         #expect((everyone.items + next.items).map(\.deviceId) == ["D-003", "D-002"] && next.nextCursor == nil)
     }
 
-    @Test func overdueUsesDueDates() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 5, users: 1)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func overdueUsesDueDates(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 5, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0), dueAt: at(100)))
         _ = try await store.lend(LendRequest(deviceId: "D-002", userId: "U-1", at: at(0), dueAt: at(50)))
         _ = try await store.lend(LendRequest(deviceId: "D-003", userId: "U-1", at: at(0), dueAt: at(500)))
@@ -112,40 +110,48 @@ struct RentalTests {
         #expect(try await store.overdueRentals(at: at(50), page: .first).items.isEmpty)  // due at 50 is not yet overdue
     }
 
-    @Test func uniqueIndexRefusesASecondActiveRentalThroughRawSQL() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1, users: 2)
-        defer { try? store.close() }
+    @Test(arguments: Backend.all) func uniqueIndexRefusesASecondActiveRentalThroughRawSQL(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1, users: 2)
+        defer { fixture.close() }
+        let store = fixture.store
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0)))
 
-        let raw = try DatabaseQueue(path: dir.database)
-        defer { try? raw.close() }
         let insert = """
             INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name, rented_at)
             VALUES ('D-001', 'm', 'o', 's', 'U-2', 'User 2', 5)
             """
-        #expect {
-            try raw.write { db in try db.execute(sql: insert) }
+        await #expect {
+            try await fixture.execute(insert)
         } throws: { error in
+            // SQLite: SQLITE_CONSTRAINT_UNIQUE; PostgreSQL: unique_violation.
             (error as? DatabaseError)?.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+                || PostgresInventoryStore.serverError(error)?.state == "23505"
         }
         // Re-opening a returned rental while another is open is refused too.
         _ = try await store.returnDevice(ReturnRequest(deviceId: "D-001", at: at(10)))
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-2", at: at(20)))
-        #expect(throws: DatabaseError.self) {
-            try raw.write { db in try db.execute(sql: "UPDATE rentals SET returned_at = NULL") }
-        }
+        await #expect(throws: (any Error).self) { try await fixture.execute("UPDATE rentals SET returned_at = NULL") }
         // A returned rental beside an active one is fine, and deleting a lent device is refused by a trigger.
-        #expect(throws: DatabaseError.self) {
-            try raw.write { db in try db.execute(sql: "DELETE FROM devices WHERE id = 'D-001'") }
-        }
-        let active = try await raw.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM rentals WHERE returned_at IS NULL")
-        }
-        #expect(active == 1)
+        await #expect(throws: (any Error).self) { try await fixture.execute("DELETE FROM devices WHERE id = 'D-001'") }
+        #expect(try await fixture.count("SELECT COUNT(*) FROM rentals WHERE returned_at IS NULL") == 1)
     }
 
+    @Test(arguments: Backend.all) func csvExportOfStoredHistory(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 1, users: 0)
+        defer { fixture.close() }
+        let store = fixture.store
+        try await store.addUser(User(id: "U-1", name: "Tanaka, \"Ken\"", registeredAt: base))
+        _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: Date(timeIntervalSince1970: 1_767_225_600)))
+        let csv = RentalExport.csv(try await store.allHistory(HistoryQuery()))
+        let lines = csv.components(separatedBy: "\r\n")
+        #expect(lines.count == 3 && lines[2] == "")
+        #expect(lines[1] == "1,D-001,Model D-001,1.0,SN-D-001,U-1,\"Tanaka, \"\"Ken\"\"\",2026-01-01 00:00:00,,,,,,,")
+    }
+}
+
+/// What only SQLite's store does: its query plans.
+@Suite("SQLite query plans")
+struct SQLitePlanTests {
     @Test func lookupsUseIndexes() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
@@ -169,18 +175,5 @@ struct RentalTests {
             AND (r.rented_at, r.id) < (5, 5) ORDER BY r.rented_at DESC, r.id DESC LIMIT 100
             """)
         #expect(month.contains("rentals_by_user") && !month.contains("TEMP B-TREE"), "\(month)")
-    }
-
-    @Test func csvExportOfStoredHistory() async throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let store = try await seededStore(dir, devices: 1, users: 0)
-        defer { try? store.close() }
-        try await store.addUser(User(id: "U-1", name: "Tanaka, \"Ken\"", registeredAt: base))
-        _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: Date(timeIntervalSince1970: 1_767_225_600)))
-        let csv = RentalExport.csv(try await store.allHistory(HistoryQuery()))
-        let lines = csv.components(separatedBy: "\r\n")
-        #expect(lines.count == 3 && lines[2] == "")
-        #expect(lines[1] == "1,D-001,Model D-001,1.0,SN-D-001,U-1,\"Tanaka, \"\"Ken\"\"\",2026-01-01 00:00:00,,,,,,,")
     }
 }

@@ -66,6 +66,21 @@ import Testing
         #expect(throws: ConfigError.self) { try load(nil, ["--socket-max-connections", "many"]) }
     }
 
+    @Test func aDatabaseURLMayNotCarryAPassword() throws {
+        let url = "postgresql://kiosk@db.example:5432/inventory?sslmode=require"
+        #expect(try load("[database]\nurl = \"\(url)\"\n").string("database.url") == url)
+        for bad in ["postgresql://kiosk:secret@db.example/inventory", "postgresql://kiosk@db.example/inventory?password=secret"] {
+            do {
+                _ = try load(nil, ["--database-url", bad])
+                Issue.record("accepted a password in \(bad)")
+            } catch {
+                #expect(error.message.contains("must not contain a password") && error.message.contains("database.password_file"))
+                #expect(!error.message.contains("secret"), "the refusal repeats the password: \(error.message)")
+            }
+        }
+        #expect(throws: ConfigError.self) { try load(nil, ["--database-url", "mysql://db.example/inventory"]) }
+    }
+
     @Test func syntaxErrorNamesLine() {
         do {
             _ = try load("[socket]\npath = \n")

@@ -1,0 +1,91 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Lending
+import Logging
+import PostgresNIO
+
+// CSV import: the records of ``InventoryImport`` applied in one transaction, idempotent by ID.
+extension PostgresInventoryStore {
+    /// Thrown inside the transaction to roll it back (a dry run, or a bad line without
+    /// `partial`) while keeping the report.
+    private struct RolledBack: Error { let report: ImportReport }
+
+    /// As the SQLite store's: adds the records that are new, updates those that differ (keeping
+    /// their registration time; a device's changes are logged with `actor`), and leaves equal
+    /// ones alone. Each line runs in a savepoint, so a line the store refuses (an unknown group
+    /// or user, an ID differing only in case, …) becomes a problem and the others go on. Nothing
+    /// is written when `dryRun`, or when any line is bad unless `partial`.
+    public func importLines(_ lines: [ImportLine], problems: [ImportProblem], dryRun: Bool, partial: Bool,
+                            at: Date, by actor: ChangeActor?) async throws -> ImportReport {
+        let logger = self.logger
+        do {
+            return try await transaction { c in
+                var report = ImportReport()
+                report.problems = problems
+                for line in lines {
+                    try await c.query("SAVEPOINT import_line", logger: logger)
+                    do {
+                        try await Self.apply(c, line.item, to: &report, at: at, by: actor, logger: logger)
+                        try await c.query("RELEASE SAVEPOINT import_line", logger: logger)
+                    } catch let error as LendingError {
+                        try await c.query("ROLLBACK TO SAVEPOINT import_line", logger: logger)
+                        report.problems.append(ImportProblem(line: line.line, reason: error.description))
+                    }
+                }
+                report.problems.sort { $0.line < $1.line }
+                if dryRun || (!report.problems.isEmpty && !partial) { throw RolledBack(report: report) }
+                report.written = true
+                return report
+            }
+        } catch let rolledBack as RolledBack {
+            return rolledBack.report
+        }
+    }
+
+    private static func apply(_ c: PostgresConnection, _ item: ImportLine.Item, to report: inout ImportReport, at: Date,
+                              by actor: ChangeActor?, logger: Logger) async throws {
+        switch item {
+        case .user(var user):
+            guard let old = try await rows(c, "SELECT \(unescaped: Columns.user) FROM users WHERE id = \(user.id) FOR UPDATE",
+                                           logger: logger, Decode.user).first else {
+                try await insertUser(c, user, logger: logger)
+                return report.added.append(user.id)
+            }
+            user.registeredAt = old.registeredAt
+            guard user != old else { return report.unchanged.append(user.id) }
+            try await c.query("UPDATE users SET name = \(user.name) WHERE id = \(user.id)", logger: logger)
+            report.updated.append(user.id)
+        case .badge(var badge):
+            guard let old = try await rows(c, """
+                SELECT \(unescaped: Columns.badge) FROM badges WHERE identifier = \(badge.identifier) FOR UPDATE
+                """, logger: logger, Decode.badge).first else {
+                try await insertBadge(c, badge, logger: logger)
+                return report.added.append(badge.identifier)
+            }
+            badge.registeredAt = old.registeredAt
+            guard badge != old else { return report.unchanged.append(badge.identifier) }
+            if badge.userId != old.userId,
+               try await !exists(c, "SELECT 1 FROM users WHERE id = \(badge.userId) FOR KEY SHARE", logger: logger) {
+                throw LendingError.noSuchUser(badge.userId)
+            }
+            try await c.query("""
+                UPDATE badges SET kind = \(badge.kind.rawValue), user_id = \(badge.userId), label = \(badge.label)
+                WHERE identifier = \(badge.identifier)
+                """, logger: logger)
+            report.updated.append(badge.identifier)
+        case .device(var device):
+            guard let old = try await fetchDevice(c, id: device.id, lock: "FOR UPDATE", logger: logger) else {
+                try await insertDevice(c, device, at: at, by: actor, logger: logger)
+                return report.added.append(device.id)
+            }
+            device.registeredAt = old.registeredAt
+            device.isNFCRegistered = old.isNFCRegistered
+            guard device != old else { return report.unchanged.append(device.id) }
+            _ = try await updateDevice(c, from: old, to: device, at: at, by: actor, logger: logger)
+            report.updated.append(device.id)
+        }
+    }
+}
