@@ -160,7 +160,7 @@ def test_a_database_restart_mid_storm_loses_nothing_acknowledged(pg, tmpdir_path
     allowed = {"io.roombridge.Lending.AlreadyLent", "io.roombridge.Lending.NotLent",
                "io.roombridge.Lending.StorageOffline",
                # A connection lost during COMMIT itself: the outcome is unknown (checked below).
-               "org.varlink.service.InternalError"}
+               "io.roombridge.Lending.StorageOutcomeUnknown"}
     try:
         seed(d, devices=devices, users=(("U-0001", "Ada"), ("U-0002", "Bob")))
         calls = []  # (operation, device, reply)
@@ -215,7 +215,7 @@ def test_a_database_restart_mid_storm_loses_nothing_acknowledged(pg, tmpdir_path
         for rental in returned:
             assert stored[rental["id"]] == (rental["deviceId"], True), rental
         # Anything stored but not acknowledged came from a call whose outcome was unknown.
-        unknown = sum(r.get("error") == "org.varlink.service.InternalError" for _, _, r in calls)
+        unknown = sum(r.get("error") == "io.roombridge.Lending.StorageOutcomeUnknown" for _, _, r in calls)
         assert len(stored) - len(lent) <= unknown, (len(stored), len(lent), unknown)
         assert pg.psql("SELECT COUNT(*) FROM (SELECT device_id FROM rentals WHERE returned_at IS NULL "
                        "GROUP BY device_id HAVING COUNT(*) > 1) AS doubled", database) == "0"
