@@ -47,6 +47,9 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The database server cannot be reached (since `since`); the call was refused and nothing
     /// was recorded. The store reconnects by itself.
     case storageOffline(since: Date)
+    /// The connection to the database server was lost while the change was being committed
+    /// (`detail` says how): it may or may not have been recorded.
+    case storageOutcomeUnknown(detail: String)
 
     public var description: String {
         switch self {
@@ -96,6 +99,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "no user is armed at the reader; tap a badge first"
         case .storageFull(let directory):
             return "the disk holding \(directory) is full; free space there and try again; nothing was recorded"
+        case .storageOutcomeUnknown(let detail):
+            return "the connection to the database was lost while the change was being committed (\(detail)); it may or may not have been recorded: look (roombridgectl devices show, history) before trying again"
         case .storageOffline(let since):
             return "offline — nothing was recorded, try again (the database does not answer since \(LendingFormat.iso8601(since)); roombridged reconnects by itself)"
         case .storageCorrupt(let path, let detail):

@@ -68,9 +68,9 @@ final class Connectivity: Sendable {
             } catch let error as PSQLError where Self.isConnectionLoss(error) {
                 if attempt < 2 { continue }
                 throw goOffline(reason: Self.describe(error))
-            } catch let error as PostgresStoreError {
-                _ = goOffline(reason: error.description)
-                throw error
+            } catch LendingError.storageOutcomeUnknown(let detail) {
+                _ = goOffline(reason: detail)
+                throw LendingError.storageOutcomeUnknown(detail: detail)
             }
         }
     }
@@ -78,7 +78,7 @@ final class Connectivity: Sendable {
     /// A connection from the pool within the timeout, else ``LeaseFailure``. Once leased, `body`
     /// gets `callTimeout`: a connection that stops answering (seen when the server shuts down
     /// under load: a statement then waited without end) is closed, which fails its statement, and
-    /// the call reports the database offline, or ``PostgresStoreError/outcomeUnknown(detail:)``
+    /// the call reports the database offline, or ``LendingError/storageOutcomeUnknown(detail:)``
     /// when it was committing or still does not end.
     ///
     /// While other calls get answers the pool is only busy, and a lease waits on. The caller is
@@ -106,7 +106,7 @@ final class Connectivity: Sendable {
                             try? await connection.close()
                             // Closing did not end the statement either: answer without it.
                             try await Task.sleep(for: .seconds(1))
-                            answer.resume(throwing: PostgresStoreError.outcomeUnknown(
+                            answer.resume(throwing: LendingError.storageOutcomeUnknown(
                                 detail: "the database stopped answering for \(callTimeout + .seconds(1))"))
                         }
                         defer { watchdog.cancel() }
@@ -114,10 +114,10 @@ final class Connectivity: Sendable {
                             let value = try await body(connection)
                             lastAnswer.value.withLock { $0 = .now }
                             return value
+                        } catch LendingError.storageOutcomeUnknown(let detail) {
+                            throw LendingError.storageOutcomeUnknown(detail: detail)
                         } catch let error as LendingError {
                             lastAnswer.value.withLock { $0 = .now }  // a refusal is an answer
-                            throw error
-                        } catch let error as PostgresStoreError {
                             throw error
                         } catch where stalled.value.withLock({ $0 }) {
                             throw LeaseFailure(reason: "the database did not answer within \(callTimeout)")

@@ -120,7 +120,7 @@ public final class PostgresInventoryStore: InventoryStore {
             do {
                 try await connection.query("COMMIT", logger: logger)
             } catch let error as PSQLError where Connectivity.isConnectionLoss(error) {
-                throw PostgresStoreError.outcomeUnknown(detail: "\(error.code)")
+                throw LendingError.storageOutcomeUnknown(detail: "\(error.code)")
             }
             return result
         }
@@ -149,19 +149,6 @@ public enum DatabaseAvailability: Sendable, Equatable {
     case online
     /// Unreachable since `since`; `reason` says what failed.
     case offline(since: Date, reason: String)
-}
-
-/// Failures of the PostgreSQL store that are not the domain's.
-public enum PostgresStoreError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The connection was lost while the transaction committed: it may or may not be recorded.
-    case outcomeUnknown(detail: String)
-
-    public var description: String {
-        switch self {
-        case .outcomeUnknown(let detail):
-            return "the connection to the database was lost while the change was being committed (\(detail)); it may or may not have been recorded: look before trying again"
-        }
-    }
 }
 
 /// Why the PostgreSQL database could not be opened. Nothing was changed.

@@ -68,6 +68,10 @@ enum LendingWireErrors {
         # the daemon reconnects by itself.
         error StorageOffline (since: string, message: string)
 
+        # The connection to the database server was lost while the change was being committed:
+        # it may or may not have been recorded. Look before trying again.
+        error StorageOutcomeUnknown (detail: string, message: string)
+
         # The database failed an integrity check; changes are refused (reads still work) until
         # it is restored from a backup or reindexed. Nothing was recorded.
         error StorageCorrupt (path: string, detail: string, message: string)
@@ -113,6 +117,7 @@ enum LendingWireErrors {
         case .noArmedUser: name = "NotArmed"
         case .storageFull(let directory): name = "StorageFull"; p["directory"] = .string(directory)
         case .storageOffline(let since): name = "StorageOffline"; p["since"] = .string(LendingFormat.iso8601(since))
+        case .storageOutcomeUnknown(let detail): name = "StorageOutcomeUnknown"; p["detail"] = .string(detail)
         case .storageCorrupt(let path, let detail):
             name = "StorageCorrupt"; p["path"] = .string(path); p["detail"] = .string(detail)
         }
