@@ -17,24 +17,38 @@ public final class SQLiteInventoryStore: InventoryStore {
     /// The database file.
     public let path: String
     let health = Mutex(StoreHealthState())
+    /// A read-only connection for ``lookup(_:)``, used by one lookup at a time.
+    let lookupConnection: Mutex<DatabaseQueue?>
 
-    init(pool: DatabasePool, path: String) {
+    init(pool: DatabasePool, path: String, lookupConnection: DatabaseQueue?) {
         self.pool = pool
         self.path = path
+        self.lookupConnection = Mutex(lookupConnection)
     }
 
-    /// A single-row lookup by an indexed key, on the calling thread (GRDB's synchronous read: a
-    /// reader connection of the pool, in its own read transaction). With the pages cached it is a
-    /// few tens of µs of CPU, a fifth of what the async read's two thread hops cost (cooperative
-    /// pool → reader queue → back; measured in docs/benchmarks.md, "Store at scale"). Nothing
-    /// that scans goes through here.
-    func lookup<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.read(body)
+    /// A single-row lookup by an indexed key. It reads on the calling thread, on a connection of
+    /// its own, when that connection is free; with the pages cached that is a few tens of µs of
+    /// CPU, less than the async read's two thread hops (cooperative pool → reader queue → back;
+    /// docs/benchmarks.md, "Store at scale"). It never waits there: when the connection is in use
+    /// by another lookup, or SQLite reports it busy (the connection does not retry), the lookup
+    /// takes GRDB's async read instead. Nothing that scans goes through here.
+    func lookup<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            let result: T?? = try lookupConnection.withLockIfAvailable { queue throws -> T? in
+                guard let queue else { return nil }
+                return try queue.read(body)
+            }
+            if let result = result ?? nil { return result }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            // Fall through to the pool.
+        }
+        return try await pool.read(body)
     }
 
     /// Closes the connections (further calls fail). Blocks until running accesses finish;
     /// call it once at shutdown, off the cooperative pool if accesses may be long.
     public func close() throws {
+        try lookupConnection.withLock { queue in try queue?.close(); queue = nil }
         try pool.close()
     }
 }

@@ -137,7 +137,13 @@ extension SQLiteInventoryStore {
             try? pool.close()
             throw error
         }
-        return SQLiteInventoryStore(pool: pool, path: path)
+        // The lookups' own read-only connection; it never waits for a lock (see `lookup`).
+        var lookupConfig = Configuration()
+        lookupConfig.readonly = true
+        lookupConfig.busyMode = .immediateError
+        lookupConfig.label = "roombridge.lending.lookup"
+        let lookupConnection = try? DatabaseQueue(path: path, configuration: lookupConfig)
+        return SQLiteInventoryStore(pool: pool, path: path, lookupConnection: lookupConnection)
     }
 
     /// File-level checks before SQLite touches anything.
