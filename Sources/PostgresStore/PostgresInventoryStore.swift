@@ -31,7 +31,8 @@ public final class PostgresInventoryStore: InventoryStore {
         self.configuration = configuration
         self.logger = logger
         self.runTask = Task { await client.run() }
-        self.connectivity = Connectivity(client: client, timeout: configuration.connectTimeout, logger: logger)
+        self.connectivity = Connectivity(client: client, timeout: configuration.connectTimeout,
+                                         callTimeout: configuration.callTimeout, logger: logger)
     }
 
     deinit { runTask.cancel() }

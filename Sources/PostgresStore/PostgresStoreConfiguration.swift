@@ -23,12 +23,16 @@ public struct PostgresStoreConfiguration: Sendable, Hashable {
     public var maximumConnections: Int
     /// How long a call waits for a connection before it reports the database offline.
     public var connectTimeout: Duration
+    /// How long a call's statements may take on its connection before the connection is closed
+    /// and the call reports the database offline (or the outcome unknown, when committing).
+    public var callTimeout: Duration
 
     public init(
         host: String? = "localhost", port: Int = 5432, unixSocketDirectory: String? = nil,
         username: String, password: String? = nil, database: String, sslMode: SSLMode = .prefer,
-        maximumConnections: Int = 10, connectTimeout: Duration = .seconds(3)
+        maximumConnections: Int = 10, connectTimeout: Duration = .seconds(3), callTimeout: Duration = .seconds(5)
     ) {
+        self.callTimeout = callTimeout
         self.host = host
         self.port = port
         self.unixSocketDirectory = unixSocketDirectory
