@@ -102,9 +102,13 @@ if [ -n "$BLUEZ_CTL" ]; then
 else
   : > "$RUN_DIR/run.toml"
 fi
+# The scenario taps a device again at once to return it; a person waits longer than the repeat
+# window (lending.repeat_window, 5 s), inside which a second tap changes nothing.
+LENDING_ARGS=()
+[ "$SCENARIO" = 1 ] && LENDING_ARGS=(--lending-repeat-window 0)
 "$BIN/roombridged" --config "$RUN_DIR/run.toml" --socket-path "$SOCK" --socket-group "" \
   --auth-group "$(id -gn)" --database-path "$RUN_DIR/roombridge.sqlite" --log-level info \
-  "${NFC_ARGS[@]}" --nfc-modulations iso14443a --nfc-modulations felica212 \
+  "${NFC_ARGS[@]}" "${LENDING_ARGS[@]}" --nfc-modulations iso14443a --nfc-modulations felica212 \
   2> >(if [ "$SCENARIO" = 1 ]; then cat > "$RUN_DIR/roombridged.log"; else sed -u 's/^/[roombridged] /' >&2; fi) &
 pids+=($!)
 DAEMON_PID=$!
@@ -120,6 +124,9 @@ ctl badges bind 0102030405060708 --user U-0002 --kind felica
 ctl devices add D-0001 --group android-phone --model "Pixel 7" --serial SN-P7-0001 --os 14 --connector USB-C
 ctl devices add D-0002 --group iphone --model "iPhone 15" --serial SN-I15-0002 --os 17.1 --connector USB-C
 ctl devices add D-0003 --group ipad --model "iPad Air" --serial SN-IPA-0003 --os 17.0 --connector USB-C --status broken
+# Only a registered tag lends: bind the UID pn532-sim gives the shorthand tag `device:D-0001…`
+# (derived from the device ID), as `roombridgectl tag write` does for a real tag.
+ctl tag bind 04ED2C4CAC92A2 --device D-0001
 if [ -n "$BLUEZ_CTL" ] && [ "$SCENARIO" = 0 ]; then
   "$BIN/bluez-sim" ctl --control "$BLUEZ_CTL" beacon add "$AIKO_BEACON" 1 2 tx=-59 rssi=-65 noise=2 interval=300 \
     address=F0:00:00:00:00:01 > /dev/null
