@@ -46,19 +46,21 @@ struct AdminPages: Sendable {
                note: editing ? (form.raw("note") ?? nil) : form["note"])
     }
 
-    struct AddDevice: Encodable, Sendable { var id: String; var fields: Fields }
-    struct UpdateDevice: Encodable, Sendable { var id: String; var fields: Fields }
+    struct AddDevice: Encodable, Sendable { var id: String; var fields: Fields; var actor: String? }
+    struct UpdateDevice: Encodable, Sendable { var id: String; var fields: Fields; var actor: String? }
     struct Updated: Decodable, Sendable { var device: Device }
 
-    func add(_ form: Query) async throws -> String {
+    /// `actor`: the signed-in admin, recorded in the device's change log (the daemon trusts
+    /// roombridge-web to name it).
+    func add(_ form: Query, actor: String?) async throws -> String {
         let id = form["id"] ?? ""
-        _ = try await link.call("io.roombridge.Inventory.AddDevice", AddDevice(id: id, fields: Self.fields(form, editing: false)),
+        _ = try await link.call("io.roombridge.Inventory.AddDevice", AddDevice(id: id, fields: Self.fields(form, editing: false), actor: actor),
                                 returning: Updated.self)
         return id
     }
 
-    func update(_ id: String, _ form: Query) async throws {
-        _ = try await link.call("io.roombridge.Inventory.UpdateDevice", UpdateDevice(id: id, fields: Self.fields(form, editing: true)),
+    func update(_ id: String, _ form: Query, actor: String?) async throws {
+        _ = try await link.call("io.roombridge.Inventory.UpdateDevice", UpdateDevice(id: id, fields: Self.fields(form, editing: true), actor: actor),
                                 returning: Updated.self)
     }
 

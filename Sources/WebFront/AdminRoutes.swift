@@ -86,7 +86,7 @@ struct AdminRoutes: Sendable {
             let v = await viewer(request)
             if let refusal = check(v, form, l) { return refusal }
             do {
-                let id = try await admin.add(form)
+                let id = try await admin.add(form, actor: v.user)
                 logger.notice("admin \(v.user ?? "?") added device \(id)")
                 return Response(status: .seeOther, headers: [.location: "/devices/\(HTML.urlComponent(id))"])
             } catch let error as VarlinkError {
@@ -114,7 +114,7 @@ struct AdminRoutes: Sendable {
             if let refusal = check(v, form, l) { return refusal }
             let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
             do {
-                try await admin.update(id, form)
+                try await admin.update(id, form, actor: v.user)
                 logger.notice("admin \(v.user ?? "?") changed device \(id)")
                 return Response(status: .seeOther, headers: [.location: "/devices/\(HTML.urlComponent(id))"])
             } catch let error as VarlinkError where !error.name.hasSuffix(".NoSuchDevice") {

@@ -10,30 +10,32 @@ struct DeskForms: Sendable {
     let link: DaemonLink
     let pages: Pages
 
-    struct Lend: Encodable, Sendable { var deviceId: String; var userId: String; var dueAt: String? }
-    struct Return: Encodable, Sendable { var deviceId: String }
-    struct Renew: Encodable, Sendable { var deviceId: String; var dueAt: String }
+    struct Lend: Encodable, Sendable { var deviceId: String; var userId: String; var dueAt: String?; var actor: String? }
+    struct Return: Encodable, Sendable { var deviceId: String; var actor: String? }
+    struct Renew: Encodable, Sendable { var deviceId: String; var dueAt: String; var actor: String? }
     struct AddUser: Encodable, Sendable { var id: String; var name: String }
     struct AddBadge: Encodable, Sendable { var identifier: String; var kind: String; var userId: String }
     struct Ignored: Decodable, Sendable {}
 
     func add(to router: Router<BasicRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
         admin.change(router, "/rentals/lend", localizer: localizer,
-                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, l, _, _ in
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, _, _ in
             let due = try form["due"].map { day throws(PageError) in try Self.endOfDay(day, l) }
-            _ = try await link.call("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due),
+            _ = try await link.call("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due,
+                                                                      actor: v.user),
                                     returning: Ignored.self)
             return "/rentals"
         }
         admin.change(router, "/rentals/return", localizer: localizer,
-                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, _, _, _ in
-            _ = try await link.call("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? ""), returning: Ignored.self)
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, _, _, _ in
+            _ = try await link.call("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? "", actor: v.user), returning: Ignored.self)
             return "/rentals"
         }
         admin.change(router, "/rentals/renew", localizer: localizer,
-                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, _, l, _, _ in
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, _, _ in
             let due = try Self.endOfDay(form["due"] ?? "", l)
-            _ = try await link.call("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due), returning: Ignored.self)
+            _ = try await link.call("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due, actor: v.user),
+                                    returning: Ignored.self)
             return "/rentals"
         }
         admin.change(router, "/users/new", localizer: localizer,

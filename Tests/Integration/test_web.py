@@ -537,6 +537,9 @@ def test_admin_signs_in_adds_and_edits_a_device_and_sees_the_change_log(daemon, 
     assert re.search(r"changed\s+OS version\s+17\.1 → 17\.2", detail), detail
     assert re.search(r"changed\s+Status\s+Normal → Broken", detail), detail
     assert "Signed in as root-admin" in detail
+    # The change log names the signed-in admin, through roombridge-web.
+    actors = {e.get("actor") for e in ctl_json(daemon, "devices", "log", "D-0100")}
+    assert actors and all(a and a.startswith("web:root-admin") for a in actors), actors
 
     # An error from the daemon is shown on the form, and nothing changes.
     _, _, page = c.request("GET", "/devices/new")
@@ -733,6 +736,7 @@ def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, 
     assert status == 303 and headers["Location"] == "/rentals", status
     rental = ctl_json(daemon, "devices", "show", "D-0003")[0]["device"]["rental"]
     assert rental["userId"] == "U-0002" and rental["dueAt"].startswith("2030-12-03T14:59"), rental  # end of the day in Tokyo
+    assert rental.get("lentBy", "").startswith("web:"), rental  # the signed-in admin, through roombridge-web
 
     # The overdue rental is highlighted in both tables; the one due in 2030 is not.
     def overdue_rows():
