@@ -49,6 +49,13 @@ struct AdminPages: Sendable {
     struct AddDevice: Encodable, Sendable { var id: String; var fields: Fields; var actor: String? }
     struct UpdateDevice: Encodable, Sendable { var id: String; var fields: Fields; var actor: String? }
     struct Updated: Decodable, Sendable { var device: Device }
+    struct DeleteDevice: Encodable, Sendable { var id: String; var actor: String? }
+    struct Deleted: Decodable, Sendable {}
+
+    /// Deletes a device that is not lent (its history and change log stay).
+    func delete(_ id: String, actor: String?) async throws {
+        _ = try await link.call("io.roombridge.Inventory.DeleteDevice", DeleteDevice(id: id, actor: actor), returning: Deleted.self)
+    }
 
     /// `actor`: the signed-in admin, recorded in the device's change log (the daemon trusts
     /// roombridge-web to name it).

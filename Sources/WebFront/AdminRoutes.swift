@@ -107,6 +107,20 @@ struct AdminRoutes: Sendable {
                 return try await admin.deviceForm($0, viewer: v, device: device, form: nil, error: nil)
             }
         }
+        router.post("/devices/:id/delete") { request, context -> Response in
+            let l = localizer(request)
+            let form = try await Self.form(request, context)
+            let v = await viewer(request)
+            if let refusal = check(v, form, l) { return refusal }
+            let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
+            do {
+                try await admin.delete(id, actor: v.user)
+                logger.notice("admin \(v.user ?? "?") deleted device \(id)")
+                return Response(status: .seeOther, headers: [.location: "/devices"])
+            } catch {
+                return WebServer.errorPage(error, l, path: request.uri.path)  // e.g. lent: the daemon says so
+            }
+        }
         router.post("/devices/:id/edit") { request, context -> Response in
             let l = localizer(request)
             let form = try await Self.form(request, context)

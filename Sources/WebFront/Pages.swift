@@ -74,6 +74,8 @@ struct Pages: Sendable {
             ("device.registered", l.dateTime(d.registeredAt)), ("device.note", d.note ?? l.t("common.none")),
         ]
         var body = viewer.user == nil ? "" : "<p><a id=\"edit-device\" href=\"/devices/\(HTML.urlComponent(d.id))/edit\">\(HTML.escape(l.t("device.edit")))</a></p>"
+            + "<form method=\"post\" action=\"/devices/\(HTML.urlComponent(d.id))/delete\">\(viewer.csrfField)"
+            + "<button id=\"delete-device\">\(HTML.escape(l.t("device.delete")))</button></form>"
         body += "<dl class=\"facts\">" + facts.map { "<dt>\(HTML.escape(l.t($0.0)))</dt><dd>\(HTML.escape($0.1))</dd>" }.joined() + "</dl>"
         body += "<h2>\(HTML.escape(l.t("device.activeRental")))</h2>"
         if let r = d.rental {

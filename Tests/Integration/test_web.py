@@ -546,6 +546,22 @@ def test_admin_signs_in_adds_and_edits_a_device_and_sees_the_change_log(daemon, 
     status, _, page = c.request("POST", "/devices/new", {"csrf": c.token(page), "id": "D-0100", "groupId": "iphone", "model": "X"})
     assert status == 400 and "already exists" in text_of(page)
 
+    # Deleting: refused while lent (the daemon's reason on the page), then done; signed out, refused.
+    ctl(daemon, "devices", "add", "D-0101", "--group", "iphone", "--model", "iPhone 14", "--serial", "F2LY",
+        "--os", "17.0", "--connector", "USB-C")
+    ctl(daemon, "users", "add", "U-0100", "--name", "Dana")
+    ctl(daemon, "lend", "--device", "D-0101", "--user", "U-0100")
+    _, _, page = c.request("GET", "/devices/D-0101")
+    status, _, refused = c.request("POST", "/devices/D-0101/delete", {"csrf": c.token(page)})
+    assert status == 400 and "D-0101" in text_of(refused), (status, text_of(refused))
+    assert ctl_json(daemon, "devices", "show", "D-0101")[0]["device"]["id"] == "D-0101"
+    ctl(daemon, "return", "D-0101")
+    status, _, _ = Client(web).request("POST", "/devices/D-0101/delete", {"csrf": "x"})
+    assert status == 401
+    status, headers, _ = c.request("POST", "/devices/D-0101/delete", {"csrf": c.token(page)})
+    assert status == 303 and headers["Location"] == "/devices", status
+    assert "D-0101" not in json.dumps(ctl_json(daemon, "devices", "list"))
+
 
 def test_changes_need_a_csrf_token_and_a_signed_in_admin(daemon, web_factory, tmpdir_path):
     seed(daemon)

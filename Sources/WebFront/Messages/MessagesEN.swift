@@ -33,6 +33,7 @@ enum MessagesEN {
         "admin.required": "Sign in as an admin to change anything.",
         "admin.none": "No admin accounts are configured (--accounts); see docs/web.md.",
         "device.add": "Add device",
+        "device.delete": "Delete this device",
         "device.edit": "Edit",
         "device.save": "Save",
         "device.editTitle": "Edit device {id}",

@@ -32,6 +32,7 @@ enum MessagesJA {
         "admin.required": "変更するには管理者としてログインしてください。",
         "admin.none": "管理者アカウントが設定されていません（--accounts）。docs/web.md を参照してください。",
         "device.add": "端末を追加",
+        "device.delete": "この端末を削除",
         "device.edit": "編集",
         "device.save": "保存",
         "device.editTitle": "端末 {id} を編集",
