@@ -64,6 +64,46 @@ public struct ImportReport: Sendable, Hashable {
     public var written = false
 
     public init() {}
+
+    /// A report starting from the problems found while reading the file.
+    public init(problems: [ImportProblem]) { self.problems = problems }
+
+    /// A line the store refused: a problem of that line.
+    public mutating func refused(_ line: ImportLine, _ error: LendingError) {
+        problems.append(ImportProblem(line: line.line, reason: error.description))
+    }
+
+    /// Ends the import: the problems in line order, and whether to commit — never on a dry run,
+    /// and with a bad line only when `partial`. `written` says the same.
+    public mutating func finish(dryRun: Bool, partial: Bool) -> Bool {
+        problems.sort { $0.line < $1.line }
+        written = !dryRun && (problems.isEmpty || partial)
+        return written
+    }
+}
+
+/// What an import line does to the record already stored under its ID: the stored record keeps
+/// its registration time (and a device its NFC registration, which only tag binding changes);
+/// `nil` when nothing else differs, so the line leaves it unchanged.
+public enum ImportMerge {
+    public static func user(_ new: User, onto old: User) -> User? {
+        var merged = new
+        merged.registeredAt = old.registeredAt
+        return merged == old ? nil : merged
+    }
+
+    public static func badge(_ new: Badge, onto old: Badge) -> Badge? {
+        var merged = new
+        merged.registeredAt = old.registeredAt
+        return merged == old ? nil : merged
+    }
+
+    public static func device(_ new: Device, onto old: Device) -> Device? {
+        var merged = new
+        merged.registeredAt = old.registeredAt
+        merged.isNFCRegistered = old.isNFCRegistered
+        return merged == old ? nil : merged
+    }
 }
 
 /// Reading an import file into records, line by line, with the inventory's validation rules;

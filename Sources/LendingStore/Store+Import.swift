@@ -17,8 +17,7 @@ extension SQLiteInventoryStore {
                             at: Date, by actor: ChangeActor?) async throws -> ImportReport {
         do {
             return try await write { db in
-                var report = ImportReport()
-                report.problems = problems
+                var report = ImportReport(problems: problems)
                 for line in lines {
                     do {
                         try db.inSavepoint {
@@ -26,12 +25,10 @@ extension SQLiteInventoryStore {
                             return .commit
                         }
                     } catch let error as LendingError {
-                        report.problems.append(ImportProblem(line: line.line, reason: error.description))
+                        report.refused(line, error)
                     }
                 }
-                report.problems.sort { $0.line < $1.line }
-                if dryRun || (!report.problems.isEmpty && !partial) { throw RolledBack(report: report) }
-                report.written = true
+                guard report.finish(dryRun: dryRun, partial: partial) else { throw RolledBack(report: report) }
                 return report
             }
         } catch let rolledBack as RolledBack {
@@ -42,35 +39,31 @@ extension SQLiteInventoryStore {
     private static func apply(_ db: Database, _ item: ImportLine.Item, to report: inout ImportReport, at: Date,
                               by actor: ChangeActor?) throws {
         switch item {
-        case .user(var user):
+        case .user(let user):
             guard let old = try fetchUser(db, id: user.id) else {
                 try insertUser(db, user)
                 return report.added.append(user.id)
             }
-            user.registeredAt = old.registeredAt
-            guard user != old else { return report.unchanged.append(user.id) }
+            guard let user = ImportMerge.user(user, onto: old) else { return report.unchanged.append(user.id) }
             try user.update(db)
             report.updated.append(user.id)
-        case .badge(var badge):
+        case .badge(let badge):
             guard let old = try Badge.fetchOne(db, key: badge.identifier) else {
                 try insertBadge(db, badge)
                 return report.added.append(badge.identifier)
             }
-            badge.registeredAt = old.registeredAt
-            guard badge != old else { return report.unchanged.append(badge.identifier) }
+            guard let badge = ImportMerge.badge(badge, onto: old) else { return report.unchanged.append(badge.identifier) }
             if badge.userId != old.userId, try fetchUser(db, id: badge.userId) == nil {
                 throw LendingError.noSuchUser(badge.userId)
             }
             try badge.update(db)
             report.updated.append(badge.identifier)
-        case .device(var device):
+        case .device(let device):
             guard let old = try fetchDevice(db, id: device.id) else {
                 try insertDevice(db, device, at: at, by: actor)
                 return report.added.append(device.id)
             }
-            device.registeredAt = old.registeredAt
-            device.isNFCRegistered = old.isNFCRegistered
-            guard device != old else { return report.unchanged.append(device.id) }
+            guard let device = ImportMerge.device(device, onto: old) else { return report.unchanged.append(device.id) }
             _ = try updateDevice(db, from: old, to: device, at: at, by: actor)
             report.updated.append(device.id)
         }

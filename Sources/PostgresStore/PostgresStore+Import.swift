@@ -23,8 +23,7 @@ extension PostgresInventoryStore {
         let logger = self.logger
         do {
             return try await transaction { c in
-                var report = ImportReport()
-                report.problems = problems
+                var report = ImportReport(problems: problems)
                 for line in lines {
                     try await c.query("SAVEPOINT import_line", logger: logger)
                     do {
@@ -32,12 +31,10 @@ extension PostgresInventoryStore {
                         try await c.query("RELEASE SAVEPOINT import_line", logger: logger)
                     } catch let error as LendingError {
                         try await c.query("ROLLBACK TO SAVEPOINT import_line", logger: logger)
-                        report.problems.append(ImportProblem(line: line.line, reason: error.description))
+                        report.refused(line, error)
                     }
                 }
-                report.problems.sort { $0.line < $1.line }
-                if dryRun || (!report.problems.isEmpty && !partial) { throw RolledBack(report: report) }
-                report.written = true
+                guard report.finish(dryRun: dryRun, partial: partial) else { throw RolledBack(report: report) }
                 return report
             }
         } catch let rolledBack as RolledBack {
@@ -48,25 +45,23 @@ extension PostgresInventoryStore {
     private static func apply(_ c: PostgresConnection, _ item: ImportLine.Item, to report: inout ImportReport, at: Date,
                               by actor: ChangeActor?, logger: Logger) async throws {
         switch item {
-        case .user(var user):
+        case .user(let user):
             guard let old = try await rows(c, "SELECT \(unescaped: Columns.user) FROM users WHERE id = \(user.id) FOR UPDATE",
                                            logger: logger, Decode.user).first else {
                 try await insertUser(c, user, logger: logger)
                 return report.added.append(user.id)
             }
-            user.registeredAt = old.registeredAt
-            guard user != old else { return report.unchanged.append(user.id) }
+            guard let user = ImportMerge.user(user, onto: old) else { return report.unchanged.append(user.id) }
             try await c.query("UPDATE users SET name = \(user.name) WHERE id = \(user.id)", logger: logger)
             report.updated.append(user.id)
-        case .badge(var badge):
+        case .badge(let badge):
             guard let old = try await rows(c, """
                 SELECT \(unescaped: Columns.badge) FROM badges WHERE identifier = \(badge.identifier) FOR UPDATE
                 """, logger: logger, Decode.badge).first else {
                 try await insertBadge(c, badge, logger: logger)
                 return report.added.append(badge.identifier)
             }
-            badge.registeredAt = old.registeredAt
-            guard badge != old else { return report.unchanged.append(badge.identifier) }
+            guard let badge = ImportMerge.badge(badge, onto: old) else { return report.unchanged.append(badge.identifier) }
             if badge.userId != old.userId,
                try await !exists(c, "SELECT 1 FROM users WHERE id = \(badge.userId) FOR KEY SHARE", logger: logger) {
                 throw LendingError.noSuchUser(badge.userId)
@@ -76,14 +71,12 @@ extension PostgresInventoryStore {
                 WHERE identifier = \(badge.identifier)
                 """, logger: logger)
             report.updated.append(badge.identifier)
-        case .device(var device):
+        case .device(let device):
             guard let old = try await fetchDevice(c, id: device.id, lock: "FOR UPDATE", logger: logger) else {
                 try await insertDevice(c, device, at: at, by: actor, logger: logger)
                 return report.added.append(device.id)
             }
-            device.registeredAt = old.registeredAt
-            device.isNFCRegistered = old.isNFCRegistered
-            guard device != old else { return report.unchanged.append(device.id) }
+            guard let device = ImportMerge.device(device, onto: old) else { return report.unchanged.append(device.id) }
             _ = try await updateDevice(c, from: old, to: device, at: at, by: actor, logger: logger)
             report.updated.append(device.id)
         }

@@ -50,4 +50,37 @@ struct ImportTests {
         #expect(badges.lines.map(\.item.id) == ["04A1B2C3"])
         #expect(badges.problems.map(\.line) == [3, 4])  // a FeliCa IDm has 8 bytes; zz is not hex
     }
+
+    @Test func aStoredRecordKeepsItsRegistrationAndOnlyRealChangesUpdateIt() {
+        let t0 = Date(timeIntervalSince1970: 1_700_000_000), t1 = t0.addingTimeInterval(3600)
+        let old = User(id: "U-1", name: "Aiko", registeredAt: t0)
+        #expect(ImportMerge.user(User(id: "U-1", name: "Aiko", registeredAt: t1), onto: old) == nil)
+        #expect(ImportMerge.user(User(id: "U-1", name: "Aiko T", registeredAt: t1), onto: old)
+                == User(id: "U-1", name: "Aiko T", registeredAt: t0))
+        var device = Device(id: "D-1", groupId: "g", model: "M", serialNumber: "S", osVersion: "1", status: .normal,
+                            connectorType: "USB-C", registeredAt: t0, note: nil)
+        device.isNFCRegistered = true
+        var line = device
+        line.registeredAt = t1
+        line.isNFCRegistered = false
+        #expect(ImportMerge.device(line, onto: device) == nil, "a line cannot unregister a tag")
+        line.model = "M2"
+        #expect(ImportMerge.device(line, onto: device)?.isNFCRegistered == true)
+    }
+
+    @Test func anImportCommitsOnlyWhenItShould() {
+        var clean = ImportReport()
+        let cleanCommits = clean.finish(dryRun: false, partial: false)
+        #expect(cleanCommits && clean.written)
+        var dry = ImportReport()
+        let dryCommits = dry.finish(dryRun: true, partial: true)
+        #expect(!dryCommits && !dry.written)
+        var bad = ImportReport(problems: [ImportProblem(line: 5, reason: "b")])
+        bad.refused(ImportLine(line: 3, item: .user(User(id: "U", name: "x", registeredAt: .now))), .noSuchUser("U-9"))
+        let allOrNothing = bad.finish(dryRun: false, partial: false)
+        #expect(!allOrNothing)
+        #expect(bad.problems.map(\.line) == [3, 5])
+        let partial = bad.finish(dryRun: false, partial: true)
+        #expect(partial)
+    }
 }
