@@ -99,7 +99,7 @@ extension SQLiteInventoryStore {
 
     public func device(id: DeviceID) async throws -> DeviceRecord? {
         // The statement is prepared once per reader connection (cachedStatement), not per call.
-        try await lookup { db in
+        try await pool.read { db in
             try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"), arguments: [id],
                              adapter: Self.deviceRecordAdapter).map(Self.decodeDeviceRecord)
         }

@@ -47,7 +47,7 @@ extension SQLiteInventoryStore {
     }
 
     public func user(id: UserID) async throws -> User? {
-        try await lookup { db in try Self.fetchUser(db, id: id) }
+        try await pool.read { db in try Self.fetchUser(db, id: id) }
     }
 
     public func users(nameContains: String?, page: PageRequest) async throws -> Page<User> {
@@ -140,7 +140,7 @@ extension SQLiteInventoryStore {
 
     public func resolve(uid: String) async throws -> UIDBinding? {
         guard let canonical = CardIdentifier.canonical(uid) else { return nil }
-        return try await lookup { db in
+        return try await pool.read { db in
             if let row = try Row.fetchOne(db.cachedStatement(sql: """
                 \(Self.deviceRecordSelect) JOIN tag_bindings t ON t.device_id = d.id WHERE t.uid = ?
                 """), arguments: [canonical], adapter: Self.deviceRecordAdapter) {

@@ -137,13 +137,7 @@ extension SQLiteInventoryStore {
             try? pool.close()
             throw error
         }
-        // The lookups' own read-only connection; it never waits for a lock (see `lookup`).
-        var lookupConfig = Configuration()
-        lookupConfig.readonly = true
-        lookupConfig.busyMode = .immediateError
-        lookupConfig.label = "roombridge.lending.lookup"
-        let lookupConnection = try? DatabaseQueue(path: path, configuration: lookupConfig)
-        return SQLiteInventoryStore(pool: pool, path: path, lookupConnection: lookupConnection)
+        return SQLiteInventoryStore(pool: pool, path: path)
     }
 
     /// File-level checks before SQLite touches anything.
