@@ -1,8 +1,10 @@
 import Foundation
+import MultipartKit
 
 /// A submitted `multipart/form-data` body (RFC 7578), as a browser sends a form with a file:
 /// each part's field name (`Content-Disposition: form-data; name="…"`), its file name when it is
-/// a file, and its bytes. No I/O: the caller collects the body first.
+/// a file, and its bytes; the framing is parsed by multipart-kit. No I/O: the caller collects
+/// the body first.
 struct MultipartForm: Sendable {
     struct Part: Sendable {
         var name: String
@@ -20,24 +22,26 @@ struct MultipartForm: Sendable {
         return fields.dropFirst().first(where: { $0.0.lowercased() == "boundary" }).flatMap { $0.1.isEmpty ? nil : $0.1 }
     }
 
-    /// Parses `body`; nil when it is not framed by `boundary` (no opening or closing delimiter,
-    /// or a part without its blank line after the headers).
+    /// Parses `body` with multipart-kit's `MultipartParser`; nil when it is not framed by
+    /// `boundary` (no part, no closing delimiter, or a malformed part header).
     init?(_ body: [UInt8], boundary: String) {
-        let delimiter = Array("--\(boundary)".utf8)
-        let crlf: [UInt8] = [13, 10]
-        guard var at = body.firstRange(of: delimiter)?.upperBound else { return nil }
+        guard !boundary.isEmpty, body.firstRange(of: Array("--\(boundary)--".utf8)) != nil else { return nil }
+        let parser = MultipartParser(boundary: boundary)
         var parts: [Part] = []
-        while true {
-            let rest = body[at...]
-            if rest.starts(with: [45, 45]) { break }  // "--": the closing delimiter
-            guard rest.starts(with: crlf), let headerEnd = rest.firstRange(of: crlf + crlf) else { return nil }
-            let headers = String(decoding: body[(at + 2)..<headerEnd.lowerBound], as: UTF8.self)
-            guard let next = body[headerEnd.upperBound...].firstRange(of: crlf + delimiter) else { return nil }
-            if let disposition = Self.disposition(headers), let name = disposition["name"] {
-                parts.append(Part(name: name, filename: disposition["filename"], body: Array(body[headerEnd.upperBound..<next.lowerBound])))
+        var headers: [(String, String)] = []
+        var current: [UInt8] = []
+        parser.onHeader = { name, value in headers.append((name, value)) }
+        parser.onBody = { chunk in current += chunk.readBytes(length: chunk.readableBytes) ?? [] }
+        parser.onPartComplete = {
+            let disposition = headers.first { $0.0.lowercased() == "content-disposition" }.flatMap { Self.disposition($0.1) }
+            if let disposition, let name = disposition["name"] {
+                parts.append(Part(name: name, filename: disposition["filename"], body: current))
             }
-            at = next.upperBound
+            headers = []
+            current = []
         }
+        do { try parser.execute(body) } catch { return nil }
+        guard !parts.isEmpty else { return nil }
         self.parts = parts
     }
 
@@ -54,16 +58,12 @@ struct MultipartForm: Sendable {
         parts.last { $0.name == name && !($0.filename ?? "").isEmpty }
     }
 
-    /// The `name` and `filename` of a part's `Content-Disposition: form-data` header.
-    private static func disposition(_ headers: String) -> [String: String]? {
-        for line in headers.split(separator: "\r\n") {
-            let (key, value) = (line.prefix { $0 != ":" }, line.drop { $0 != ":" }.dropFirst())
-            guard key.lowercased() == "content-disposition" else { continue }
-            let fields = parameters(String(value))
-            guard fields.first?.0.lowercased() == "form-data" else { return nil }
-            return Dictionary(fields.dropFirst().map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { _, last in last })
-        }
-        return nil
+    /// The `name` and `filename` of a `Content-Disposition: form-data` header's value
+    /// (multipart-kit parses the framing, but keeps its header-parameter parser to itself).
+    private static func disposition(_ value: String) -> [String: String]? {
+        let fields = parameters(value)
+        guard fields.first?.0.lowercased() == "form-data" else { return nil }
+        return Dictionary(fields.dropFirst().map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { _, last in last })
     }
 
     /// `value; key=token; key="quoted; \"text\""` as [(value, ""), (key, text), …].
