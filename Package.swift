@@ -190,10 +190,10 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: [
-            "TestSupport", "Lending", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
+            "TestSupport", "Lending", "JSON", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // The store contract suites run against SQLite and PostgreSQL (ROOMBRIDGE_PG_URL).
-        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending",
+        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending", "JSON",
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
             "PostgresStore", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),

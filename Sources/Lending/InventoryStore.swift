@@ -219,6 +219,32 @@ public protocol InventoryStore: Sendable {
     func nextOverdueAnnouncement() async throws -> Date?
     /// Rental history, newest first.
     func history(_ query: HistoryQuery, page: PageRequest) async throws -> Page<Rental>
+
+    // MARK: Outbox
+    // `lend`, `returnDevice`, `renew` and `claimOverdueAnnouncements` write one entry per event and
+    // per route of the store's configuration in their own transaction (``OutboxEvent/inserts``);
+    // with no routes they write none.
+    /// Pending entries due at `now` (``OutboxEntry/nextAttemptAt``), in order; an entry waits
+    /// while an earlier pending entry of the same device and target exists (delivery in order per
+    /// device).
+    func pendingOutbox(limit: Int, now: Date) async throws -> [OutboxEntry]
+    /// The target accepted the entry.
+    func markDelivered(seq: Int64, at: Date) async throws
+    /// An attempt failed with `error`; the entry is tried again at `next`.
+    func markAttemptFailed(seq: Int64, next: Date, error: String) async throws
+    /// Counts per target and state, ordered by target.
+    func outboxCounts() async throws -> [OutboxCounts]
+    /// Entries, newest first; `state` filters.
+    func outboxEntries(state: OutboxState?, page: PageRequest) async throws -> Page<OutboxEntry>
+    /// A pending or dropped entry is tried again at `now`. Fails with ``LendingError/noSuchOutboxEntry(_:)``,
+    /// or ``LendingError/invalidField(_:reason:)`` when it was delivered.
+    func retryOutbox(seq: Int64, now: Date) async throws
+    /// A pending entry is dropped: never sent, and it no longer holds back the device's later
+    /// entries. Fails with ``LendingError/noSuchOutboxEntry(_:)``, or
+    /// ``LendingError/invalidField(_:reason:)`` when it was delivered.
+    func dropOutbox(seq: Int64) async throws
+    /// Deletes delivered and dropped entries older than `before`; returns how many.
+    func pruneOutbox(before: Date) async throws -> Int
 }
 
 extension InventoryStore {

@@ -11,6 +11,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     case noSuchGroup(GroupID)
     case noSuchBadge(String)
     case noSuchTagBinding(String)
+    /// No outbox entry has this sequence number (it may have been pruned).
+    case noSuchOutboxEntry(Int64)
     case deviceAlreadyExists(DeviceID)
     case userAlreadyExists(UserID)
     case groupAlreadyExists(GroupID)
@@ -63,6 +65,8 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "no badge \(id); see roombridgectl badges list"
         case .noSuchTagBinding(let uid):
             return "tag \(uid) is not bound to any device; bind it with roombridgectl tags bind"
+        case .noSuchOutboxEntry(let seq):
+            return "no outbox entry \(seq); see roombridgectl outbox list"
         case .deviceAlreadyExists(let id):
             return "device \(id) already exists; choose another ID or update it instead"
         case .userAlreadyExists(let id):

@@ -17,10 +17,13 @@ public final class SQLiteInventoryStore: InventoryStore {
     /// The database file.
     public let path: String
     let health = Mutex(StoreHealthState())
+    /// Where lending events go (``StoreConfiguration/outboxRoutes``).
+    let outboxRoutes: [OutboxRoute]
 
-    init(pool: DatabasePool, path: String) {
+    init(pool: DatabasePool, path: String, outboxRoutes: [OutboxRoute] = []) {
         self.pool = pool
         self.path = path
+        self.outboxRoutes = outboxRoutes
     }
 
     /// Closes the connections (further calls fail). Blocks until running accesses finish;

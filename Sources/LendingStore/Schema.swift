@@ -15,6 +15,7 @@ enum Schema {
         migrator.registerMigration("v4") { db in try db.execute(sql: v4) }
         migrator.registerMigration("v5") { db in try db.execute(sql: v5) }
         migrator.registerMigration("v6") { db in try db.execute(sql: v6) }
+        migrator.registerMigration("v7") { db in try db.execute(sql: v7) }
         return migrator
     }
 
@@ -251,6 +252,29 @@ enum Schema {
             announced_at INTEGER NOT NULL,
             PRIMARY KEY (rental_id, due_at)
         ) WITHOUT ROWID;
+        """
+
+    /// Version 7: the outbox. One row per lending event and delivery target, written in the
+    /// transaction of the change; `seq` orders delivery, `event_id` (a UUID, the same for every
+    /// target) is the receivers' idempotency key.
+    static let v7 = """
+        CREATE TABLE outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('lend', 'return', 'renew', 'overdue')),
+            device_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dropped')),
+            last_error TEXT,
+            delivered_at INTEGER,
+            UNIQUE (event_id, target)
+        );
+        CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
+        CREATE INDEX outbox_by_state ON outbox(state, seq);
         """
 
     /// The messages the schema's triggers raise, as the store recognises them (migrations are

@@ -7,6 +7,7 @@ import Lending
 extension SQLiteInventoryStore {
     public func claimOverdueAnnouncements(at now: Date) async throws -> [Rental] {
         let t = Millis.from(now)
+        let routes = outboxRoutes
         return try await write { db in
             let due = try Rental.fetchAll(db, sql: """
                 SELECT \(Self.rentalColumns) FROM rentals r
@@ -17,6 +18,7 @@ extension SQLiteInventoryStore {
             for rental in due {
                 try db.execute(sql: "INSERT INTO overdue_announcements (rental_id, due_at, announced_at) VALUES (?, ?, ?)",
                                arguments: [rental.id, rental.dueAt.map(Millis.from), t])
+                try Self.writeOutbox(db, .overdue, rental, at: now, routes: routes)
             }
             return due
         }

@@ -12,6 +12,7 @@ extension SQLiteInventoryStore {
     /// `rentals_only_normal_devices`), and the refusal is mapped to the domain's error.
     public func lend(_ request: LendRequest) async throws -> Rental {
         try StoreConventions.requireDueAfterLend(request)
+        let routes = outboxRoutes
         return try await write { db in
             if let limit = request.maxActivePerUser, let user = try User.fetchOne(db, key: request.userId) {
                 let active = try String.fetchAll(db, sql: """
@@ -47,6 +48,7 @@ extension SQLiteInventoryStore {
             guard let rental = try Rental.fetchOne(db, key: id) else {
                 throw LendingError.noSuchDevice(request.deviceId)
             }
+            try Self.writeOutbox(db, .lend, rental, at: request.at, routes: routes)
             return rental
         }
     }
@@ -66,6 +68,7 @@ extension SQLiteInventoryStore {
 
     public func returnDevice(_ request: ReturnRequest) async throws -> Rental {
         if let note = request.note { try Validation.returnNote(note) }
+        let routes = outboxRoutes
         return try await write { db in
             guard var rental = try Self.fetchActiveRental(db, deviceId: request.deviceId) else {
                 if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [request.deviceId]) {
@@ -92,6 +95,7 @@ extension SQLiteInventoryStore {
             rental.returnedBy = request.returnedBy?.text
             rental.returnLocation = request.location
             rental.returnNote = request.note
+            try Self.writeOutbox(db, .return, rental, at: request.at, routes: routes)
             return rental
         }
     }
@@ -100,6 +104,7 @@ extension SQLiteInventoryStore {
         if dueAt <= at {
             throw LendingError.invalidField("dueAt", reason: "\(LendingFormat.iso8601(dueAt)) is not in the future; give a later date")
         }
+        let routes = outboxRoutes
         return try await write { db in
             guard var rental = try Self.fetchActiveRental(db, deviceId: deviceId) else {
                 if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [deviceId]) { throw LendingError.notLent(deviceId) }
@@ -110,6 +115,7 @@ extension SQLiteInventoryStore {
             _ = try Self.log(db, deviceId, .update, "dueAt", rental.dueAt.map(LendingFormat.iso8601),
                              LendingFormat.iso8601(dueAt), at, actor)
             rental.dueAt = Millis.date(Millis.from(dueAt))
+            try Self.writeOutbox(db, .renew, rental, at: at, routes: routes)
             return rental
         }
     }

@@ -27,11 +27,15 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var integrityCheck: IntegrityCheck
     /// Concurrent read connections.
     public var maximumReaderCount: Int
+    /// The outbox's delivery targets: lends, returns, renewals and overdue events write outbox
+    /// entries for them. Empty (no targets configured): no entries are written.
+    public var outboxRoutes: [OutboxRoute]
 
     public init(
         path: String = StoreConfiguration.defaultPath, busyTimeout: TimeInterval = 5,
-        integrityCheck: IntegrityCheck = .quick, maximumReaderCount: Int = 4
+        integrityCheck: IntegrityCheck = .quick, maximumReaderCount: Int = 4, outboxRoutes: [OutboxRoute] = []
     ) {
+        self.outboxRoutes = outboxRoutes
         self.path = path
         self.busyTimeout = busyTimeout
         self.integrityCheck = integrityCheck
@@ -137,7 +141,7 @@ extension SQLiteInventoryStore {
             try? pool.close()
             throw error
         }
-        return SQLiteInventoryStore(pool: pool, path: path)
+        return SQLiteInventoryStore(pool: pool, path: path, outboxRoutes: configuration.outboxRoutes)
     }
 
     /// File-level checks before SQLite touches anything.

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -231,5 +231,28 @@ enum PostgresSchema {
             announced_at BIGINT NOT NULL,
             PRIMARY KEY (rental_id, due_at)
         );
+        """
+
+    /// The outbox (the SQLite schema's v7): one row per lending event and delivery target, written
+    /// in the transaction of the change; `seq` orders delivery, `event_id` (a UUID, the same for
+    /// every target) is the receivers' idempotency key.
+    static let v5 = """
+        CREATE TABLE outbox (
+            seq BIGSERIAL PRIMARY KEY,
+            event_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('lend', 'return', 'renew', 'overdue')),
+            device_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at BIGINT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dropped')),
+            last_error TEXT,
+            delivered_at BIGINT,
+            UNIQUE (event_id, target)
+        );
+        CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
+        CREATE INDEX outbox_by_state ON outbox(state, seq);
         """
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Lending
+import Logging
 import PostgresNIO
 
 // Overdue rentals: announcing each once (per due date), counting them, and when the next one
@@ -16,8 +17,9 @@ extension PostgresInventoryStore {
     public func claimOverdueAnnouncements(at now: Date) async throws -> [Rental] {
         let logger = self.logger
         let t = StoreConventions.millis(now)
+        let routes = configuration.outboxRoutes
         return try await transaction { c in
-            try await Self.rows(c, """
+            let claimed = try await Self.rows(c, """
                 WITH claimed AS (
                     INSERT INTO overdue_announcements (rental_id, due_at, announced_at)
                     SELECT r.id, r.due_at, \(t) FROM rentals r
@@ -29,6 +31,10 @@ extension PostgresInventoryStore {
                 SELECT \(unescaped: Columns.rental) FROM rentals r JOIN claimed ON claimed.rental_id = r.id
                 ORDER BY r.due_at, r.id
                 """, logger: logger) { try Decode.rental($0) }
+            for rental in claimed {
+                try await Self.writeOutbox(c, .overdue, rental, at: now, routes: routes, logger: logger)
+            }
+            return claimed
         }
     }
 

@@ -20,6 +20,7 @@ extension PostgresInventoryStore {
         try StoreConventions.requireDueAfterLend(request)
         let logger = self.logger
         let (at, due) = (StoreConventions.millis(request.at), request.dueAt.map(StoreConventions.millis))
+        let routes = configuration.outboxRoutes
         do {
             return try await transaction { c in
                 if let limit = request.maxActivePerUser {
@@ -49,7 +50,10 @@ extension PostgresInventoryStore {
                     } catch let error where Self.serverError(error)?.message == PostgresSchema.Constraint.deviceNotLendable {
                         throw NotLendable()
                     }
-                    if let rental = inserted.first { return rental }
+                    if let rental = inserted.first {
+                        try await Self.writeOutbox(c, .lend, rental, at: request.at, routes: routes, logger: logger)
+                        return rental
+                    }
                     if let winner = try await Self.fetchActiveRental(c, deviceId: request.deviceId, logger: logger) {
                         throw LendingError.alreadyLent(request.deviceId, userId: winner.userId, userName: winner.userName,
                                                        since: winner.rentedAt)
@@ -94,6 +98,7 @@ extension PostgresInventoryStore {
         if let note = request.note { try Validation.returnNote(note) }
         let logger = self.logger
         let at = StoreConventions.millis(request.at)
+        let routes = configuration.outboxRoutes
         return try await transaction { c in
             // Clocks of two readers may disagree: never record a return before the lend.
             let returned = try await Self.rows(c, """
@@ -110,6 +115,7 @@ extension PostgresInventoryStore {
                     _ = try await Self.log(c, request.deviceId, .update, "status", DeviceStatus.normal.rawValue,
                                            DeviceStatus.broken.rawValue, request.at, request.returnedBy, logger: logger)
                 }
+                try await Self.writeOutbox(c, .return, rental, at: request.at, routes: routes, logger: logger)
                 return rental
             }
             if try await Self.exists(c, "SELECT 1 FROM devices WHERE id = \(request.deviceId)", logger: logger) {
@@ -127,6 +133,7 @@ extension PostgresInventoryStore {
         }
         let logger = self.logger
         let due = StoreConventions.millis(dueAt)
+        let routes = configuration.outboxRoutes
         return try await transaction { c in
             guard var rental = try await Self.rows(c, """
                 SELECT \(unescaped: Columns.rental) FROM rentals r WHERE r.device_id = \(deviceId) AND r.returned_at IS NULL
@@ -141,6 +148,7 @@ extension PostgresInventoryStore {
             _ = try await Self.log(c, deviceId, .update, "dueAt", rental.dueAt.map(LendingFormat.iso8601),
                                    LendingFormat.iso8601(dueAt), at, actor, logger: logger)
             rental.dueAt = StoreConventions.date(millis: due)
+            try await Self.writeOutbox(c, .renew, rental, at: at, routes: routes, logger: logger)
             return rental
         }
     }

@@ -1,3 +1,4 @@
+import Lending
 /// Where and how to reach the PostgreSQL database: parsed from a libpq-style URL,
 /// `postgresql://user@host:port/database?sslmode=require`. The password never comes from the
 /// URL (it would end up in configuration files and logs); it is passed apart, read from
@@ -26,6 +27,9 @@ public struct PostgresStoreConfiguration: Sendable, Hashable {
     /// How long a call's statements may take on its connection before the connection is closed
     /// and the call reports the database offline (or the outcome unknown, when committing).
     public var callTimeout: Duration
+    /// The outbox's delivery targets: lends, returns, renewals and overdue events write outbox
+    /// entries for them. Empty (no targets configured): no entries are written.
+    public var outboxRoutes: [OutboxRoute] = []
 
     public init(
         host: String? = "localhost", port: Int = 5432, unixSocketDirectory: String? = nil,

@@ -87,6 +87,7 @@ enum LendingWireErrors {
         case .noSuchGroup(let id): name = "NoSuchGroup"; p["groupId"] = .string(id)
         case .noSuchBadge(let id): name = "NoSuchBadge"; p["identifier"] = .string(id)
         case .noSuchTagBinding(let uid): name = "NoSuchTagBinding"; p["uid"] = .string(uid)
+        case .noSuchOutboxEntry(let seq): name = "NoSuchOutboxEntry"; p["seq"] = .int(seq)
         case .deviceAlreadyExists(let id): name = "AlreadyExists"; p["kind"] = "device"; p["id"] = .string(id)
         case .userAlreadyExists(let id): name = "AlreadyExists"; p["kind"] = "user"; p["id"] = .string(id)
         case .groupAlreadyExists(let id): name = "AlreadyExists"; p["kind"] = "group"; p["id"] = .string(id)

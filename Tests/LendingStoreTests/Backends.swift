@@ -83,20 +83,23 @@ final class StoreFixture: Sendable {
     let store: any InventoryStore
     private let dir: TempDir?
     private let database: String?
+    /// The outbox targets the stores are opened with.
+    let outboxRoutes: [OutboxRoute]
 
-    init(_ backend: Backend, devices: Int = 3, users: Int = 2) async throws {
+    init(_ backend: Backend, devices: Int = 3, users: Int = 2, outboxRoutes: [OutboxRoute] = []) async throws {
         self.backend = backend
+        self.outboxRoutes = outboxRoutes
         switch backend {
         case .sqlite:
             let dir = try TempDir()
             self.dir = dir
             self.database = nil
-            store = try await SQLiteInventoryStore.open(config(dir.database))
+            store = try await SQLiteInventoryStore.open(Self.sqliteConfig(dir.database, outboxRoutes))
         case .postgresql:
             let database = try await PostgresTestServer.createDatabase()
             self.dir = nil
             self.database = database
-            store = try await PostgresInventoryStore.open(try PostgresTestServer.configuration(database: database))
+            store = try await PostgresInventoryStore.open(try Self.postgresConfig(database, outboxRoutes))
         }
         for u in 1...max(users, 1) where users > 0 {
             try await store.addUser(User(id: "U-\(u)", name: "User \(u)", registeredAt: base))
@@ -109,9 +112,21 @@ final class StoreFixture: Sendable {
     /// A second store on the same database, as a second kiosk's daemon would have.
     func openAgain() async throws -> any InventoryStore {
         switch backend {
-        case .sqlite: try await SQLiteInventoryStore.open(config(dir!.database))
-        case .postgresql: try await PostgresInventoryStore.open(try PostgresTestServer.configuration(database: database!))
+        case .sqlite: try await SQLiteInventoryStore.open(Self.sqliteConfig(dir!.database, outboxRoutes))
+        case .postgresql: try await PostgresInventoryStore.open(try Self.postgresConfig(database!, outboxRoutes))
         }
+    }
+
+    private static func sqliteConfig(_ path: String, _ routes: [OutboxRoute]) -> StoreConfiguration {
+        var c = config(path)
+        c.outboxRoutes = routes
+        return c
+    }
+
+    private static func postgresConfig(_ database: String, _ routes: [OutboxRoute]) throws -> PostgresStoreConfiguration {
+        var c = try PostgresTestServer.configuration(database: database)
+        c.outboxRoutes = routes
+        return c
     }
 
     /// Runs raw SQL on the database, past the store (as another program could). Throws the

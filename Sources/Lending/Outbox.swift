@@ -1,0 +1,202 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+
+/// What happened to a rental, as the outbox tells other systems.
+public enum OutboxEventKind: String, Sendable, Hashable, CaseIterable, Codable {
+    case lend, `return`, renew, overdue
+}
+
+/// Where an outbox entry is in its delivery.
+public enum OutboxState: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Not delivered yet (never tried, or retrying after failed attempts).
+    case pending
+    /// The target accepted it.
+    case delivered
+    /// An administrator dropped it; it is never sent.
+    case dropped
+}
+
+/// A delivery target as the store sees it: its name, and which kinds of event it wants. The
+/// store writes one outbox entry per event and per target whose filter takes the event.
+public struct OutboxRoute: Sendable, Hashable {
+    public var target: String
+    /// Empty: every kind.
+    public var kinds: Set<OutboxEventKind>
+
+    public init(target: String, kinds: Set<OutboxEventKind> = []) {
+        self.target = target
+        self.kinds = kinds
+    }
+
+    public func accepts(_ kind: OutboxEventKind) -> Bool { kinds.isEmpty || kinds.contains(kind) }
+}
+
+/// One event for one target, written in the same transaction as the change it reports.
+public struct OutboxEntry: Sendable, Hashable {
+    /// Store-assigned, increasing: the entry's handle for retry and drop, and the order of
+    /// delivery.
+    public var seq: Int64
+    /// The event's ID, the same for every target: receivers deduplicate by it (`Idempotency-Key`).
+    public var eventId: UUID
+    public var target: String
+    public var kind: OutboxEventKind
+    public var deviceId: DeviceID
+    /// The JSON document sent (``OutboxEvent/payload(kind:eventId:rental:at:)``).
+    public var payload: [UInt8]
+    public var createdAt: Date
+    /// Failed attempts so far.
+    public var attempts: Int
+    /// Not sent before this time (backoff after a failure).
+    public var nextAttemptAt: Date
+    public var state: OutboxState
+    /// Why the last attempt failed.
+    public var lastError: String?
+    /// When the target accepted it.
+    public var deliveredAt: Date?
+
+    public init(seq: Int64, eventId: UUID, target: String, kind: OutboxEventKind, deviceId: DeviceID, payload: [UInt8],
+                createdAt: Date, attempts: Int = 0, nextAttemptAt: Date, state: OutboxState = .pending,
+                lastError: String? = nil, deliveredAt: Date? = nil) {
+        self.seq = seq
+        self.eventId = eventId
+        self.target = target
+        self.kind = kind
+        self.deviceId = deviceId
+        self.payload = payload
+        self.createdAt = createdAt
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.state = state
+        self.lastError = lastError
+        self.deliveredAt = deliveredAt
+    }
+}
+
+/// How many entries of one target are in each state.
+public struct OutboxCounts: Sendable, Hashable, Codable {
+    public var target: String
+    public var pending: Int
+    /// Pending entries whose last attempt failed (included in ``pending``).
+    public var failing: Int
+    public var delivered: Int
+    public var dropped: Int
+
+    public init(target: String, pending: Int = 0, failing: Int = 0, delivered: Int = 0, dropped: Int = 0) {
+        self.target = target
+        self.pending = pending
+        self.failing = failing
+        self.delivered = delivered
+        self.dropped = dropped
+    }
+}
+
+/// A new outbox row, before the store gives it its sequence number.
+public struct OutboxInsert: Sendable, Hashable {
+    public var eventId: UUID
+    public var target: String
+    public var kind: OutboxEventKind
+    public var deviceId: DeviceID
+    public var payload: [UInt8]
+    public var createdAt: Date
+}
+
+/// The rules both stores follow for the outbox: what an event's document says, which rows a
+/// change writes, and when a failed entry is tried again.
+public enum OutboxEvent {
+    /// The rows a change writes: one per route that takes `kind`, all with one new event ID.
+    public static func inserts(_ kind: OutboxEventKind, rental: Rental, at: Date, routes: [OutboxRoute],
+                               eventId: UUID = UUID()) -> [OutboxInsert] {
+        let accepting = routes.filter { $0.accepts(kind) }
+        guard !accepting.isEmpty else { return [] }
+        let body = payload(kind: kind, eventId: eventId, rental: rental, at: at)
+        return accepting.map {
+            OutboxInsert(eventId: eventId, target: $0.target, kind: kind, deviceId: rental.deviceId, payload: body,
+                         createdAt: at)
+        }
+    }
+
+    /// The JSON document of an event: `{"id", "kind", "at", "deviceId", "rental": {…}}`, dates
+    /// ISO 8601 UTC.
+    public static func payload(kind: OutboxEventKind, eventId: UUID, rental: Rental, at: Date) -> [UInt8] {
+        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        func date(_ d: Date?) -> JSONValue { d.map { .string(LendingFormat.iso8601($0)) } ?? .null }
+        let rentalObject: JSONValue = .object([
+            "id": .int(rental.id), "deviceId": .string(rental.deviceId), "model": .string(rental.model),
+            "serialNumber": .string(rental.serialNumber), "osVersion": .string(rental.osVersion),
+            "userId": .string(rental.userId), "userName": .string(rental.userName),
+            "rentedAt": date(rental.rentedAt), "dueAt": date(rental.dueAt), "returnedAt": date(rental.returnedAt),
+            "lentBy": text(rental.lentBy), "returnedBy": text(rental.returnedBy), "location": text(rental.location),
+            "returnLocation": text(rental.returnLocation), "returnNote": text(rental.returnNote),
+        ])
+        let event: JSONValue = .object([
+            "id": .string(eventId.uuidString.lowercased()), "kind": .string(kind.rawValue), "at": date(at),
+            "deviceId": .string(rental.deviceId), "rental": rentalObject,
+        ])
+        return event.serializedBytes()
+    }
+
+    /// One English line for chat targets (Slack, Teams, Google Chat): "D-001 (Pixel 8) lent to
+    /// Alice, due 2026-12-01T17:00:00Z".
+    public static func summary(_ payload: [UInt8]) -> String {
+        guard let event = try? JSONValue(parsing: payload), let rental = event["rental"] else {
+            return "RoomBridge event"
+        }
+        let device = "\(rental["deviceId"]?.stringValue ?? "?") (\(rental["model"]?.stringValue ?? "?"))"
+        let user = rental["userName"]?.stringValue ?? "?"
+        let due = rental["dueAt"]?.stringValue.map { ", due \($0)" } ?? ""
+        switch event["kind"]?.stringValue.flatMap(OutboxEventKind.init(rawValue:)) {
+        case .lend: return "\(device) lent to \(user)\(due)"
+        case .return:
+            let note = rental["returnNote"]?.stringValue.map { " (note: \($0))" } ?? ""
+            return "\(device) returned by \(rental["returnedBy"]?.stringValue ?? user)\(note)"
+        case .renew: return "\(device) renewed for \(user)\(due)"
+        case .overdue: return "\(device) is overdue: lent to \(user)\(due)"
+        case nil: return "RoomBridge event for \(device)"
+        }
+    }
+}
+
+/// When a failed delivery is tried again: exponential backoff (`base` · 2^(attempts−1)) capped
+/// at `cap`, with jitter so that many entries failing together do not retry together.
+public struct OutboxBackoff: Sendable, Hashable {
+    public var base: Duration
+    public var cap: Duration
+
+    public init(base: Duration = .seconds(2), cap: Duration = .seconds(600)) {
+        self.base = base
+        self.cap = max(cap, base)
+    }
+
+    /// The wait after the `attempts`-th failure (1 = the first). `jitter` in 0...1 (random)
+    /// takes the wait into its upper half: `delay · (0.5 + jitter / 2)`.
+    public func delay(afterAttempts attempts: Int, jitter: Double) -> Duration {
+        let exponent = min(max(attempts - 1, 0), 30)
+        let full = min(base * (1 << exponent), cap)
+        return full * (0.5 + min(max(jitter, 0), 1) / 2)
+    }
+
+    /// The time of the next attempt after the `attempts`-th failure at `now`.
+    public func nextAttempt(afterAttempts attempts: Int, now: Date, jitter: Double) -> Date {
+        let d = delay(afterAttempts: attempts, jitter: jitter).components
+        return now.addingTimeInterval(Double(d.seconds) + Double(d.attoseconds) / 1e18)
+    }
+}
+
+/// The checks both stores make on an administrator's retry or drop.
+public enum OutboxLimits {
+    /// The longest `lastError` kept.
+    public static let errorLength = 500
+
+    /// A missing entry is ``LendingError/noSuchOutboxEntry(_:)``; a delivered one cannot be retried
+    /// or dropped.
+    public static func requireNotDelivered(_ seq: Int64, _ state: OutboxState?, action: String) throws(LendingError) {
+        guard let state else { throw .noSuchOutboxEntry(seq) }
+        if state == .delivered {
+            throw .invalidField("outbox entry \(seq)", reason: "it was delivered already and cannot be \(action)")
+        }
+    }
+}

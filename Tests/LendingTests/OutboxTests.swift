@@ -1,0 +1,47 @@
+import Foundation
+import JSON
+import Lending
+import Testing
+
+@Suite("Outbox rules")
+struct OutboxTests {
+    let rental = Rental(id: 7, deviceId: "D-1", model: "Pixel 8", osVersion: "15", serialNumber: "SN1", userId: "U-1",
+                        userName: "Alice", rentedAt: Date(timeIntervalSince1970: 1_780_000_000),
+                        dueAt: Date(timeIntervalSince1970: 1_780_086_400))
+
+    @Test func backoffDoublesUpToTheCapWithJitterInTheUpperHalf() {
+        let b = OutboxBackoff(base: .seconds(2), cap: .seconds(60))
+        #expect(b.delay(afterAttempts: 1, jitter: 1) == .seconds(2))
+        #expect(b.delay(afterAttempts: 2, jitter: 1) == .seconds(4))
+        #expect(b.delay(afterAttempts: 4, jitter: 1) == .seconds(16))
+        #expect(b.delay(afterAttempts: 10, jitter: 1) == .seconds(60))
+        #expect(b.delay(afterAttempts: 1000, jitter: 1) == .seconds(60))
+        #expect(b.delay(afterAttempts: 3, jitter: 0) == .seconds(4))
+        #expect(b.delay(afterAttempts: 3, jitter: 0.5) == .seconds(6))
+        let now = Date(timeIntervalSince1970: 100)
+        #expect(b.nextAttempt(afterAttempts: 2, now: now, jitter: 1) == Date(timeIntervalSince1970: 104))
+    }
+
+    @Test func routesFilterByKindAndShareOneEventID() throws {
+        let rows = OutboxEvent.inserts(.return, rental: rental, at: rental.rentedAt,
+                                       routes: [OutboxRoute(target: "a"), OutboxRoute(target: "b", kinds: [.lend]),
+                                                OutboxRoute(target: "c", kinds: [.return, .overdue])])
+        #expect(rows.map(\.target) == ["a", "c"])
+        #expect(Set(rows.map(\.eventId)).count == 1)
+        #expect(OutboxEvent.inserts(.renew, rental: rental, at: rental.rentedAt, routes: []).isEmpty)
+        let doc = try JSONValue(parsing: rows[0].payload)
+        #expect(doc["kind"]?.stringValue == "return")
+        #expect(doc["deviceId"]?.stringValue == "D-1")
+        #expect(doc["rental"]?["dueAt"]?.stringValue == "2026-05-29T20:26:40Z")
+    }
+
+    @Test func chatTextSaysWhatHappenedInEnglish() {
+        let body = OutboxEvent.payload(kind: .lend, eventId: UUID(), rental: rental, at: rental.rentedAt)
+        #expect(OutboxEvent.summary(body) == "D-1 (Pixel 8) lent to Alice, due 2026-05-29T20:26:40Z")
+        var returned = rental
+        returned.returnNote = "cracked screen"
+        returned.returnedBy = "unix:bob"
+        let back = OutboxEvent.payload(kind: .return, eventId: UUID(), rental: returned, at: rental.rentedAt)
+        #expect(OutboxEvent.summary(back) == "D-1 (Pixel 8) returned by unix:bob (note: cracked screen)")
+    }
+}
