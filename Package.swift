@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: C libraries — one thin module each; nothing outside the adapters imports them.
@@ -82,6 +83,15 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
+        // The outbox's delivery: signed HTTP POSTs through async-http-client.
+        .target(name: "Webhooks", dependencies: [
+            "Lending", "JSON",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
             "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
@@ -97,7 +107,7 @@ let package = Package(
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO",
-            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence",
+            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence", "Webhooks",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -205,6 +215,7 @@ let package = Package(
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront"], swiftSettings: swiftSettings),
+        .testTarget(name: "WebhooksTests", dependencies: ["TestSupport", "Webhooks", "Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon", "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
     ]
 )

@@ -186,6 +186,17 @@ public let configKeys: [ConfigKey] = [
               "The most devices one user may have lent at a time; 0 means no limit.", validate: nonNegativeInt),
     ConfigKey("lending.location", .string(""),
               "Name of this kiosk, stored with each rental; empty uses the host name."),
+    ConfigKey("outbox.retry_base", .double(2),
+              "Seconds before the first retry of a failed delivery; each further failure doubles the wait.",
+              validate: positiveDouble),
+    ConfigKey("outbox.retry_max", .double(600), "The longest wait between two delivery attempts, in seconds.",
+              validate: positiveDouble),
+    ConfigKey("outbox.poll_interval", .double(1), "Seconds between two looks for new outbox entries.",
+              validate: positiveDouble),
+    ConfigKey("outbox.retention_days", .int(7), "Days delivered and dropped outbox entries are kept.",
+              validate: positiveInt),
+    ConfigKey("outbox.failing_alert", .double(600),
+              "Seconds a target may fail before watch reports it (outboxFailing).", validate: positiveDouble),
 ] + presenceConfigKeys
 
 /// The log levels accepted in `log.level`.

@@ -13,6 +13,8 @@ public struct DaemonConfig: Sendable, Equatable {
     /// The `[curtains.NAME]` tables, sorted by name (empty: the `[curtain]` keys describe one curtain);
     /// see ``CurtainEntry/all(in:)``.
     public internal(set) var curtains: [CurtainEntry] = []
+    /// The `[outbox.targets.NAME]` tables, sorted by name (empty: the outbox writes nothing).
+    public internal(set) var outboxTargets: [OutboxTargetEntry] = []
 
     /// The defaults for every key.
     public init() {
@@ -57,17 +59,21 @@ public struct DaemonConfig: Sendable, Equatable {
 
     /// A key's value as TOML text, for the log; `curtains` (the list of `[curtains.NAME]` tables) as its names.
     public func describe(_ key: String) -> String {
-        key == "curtains" ? "[" + curtains.map(\.name).joined(separator: ", ") + "]" : "\(self[key])"
+        if key == "outbox.targets" { return "[" + outboxTargets.map(\.name).joined(separator: ", ") + "]" }
+        return key == "curtains" ? "[" + curtains.map(\.name).joined(separator: ", ") + "]" : "\(self[key])"
     }
 
     /// Takes one key's value (or with `curtains` the curtain list) from `other`.
     public mutating func adopt(_ key: String, from other: DaemonConfig) {
-        if key == "curtains" { curtains = other.curtains } else { replace(key, with: other[key]) }
+        if key == "curtains" { curtains = other.curtains } else if key == "outbox.targets" {
+            outboxTargets = other.outboxTargets
+        } else { replace(key, with: other[key]) }
     }
 
     /// Names of the keys whose values differ from `other`'s, sorted; `curtains` when the curtain list differs.
     public func changedKeys(since other: DaemonConfig) -> [String] {
-        (values.keys.filter { values[$0] != other.values[$0] } + (curtains != other.curtains ? ["curtains"] : [])).sorted()
+        (values.keys.filter { values[$0] != other.values[$0] } + (curtains != other.curtains ? ["curtains"] : [])
+            + (outboxTargets != other.outboxTargets ? ["outbox.targets"] : [])).sorted()
     }
 
     /// Keys a running roombridged applies when it reloads its configuration (SIGHUP); a change
@@ -102,6 +108,13 @@ public struct DaemonConfig: Sendable, Equatable {
             out += "profile = \(ConfigValue.string(entry.profile))\n"
             if let p = entry.pinFile { out += "pin_file = \(ConfigValue.string(p))\n" }
             if let p = entry.passwordFile { out += "password_file = \(ConfigValue.string(p))\n" }
+        }
+        for target in outboxTargets {
+            out += "\n[outbox.targets.\(target.name)]\n"
+            out += "url = \(ConfigValue.string(target.url))\nformat = \(ConfigValue.string(target.format))\n"
+            out += "events = \(ConfigValue.strings(target.events))\ntimeout = \(ConfigValue.double(target.timeout))\n"
+            if let p = target.secretFile { out += "secret_file = \(ConfigValue.string(p))\n" }
+            if let p = target.tokenFile { out += "token_file = \(ConfigValue.string(p))\n" }
         }
         return out
     }

@@ -29,6 +29,10 @@ extension DaemonConfig {
                 throw ConfigError("\(file):\(line): unknown key \(section); known sections: \(sections.sorted().joined(separator: ", "))")
             }
             for leaf in sub.keys.sorted() {
+                if section == "outbox" && leaf == "targets" {
+                    try applyOutboxTargets(sub[leaf], text: text, file: file)
+                    continue
+                }
                 let name = section + "." + leaf
                 let line = Self.line(ofKey: leaf, section: section, in: text)
                 guard let key = byName[name] else {
@@ -89,6 +93,59 @@ extension DaemonConfig {
         }
         curtains = entries
         try validateCurtains(origin: file)
+    }
+
+    /// Reads the `[outbox.targets.NAME]` tables (OutboxTargetEntry.swift), replacing the current list.
+    private mutating func applyOutboxTargets(_ value: (any TOMLValueConvertible)?, text: String,
+                                             file: String) throws(ConfigError) {
+        guard let tables = value?.table else {
+            throw ConfigError("\(file):\(Self.line(ofKey: "targets", section: "outbox", in: text)): outbox.targets must be "
+                              + "tables, one per target: [outbox.targets.intranet]")
+        }
+        var entries: [OutboxTargetEntry] = []
+        for name in tables.keys.sorted() {
+            let section = "outbox.targets.\(name)"
+            let origin = "\(file):\(Self.line(ofKey: section, section: nil, in: text))"
+            if let problem = OutboxTargetEntry.problem(withName: name) { throw ConfigError("\(origin): \(problem)") }
+            guard let table = tables[name]?.table else {
+                throw ConfigError("\(origin): \(section) must be a table ([\(section)])")
+            }
+            func at(_ leaf: String) -> String { "\(file):\(Self.line(ofKey: leaf, section: section, in: text))" }
+            var strings: [String: String] = [:]
+            var events: [String]?
+            var timeout: Double?
+            for leaf in table.keys.sorted() {
+                if leaf == "secret" || leaf == "token" {
+                    throw ConfigError("\(at(leaf)): \(section).\(leaf): keep the \(leaf) out of the configuration; put it "
+                                      + "in a file of mode 0600 and name it with \(leaf)_file, or pass the systemd "
+                                      + "credential \(section).\(leaf)")
+                }
+                guard OutboxTargetEntry.keys.contains(leaf), let raw = table[leaf] else {
+                    throw ConfigError("\(at(leaf)): unknown key \(section).\(leaf); known keys here: "
+                                      + OutboxTargetEntry.keys.joined(separator: ", "))
+                }
+                switch leaf {
+                case "events":
+                    guard case .strings(let list)? = Self.convert(raw, to: .strings) else {
+                        throw ConfigError("\(at(leaf)): \(section).events must be a list of strings")
+                    }
+                    events = list
+                case "timeout":
+                    guard case .double(let d)? = Self.convert(raw, to: .double) else {
+                        throw ConfigError("\(at(leaf)): \(section).timeout must be a number of seconds")
+                    }
+                    timeout = d
+                default:
+                    guard raw.type == .string, let string = raw.string else {
+                        throw ConfigError("\(at(leaf)): \(section).\(leaf) must be a string")
+                    }
+                    strings[leaf] = string
+                }
+            }
+            entries.append(try OutboxTargetEntry.parse(name: name, strings: strings, events: events, timeout: timeout,
+                                                       origin: { at($0) }))
+        }
+        outboxTargets = entries
     }
 
     private static func convert(_ raw: any TOMLValueConvertible, to kind: ConfigKey.Kind) -> ConfigValue? {

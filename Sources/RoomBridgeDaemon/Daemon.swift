@@ -18,6 +18,7 @@ import Synchronization
 import UnixSignals
 import Varlink
 import VarlinkNIO
+import Webhooks
 
 /// Exit statuses of roombridged (sysexits.h), so that systemd and scripts can tell failures apart.
 public enum DaemonExit: Int32, Sendable {
@@ -223,6 +224,11 @@ public enum Daemon {
                                                 logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
+        let outboxTargets = try OutboxSetup.targets(config, environment: environment)
+        if !outboxTargets.isEmpty {
+            services.append(OutboxDelivery(store: store, targets: outboxTargets, settings: OutboxSetup.settings(config),
+                                           logger: Logger(label: "roombridged.outbox")))
+        }
         let reloadLogger = Logger(label: "roombridged.reload")
         services.append(ReloadService(
             signals: hangups, commandLine: commandLine, current: config, logger: reloadLogger,

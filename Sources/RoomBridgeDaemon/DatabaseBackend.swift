@@ -27,7 +27,8 @@ enum DatabaseBackend {
         let url = config.string("database.url")
         if url.isEmpty {
             do {
-                let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config.string("database.path")))
+                let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config.string("database.path"),
+                                                                                   outboxRoutes: OutboxSetup.routes(config)))
                 logger.info("database \(config.string("database.path")) open")
                 return .sqlite(store)
             } catch let error as StoreOpenError {
@@ -37,7 +38,9 @@ enum DatabaseBackend {
         let configuration: PostgresStoreConfiguration
         do {
             let password = try Secrets.value(of: "database.password", in: config, environment: environment)
-            configuration = try PostgresStoreConfiguration(url: url, password: password)
+            var c = try PostgresStoreConfiguration(url: url, password: password)
+            c.outboxRoutes = OutboxSetup.routes(config)
+            configuration = c
         } catch {
             throw StartupError(.config, "\(error)")
         }

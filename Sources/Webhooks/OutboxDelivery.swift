@@ -1,0 +1,182 @@
+import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Lending
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// A target's delivery trouble, for watch: failing for longer than the alert threshold, or
+/// delivering again after that.
+public struct OutboxAlert: Sendable, Hashable {
+    public var target: String
+    /// True: failing since `since`; false: it recovered.
+    public var failing: Bool
+    public var since: Date
+    public var lastError: String?
+}
+
+/// Delivers the outbox: POSTs each pending entry to its target (async-http-client), marks it
+/// delivered on a 2xx answer, and otherwise schedules the next attempt with backoff and jitter
+/// (``OutboxBackoff``). The store holds all the state, so delivery resumes after a restart or a
+/// `kill -9` with what was not confirmed: at least once, never lost. The store hands out at most
+/// the earliest pending entry per device and target, so a device's events arrive in order.
+public final class OutboxDelivery: Service {
+    public struct Settings: Sendable {
+        public var backoff: OutboxBackoff
+        /// How often the store is asked for new entries when there is nothing to send.
+        public var pollInterval: Duration
+        /// Delivered and dropped entries are deleted after this.
+        public var retention: Duration
+        /// A target failing this long is reported (``OutboxAlert``).
+        public var failingAlert: Duration
+
+        public init(backoff: OutboxBackoff = OutboxBackoff(), pollInterval: Duration = .seconds(1),
+                    retention: Duration = .seconds(7 * 86400), failingAlert: Duration = .seconds(600)) {
+            self.backoff = backoff
+            self.pollInterval = pollInterval
+            self.retention = retention
+            self.failingAlert = failingAlert
+        }
+    }
+
+    private struct TargetHealth {
+        var failingSince: Date?
+        var lastError: String?
+        var alerted = false
+    }
+
+    let store: any InventoryStore
+    let targets: [String: WebhookTarget]
+    let settings: Settings
+    let logger: Logger
+    let onAlert: @Sendable (OutboxAlert) -> Void
+    private let client: HTTPClient
+    private let health = Mutex<[String: TargetHealth]>([:])
+
+    public init(store: any InventoryStore, targets: [WebhookTarget], settings: Settings, logger: Logger,
+                onAlert: @escaping @Sendable (OutboxAlert) -> Void = { _ in }) {
+        self.store = store
+        self.targets = Dictionary(targets.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        self.settings = settings
+        self.logger = logger
+        self.onAlert = onAlert
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await self.deliverUntilCancelled() }
+        try await client.shutdown()
+    }
+
+    private func deliverUntilCancelled() async {
+        var lastPrune = Date.distantPast
+        var storeTrouble = false
+        while !Task.isCancelled {
+            let now = Date()
+            var sent = 0
+            do {
+                if now.timeIntervalSince(lastPrune) >= 3600 {
+                    let pruned = try await store.pruneOutbox(before: now.addingTimeInterval(-seconds(settings.retention)))
+                    if pruned > 0 { logger.info("outbox: deleted \(pruned) delivered or dropped entries past their retention") }
+                    lastPrune = now
+                }
+                let due = try await store.pendingOutbox(limit: 64, now: now).filter { targets[$0.target] != nil }
+                if storeTrouble { logger.notice("outbox: the database answers again; delivery goes on") }
+                storeTrouble = false
+                sent = due.count
+                await withTaskGroup(of: Void.self) { group in
+                    for entry in due { group.addTask { await self.deliver(entry) } }
+                }
+            } catch {
+                if !storeTrouble { logger.warning("outbox: cannot read the outbox (\(error)); retrying") }
+                storeTrouble = true
+            }
+            checkAlerts(now: Date())
+            if sent == 0 { try? await Task.sleep(for: settings.pollInterval) }
+        }
+    }
+
+    /// One attempt at one entry.
+    func deliver(_ entry: OutboxEntry) async {
+        guard let target = targets[entry.target] else { return }
+        let request = WebhookRequest(entry: entry, target: target, timestamp: Int64(Date().timeIntervalSince1970))
+        var http = HTTPClientRequest(url: target.url)
+        http.method = .POST
+        for (name, value) in request.headers { http.headers.add(name: name, value: value) }
+        http.body = .bytes(ByteBuffer(bytes: request.body))
+        let failure: String
+        do {
+            let response = try await client.execute(http, timeout: .nanoseconds(nanoseconds(target.timeout)), logger: logger)
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            if (200..<300).contains(response.status.code) {
+                do {
+                    try await store.markDelivered(seq: entry.seq, at: Date())
+                } catch {
+                    // Sent again later: at least once.
+                    logger.warning("outbox: entry \(entry.seq) was delivered to \(target.name) but could not be marked so (\(error)); it will be sent again")
+                }
+                recovered(target.name)
+                return
+            }
+            failure = "HTTP \(response.status.code) \(response.status.reasonPhrase)"
+        } catch {
+            failure = "\(error)"
+        }
+        let attempts = entry.attempts + 1
+        let next = settings.backoff.nextAttempt(afterAttempts: attempts, now: Date(), jitter: Double.random(in: 0...1))
+        logger.info("outbox: delivery of entry \(entry.seq) (\(entry.kind.rawValue) \(entry.deviceId)) to \(target.name) failed: \(failure); attempt \(attempts + 1) at \(LendingFormat.iso8601(next))")
+        failed(target.name, failure)
+        try? await store.markAttemptFailed(seq: entry.seq, next: next, error: failure)
+    }
+
+    private func failed(_ target: String, _ error: String) {
+        health.withLock { h in
+            h[target, default: TargetHealth()].lastError = error
+            if h[target]?.failingSince == nil { h[target]?.failingSince = Date() }
+        }
+    }
+
+    private func recovered(_ target: String) {
+        let alert: OutboxAlert? = health.withLock { h in
+            guard let state = h[target], let since = state.failingSince else { return nil }
+            h[target] = TargetHealth()
+            return state.alerted ? OutboxAlert(target: target, failing: false, since: since, lastError: nil) : nil
+        }
+        if let alert {
+            logger.notice("outbox: \(target) accepts deliveries again")
+            onAlert(alert)
+        }
+    }
+
+    private func checkAlerts(now: Date) {
+        let threshold = seconds(settings.failingAlert)
+        let alerts: [OutboxAlert] = health.withLock { h in
+            var out: [OutboxAlert] = []
+            for (target, state) in h where !state.alerted {
+                guard let since = state.failingSince, now.timeIntervalSince(since) >= threshold else { continue }
+                h[target]?.alerted = true
+                out.append(OutboxAlert(target: target, failing: true, since: since, lastError: state.lastError))
+            }
+            return out
+        }
+        for alert in alerts {
+            logger.error("outbox: \(alert.target) has been failing since \(LendingFormat.iso8601(alert.since)) (\(alert.lastError ?? "?")); entries wait in the outbox, see roombridgectl outbox")
+            onAlert(alert)
+        }
+    }
+}
+
+private func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+private func nanoseconds(_ d: Duration) -> Int64 {
+    d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000
+}
