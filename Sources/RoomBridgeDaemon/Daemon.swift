@@ -157,6 +157,7 @@ public enum Daemon {
             LendingInterface(lending: lending, authorizer: authorizer),
             CurtainInterface(state: state, controller: curtain, authorizer: authorizer),
             PresenceInterface(state: state),
+            OutboxInterface(store: store, targets: config.outboxTargets.map(\.name), authorizer: authorizer),
         ]
         let service: VarlinkService
         do {

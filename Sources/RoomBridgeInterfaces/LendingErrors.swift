@@ -22,6 +22,9 @@ enum LendingWireErrors {
         # The tag UID is not bound to a device.
         error NoSuchTagBinding (uid: string, message: string)
 
+        # No outbox entry has this sequence number (it may have been pruned).
+        error NoSuchOutboxEntry (seq: int, message: string)
+
         # A device, user or group with this ID exists already.
         error AlreadyExists (kind: (device, user, group), id: string, message: string)
 
