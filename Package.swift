@@ -73,12 +73,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
-            "Lending",
+            "Lending", "CurtainProtocol",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // PostgreSQL through postgres-nio: the same store interface for several kiosks on one database.
         .target(name: "PostgresStore", dependencies: [
-            "Lending",
+            "Lending", "CurtainProtocol",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
@@ -193,7 +193,7 @@ let package = Package(
             "TestSupport", "Lending", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // The store contract suites run against SQLite and PostgreSQL (ROOMBRIDGE_PG_URL).
-        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending",
+        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending", "CurtainProtocol",
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
             "PostgresStore", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),

@@ -15,6 +15,7 @@ enum Schema {
         migrator.registerMigration("v4") { db in try db.execute(sql: v4) }
         migrator.registerMigration("v5") { db in try db.execute(sql: v5) }
         migrator.registerMigration("v6") { db in try db.execute(sql: v6) }
+        migrator.registerMigration("v7") { db in try db.execute(sql: v7) }
         return migrator
     }
 
@@ -250,6 +251,19 @@ enum Schema {
             due_at INTEGER NOT NULL,
             announced_at INTEGER NOT NULL,
             PRIMARY KEY (rental_id, due_at)
+        ) WITHOUT ROWID;
+        """
+
+    /// The schedules the daemon keeps for curtains that keep none themselves, by curtain name:
+    /// times as minutes after midnight in the kiosk's zone.
+    static let v7 = """
+        CREATE TABLE curtain_schedules (
+            curtain TEXT PRIMARY KEY NOT NULL,
+            open_minute INTEGER NOT NULL CHECK (open_minute BETWEEN 0 AND 1439),
+            open_enabled INTEGER NOT NULL,
+            close_minute INTEGER NOT NULL CHECK (close_minute BETWEEN 0 AND 1439),
+            close_enabled INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """
 
