@@ -105,9 +105,10 @@ let package = Package(
         .executableTarget(name: "roombridged", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
             "Varlink", "VarlinkNIO", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
-            "NFCReader", "BlueZClient", "DBus", "LendingStore",
+            "NFCReader", "BlueZClient", "DBus", "Lending", "LendingStore", "PostgresStore",
             "CBluetooth", // the kernel's Bluetooth, for doctor only (roombridged does not link libbluetooth)
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
