@@ -74,12 +74,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
-            "Lending",
+            "Lending", "CurtainProtocol",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // PostgreSQL through postgres-nio: the same store interface for several kiosks on one database.
         .target(name: "PostgresStore", dependencies: [
-            "Lending",
+            "Lending", "CurtainProtocol",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
@@ -115,9 +115,10 @@ let package = Package(
         .executableTarget(name: "roombridged", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridgectl", dependencies: [
             "Varlink", "VarlinkNIO", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
-            "NFCReader", "BlueZClient", "DBus", "LendingStore",
+            "NFCReader", "BlueZClient", "DBus", "Lending", "LendingStore", "PostgresStore",
             "CBluetooth", // the kernel's Bluetooth, for doctor only (roombridged does not link libbluetooth)
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
@@ -203,7 +204,7 @@ let package = Package(
             "TestSupport", "Lending", "JSON", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // The store contract suites run against SQLite and PostgreSQL (ROOMBRIDGE_PG_URL).
-        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending", "JSON",
+        .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending", "CurtainProtocol", "JSON",
             "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
             "PostgresStore", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),

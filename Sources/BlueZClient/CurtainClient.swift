@@ -59,7 +59,8 @@ public actor CurtainClient {
     var tracker = CurtainStateTracker()
     /// The request whose reply is awaited (SwitchBot replies do not say what they answer).
     var pendingRequest: CurtainWireRequest?
-    var profile: CurtainProfile { configuration.profile }
+    /// The profile this client speaks.
+    public nonisolated var profile: CurtainProfile { configuration.profile }
 
     /// Creates a client on `bus` (the system bus in production; a private bus with bluez-sim in tests).
     public init(bus: DBusConnection, configuration: CurtainClientConfiguration = CurtainClientConfiguration(),
@@ -98,6 +99,7 @@ public actor CurtainClient {
             eventSink.finish()
         }
         report(.profile(profile.id, keepsSchedule: profile.keepsSchedule))
+        if !profile.keepsSchedule, let kept = configuration.keptSchedule { report(.schedule(kept)) }
         var attempt = 0
         while !Task.isCancelled {
             do {

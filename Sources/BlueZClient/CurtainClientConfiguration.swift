@@ -35,6 +35,8 @@ public struct CurtainClientConfiguration: Sendable {
     public var profile: CurtainProfile = .roombridge
     /// The PIN for profiles that log in (AM43); nil: the profile's default.
     public var pin: UInt16?
+    /// For profiles that keep no schedule: the schedule the daemon kept before it (re)started, adopted at once.
+    public var keptSchedule: CurtainSchedule?
     /// The clocks for timeouts, backoff and a daemon-kept schedule.
     public var clock: any CurtainClock = SystemCurtainClock()
 

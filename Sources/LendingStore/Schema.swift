@@ -16,6 +16,7 @@ enum Schema {
         migrator.registerMigration("v5") { db in try db.execute(sql: v5) }
         migrator.registerMigration("v6") { db in try db.execute(sql: v6) }
         migrator.registerMigration("v7") { db in try db.execute(sql: v7) }
+        migrator.registerMigration("v8") { db in try db.execute(sql: v8) }
         return migrator
     }
 
@@ -254,10 +255,23 @@ enum Schema {
         ) WITHOUT ROWID;
         """
 
-    /// Version 7: the outbox. One row per lending event and delivery target, written in the
+    /// The schedules the daemon keeps for curtains that keep none themselves, by curtain name:
+    /// times as minutes after midnight in the kiosk's zone.
+    static let v7 = """
+        CREATE TABLE curtain_schedules (
+            curtain TEXT PRIMARY KEY NOT NULL,
+            open_minute INTEGER NOT NULL CHECK (open_minute BETWEEN 0 AND 1439),
+            open_enabled INTEGER NOT NULL,
+            close_minute INTEGER NOT NULL CHECK (close_minute BETWEEN 0 AND 1439),
+            close_enabled INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    /// Version 8: the outbox. One row per lending event and delivery target, written in the
     /// transaction of the change; `seq` orders delivery, `event_id` (a UUID, the same for every
     /// target) is the receivers' idempotency key.
-    static let v7 = """
+    static let v8 = """
         CREATE TABLE outbox (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             event_id TEXT NOT NULL,

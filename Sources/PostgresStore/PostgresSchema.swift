@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -233,10 +233,22 @@ enum PostgresSchema {
         );
         """
 
-    /// The outbox (the SQLite schema's v7): one row per lending event and delivery target, written
+    /// The schedules the daemon keeps for curtains that keep none themselves (the SQLite schema's v7).
+    static let v5 = """
+        CREATE TABLE curtain_schedules (
+            curtain TEXT PRIMARY KEY NOT NULL,
+            open_minute INTEGER NOT NULL CHECK (open_minute BETWEEN 0 AND 1439),
+            open_enabled BOOLEAN NOT NULL,
+            close_minute INTEGER NOT NULL CHECK (close_minute BETWEEN 0 AND 1439),
+            close_enabled BOOLEAN NOT NULL,
+            updated_at BIGINT NOT NULL
+        );
+        """
+
+    /// The outbox (the SQLite schema's v8): one row per lending event and delivery target, written
     /// in the transaction of the change; `seq` orders delivery, `event_id` (a UUID, the same for
     /// every target) is the receivers' idempotency key.
-    static let v5 = """
+    static let v6 = """
         CREATE TABLE outbox (
             seq BIGSERIAL PRIMARY KEY,
             event_id TEXT NOT NULL,

@@ -66,6 +66,8 @@ final class CurtainFleet: CurtainControlling {
 struct CurtainFleetService: Service {
     let fleet: CurtainFleet
     let state: SystemState
+    /// Where the schedules of curtains that keep none themselves are kept.
+    let schedules: (any CurtainScheduleStore)?
     let settings: [CurtainSettings]
     var reconfigurations: AsyncStream<[CurtainSettings]> = AsyncStream { $0.finish() }
     let logger: Logger
@@ -111,7 +113,7 @@ struct CurtainFleetService: Service {
                 running[id] = current
                 continue
             }
-            let controller = CurtainController(id: id, state: state)
+            let controller = CurtainController(id: id, state: state, schedules: schedules)
             fleet.add(controller)
             let (stream, continuation) = AsyncStream.makeStream(of: CurtainClientConfiguration.self,
                                                                 bufferingPolicy: .bufferingNewest(1))

@@ -13,10 +13,13 @@ final class CurtainController: Sendable {
     let id: String
     private let current = Mutex<CurtainClient?>(nil)
     private let state: SystemState
+    /// Where the schedule of a curtain that keeps none itself is kept (nil: in memory only).
+    let schedules: (any CurtainScheduleStore)?
 
-    init(id: String = "curtain", state: SystemState) {
+    init(id: String = "curtain", state: SystemState, schedules: (any CurtainScheduleStore)? = nil) {
         self.id = id
         self.state = state
+        self.schedules = schedules
     }
 
     /// Sets the client that takes requests (nil while there is none).
@@ -36,6 +39,9 @@ final class CurtainController: Sendable {
                                       + (curtain?.lastError.map { " (\($0))" } ?? "")
                                       + ": wait for the reconnection (roombridgectl curtain status) and try again")
         }
+        if case .setSchedule(let open, let openEnabled, let close, let closeEnabled) = request, !client.profile.keepsSchedule {
+            try await keep(CurtainSchedule(openTime: open, openEnabled: openEnabled, closeTime: close, closeEnabled: closeEnabled))
+        }
         do throws(CurtainError) {
             switch request {
             case .open: try await client.open()
@@ -50,6 +56,19 @@ final class CurtainController: Sendable {
             }
         } catch {
             throw Self.map(error)
+        }
+    }
+
+    /// Stores the schedule the daemon keeps before it takes effect, so that it survives a restart; when the
+    /// database refuses it, nothing changes.
+    private func keep(_ schedule: CurtainSchedule) async throws(CurtainControlError) {
+        guard let schedules else { return }
+        do {
+            try await schedules.keepSchedule(schedule, curtain: id)
+        } catch {
+            throw CurtainControlError(.scheduleNotStored, "the daemon keeps this curtain's schedule and could not store "
+                                      + "the new one (\(error)); the old schedule stays in effect: check the database "
+                                      + "(roombridgectl doctor) and try again")
         }
     }
 
@@ -97,11 +116,31 @@ struct CurtainService: Service {
                 logger.notice("curtain \(controller.id): settings changed; starting again")
                 current = Task { await self.supervise(next) }
             }
+            // Shutting down: leave the curtain free for its own app or remote. bluetoothd keeps a link that a
+            // D-Bus client asked for after that client has gone (bleak disconnects on exit for the same reason).
+            // The call runs in a task of its own: this one is cancelled, and a cancelled call is not sent.
+            let last = controller.client
             current.cancel()
             await current.value
+            await Task { await last?.disconnectDevice() }.value
         }
         controller.attach(nil)
         logger.info("curtain \(controller.id) released")
+    }
+
+    /// The schedule the daemon kept for a curtain that keeps none itself (read anew for every client, so a
+    /// schedule set before a bus loss carries over).
+    private func keptSchedule(for configuration: CurtainClientConfiguration) async -> CurtainSchedule? {
+        guard !configuration.profile.keepsSchedule, let store = controller.schedules else { return nil }
+        do {
+            return try await store.keptSchedule(curtain: controller.id)
+        } catch {
+            logger.warning("""
+                curtain \(controller.id): cannot read its kept schedule (\(error)); it does not fire until the \
+                database answers and the curtain reconnects (roombridgectl doctor)
+                """)
+            return nil
+        }
     }
 
     private func supervise(_ configuration: CurtainClientConfiguration) async {
@@ -112,10 +151,12 @@ struct CurtainService: Service {
         await superviseClients(configuration)
     }
 
-    private func superviseClients(_ configuration: CurtainClientConfiguration) async {
+    private func superviseClients(_ settings: CurtainClientConfiguration) async {
         var attempt = 0
         let clock = ContinuousClock()
         while !Task.isCancelled {
+            var configuration = settings
+            configuration.keptSchedule = await keptSchedule(for: configuration)
             let client: CurtainClient
             do {
                 client = try await abandoningOnCancel { [configuration, logger] in

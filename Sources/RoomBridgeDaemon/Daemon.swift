@@ -220,7 +220,8 @@ public enum Daemon {
         let (curtainReconfigurations, reconfigureCurtains) = AsyncStream.makeStream(
             of: [CurtainSettings].self, bufferingPolicy: .bufferingNewest(1))
         if let curtain {
-            services.append(CurtainFleetService(fleet: curtain, state: state, settings: curtainSettings,
+            services.append(CurtainFleetService(fleet: curtain, state: state, schedules: database.curtainSchedules,
+                                                settings: curtainSettings,
                                                 reconfigurations: curtainReconfigurations,
                                                 logger: Logger(label: "roombridged.curtain")))
         }

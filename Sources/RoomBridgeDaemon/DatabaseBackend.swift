@@ -1,3 +1,4 @@
+import CurtainProtocol
 import Lending
 import LendingStore
 import Logging
@@ -14,6 +15,14 @@ enum DatabaseBackend {
     case postgresql(PostgresInventoryStore)
 
     var store: any InventoryStore {
+        switch self {
+        case .sqlite(let store): store
+        case .postgresql(let store): store
+        }
+    }
+
+    /// Where the daemon keeps the schedules of curtains that keep none themselves: the same database.
+    var curtainSchedules: any CurtainScheduleStore {
         switch self {
         case .sqlite(let store): store
         case .postgresql(let store): store

@@ -47,6 +47,8 @@ public struct CurtainControlError: Error, Sendable, Equatable, CustomStringConve
         case disabled
         /// Bluetooth failed otherwise (BlueZ busy, timeout, bluetoothd missing…).
         case bluetoothFailed
+        /// The daemon keeps this curtain's schedule and could not store the new one; the old one stays.
+        case scheduleNotStored
     }
 
     public var reason: Reason
@@ -75,6 +77,7 @@ public struct CurtainControlError: Error, Sendable, Equatable, CustomStringConve
         case .rejectedByDevice: name = "RejectedByDevice"
         case .disabled: name = "Disabled"
         case .bluetoothFailed: name = "BluetoothFailed"
+        case .scheduleNotStored: name = "ScheduleNotStored"
         }
         return VarlinkError(CurtainInterface.interfaceName + "." + name, parameters: parameters)
     }
@@ -303,6 +306,11 @@ public struct CurtainInterface: VarlinkInterface {
 
         # Bluetooth failed otherwise (BlueZ busy, no answer in time, bluetoothd not running).
         error BluetoothFailed (message: string)
+
+        # The curtain keeps no schedule, so the daemon keeps it in its database, and the database
+        # did not take the new one. The old schedule stays in effect; message says why. Check the
+        # database (roombridgectl doctor) and try again.
+        error ScheduleNotStored (message: string)
         """
 }
 

@@ -115,3 +115,20 @@ def test_simulator_times_the_advertisements_that_carry_motion(pconnected, psim):
     positions = [int(entry.split(":")[1], 16) for entry in adverts.group(1).split(",") if entry]
     assert positions and positions[-1] == 40, positions
     assert all(0 <= p <= 40 for p in positions), positions
+
+
+def test_the_daemon_kept_schedule_survives_a_restart(daemon_factory, psim, profile):
+    """These curtains keep no schedule: the daemon keeps it in its database, so a restart does not lose it."""
+    first = daemon_factory("--curtain-enabled", "--curtain-profile", profile,
+                           env={"DBUS_SYSTEM_BUS_ADDRESS": psim.address})
+    wait_state(first, lambda c: c["connection"] == "connected", timeout=20)
+    ok(curtain(first, "SetSchedule", open="06:45", close="22:10", openEnabled=True, closeEnabled=False))
+    wait_state(first, lambda c: c.get("openSchedule") == {"time": "06:45", "enabled": True})
+    assert first.terminate(timeout=10) == 0  # a "does not hang" bound
+    first.close()
+    second = daemon_factory("--curtain-enabled", "--curtain-profile", profile, notify=False,
+                            env={"DBUS_SYSTEM_BUS_ADDRESS": psim.address})
+    c = wait_state(second, lambda c: c.get("openSchedule") is not None, timeout=20, what="the kept schedule")
+    assert c["openSchedule"] == {"time": "06:45", "enabled": True}
+    assert c["closeSchedule"] == {"time": "22:10", "enabled": False}
+    assert c["scheduleSource"] == "daemon"

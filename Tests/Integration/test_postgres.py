@@ -251,3 +251,45 @@ def test_a_tap_while_offline_records_nothing_and_says_so(daemon_factory, pn532, 
     eventually(lent_after_restart, timeout=60, what="a tap lending after the database came back")
     assert pg.psql("SELECT device_id, location IS NOT NULL FROM rentals", database) == "D-0001|t"
     w.close()
+
+
+def test_migrate_to_copies_a_sqlite_inventory_into_postgresql(pg, tmpdir_path):
+    """`roombridgectl db migrate-to`: refused while the daemon runs; then the SQLite inventory, its history and
+    change log arrive, counted, and a daemon on PostgreSQL carries on from them."""
+    sqlite = Daemon(tmpdir_path, []).start()
+    database = pg.new_database()
+    url = pg.url_for(database)
+    migrate = [binary("roombridgectl"), "db", "migrate-to", url, "--from", str(tmpdir_path / "roombridge.sqlite"),
+               "--password-file", pg.password_file, "--socket", sqlite.socket_path]
+    try:
+        seed(sqlite, devices=("D-0001", "D-0002"))
+        ctl(sqlite, "lend", "--device", "D-0001", "--user", "U-0001")
+        ctl(sqlite, "return", "D-0001")
+        ctl(sqlite, "lend", "--device", "D-0002", "--user", "U-0001")
+        r = subprocess.run(migrate, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and "roombridged is running" in r.stderr, r
+        assert pg.psql("SELECT COUNT(*) FROM pg_tables WHERE tablename = 'devices'", database) == "0"
+    finally:
+        sqlite.close()
+
+    r = subprocess.run(migrate, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "rentals: 2 rows" in r.stdout and "devices: 2 rows" in r.stdout, r.stdout
+    # A second run finds the data there and changes nothing.
+    again = subprocess.run(migrate, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and "not empty" in again.stderr, again
+    assert pg.psql("SELECT COUNT(*) FROM rentals", database) == "2"
+
+    with tempfile.TemporaryDirectory(prefix="rb-test-") as other_dir:
+        os.chmod(other_dir, 0o755)
+        d = pg_daemon(pathlib.Path(other_dir), pg, database, "desk-b")
+        try:
+            history = ctl(d, "history", "--json").stdout
+            assert history.count('"deviceId":"D-0001"') == 1 and '"returnedAt"' in history, history
+            log = ctl(d, "devices", "log", "D-0001").stdout
+            assert "add" in log, log
+            ctl(d, "return", "D-0002")
+            ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")
+            assert pg.psql("SELECT COUNT(*) FROM rentals", database) == "3"
+        finally:
+            d.close()
