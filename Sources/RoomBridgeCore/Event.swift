@@ -37,6 +37,8 @@ public struct Event: Sendable, Equatable {
         case presence(PresenceChangeEvent)
         /// A rental passed its due time (once per rental and due date).
         case overdue(OverdueNotice)
+        /// An outbox target has been failing too long, or recovered after that.
+        case outbox(OutboxNotice)
     }
 
     /// The payload's kind as it appears on the wire.
@@ -50,18 +52,19 @@ public struct Event: Sendable, Equatable {
         case .lending: .lending
         case .presence: .presence
         case .overdue: .overdue
+        case .outbox: .outbox
         }
     }
 
     /// Event kinds, as named on the wire.
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue
+        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox
     }
 }
 
 extension Event: Codable {
     private enum CodingKeys: String, CodingKey {
-        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue
+        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue, outbox
     }
 
     public init(from decoder: any Decoder) throws {
@@ -77,6 +80,7 @@ extension Event: Codable {
         case .lending: payload = .lending(try c.decode(LendingOutcome.self, forKey: .lending))
         case .presence: payload = .presence(try c.decode(PresenceChangeEvent.self, forKey: .presence))
         case .overdue: payload = .overdue(try c.decode(OverdueNotice.self, forKey: .overdue))
+        case .outbox: payload = .outbox(try c.decode(OutboxNotice.self, forKey: .outbox))
         }
     }
 
@@ -94,6 +98,7 @@ extension Event: Codable {
         case .lending(let v): try c.encode(v, forKey: .lending)
         case .presence(let v): try c.encode(v, forKey: .presence)
         case .overdue(let v): try c.encode(v, forKey: .overdue)
+        case .outbox(let v): try c.encode(v, forKey: .outbox)
         }
     }
 }

@@ -416,6 +416,11 @@ public actor SystemState {
         emit(.overdue(notice))
     }
 
+    /// Reports an outbox target failing too long, or recovering after that.
+    public func recordOutbox(_ notice: OutboxNotice) {
+        emit(.outbox(notice))
+    }
+
     // MARK: Fan-out
 
     private func emit(_ payload: Event.Payload) {

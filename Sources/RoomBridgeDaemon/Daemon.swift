@@ -229,7 +229,8 @@ public enum Daemon {
         let outboxTargets = try OutboxSetup.targets(config, environment: environment)
         if !outboxTargets.isEmpty {
             services.append(OutboxDelivery(store: store, targets: outboxTargets, settings: OutboxSetup.settings(config),
-                                           logger: Logger(label: "roombridged.outbox")))
+                                           logger: Logger(label: "roombridged.outbox"),
+                                           onAlert: { await state.recordOutbox(OutboxSetup.notice($0)) }))
         }
         let reloadLogger = Logger(label: "roombridged.reload")
         services.append(ReloadService(

@@ -1,6 +1,7 @@
 import Lending
 import Logging
 import RoomBridgeConfig
+import RoomBridgeCore
 import Webhooks
 
 /// The outbox as the configuration describes it: the routes the store writes entries for, and the
@@ -35,5 +36,15 @@ enum OutboxSetup {
             pollInterval: duration("outbox.poll_interval"),
             retention: .seconds(Int64(config.int("outbox.retention_days")) * 86400),
             failingAlert: duration("outbox.failing_alert"))
+    }
+
+    /// A target's trouble as the `outbox` event of watch.
+    static func notice(_ alert: OutboxAlert) -> OutboxNotice {
+        let since = LendingFormat.iso8601(alert.since)
+        let message = alert.failing
+            ? "outbox target \(alert.target) has been failing since \(since) (\(alert.lastError ?? "no answer")); events wait in the outbox (roombridgectl outbox)"
+            : "outbox target \(alert.target) accepts deliveries again (failing since \(since)); the waiting events are being sent"
+        return OutboxNotice(target: alert.target, failing: alert.failing, since: alert.since, lastError: alert.lastError,
+                            message: message)
     }
 }

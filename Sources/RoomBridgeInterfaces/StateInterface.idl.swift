@@ -50,6 +50,10 @@ extension StateInterface {
 
         # A rental that passed its due time, announced once per rental and due date (kept across
         # restarts; a renewal sets a new due date).
+        # An outbox target has been failing for longer than outbox.failing_alert (failing: true,
+        # since when, the last error), or accepts deliveries again after that (failing: false).
+        type OutboxNotice (target: string, failing: bool, since: string, lastError: ?string, message: string)
+
         type Overdue (
           rentalId: int,
           deviceId: string,
@@ -104,7 +108,7 @@ extension StateInterface {
         type Event (
           seq: int,
           at: string,
-          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue),
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox),
           reader: ?Reader,
           tap: ?Tap,
           removal: ?TagRemoval,
@@ -112,7 +116,8 @@ extension StateInterface {
           curtain: ?Curtain,
           lending: ?LendingOutcome,
           presence: ?PresenceChange,
-          overdue: ?Overdue
+          overdue: ?Overdue,
+          outbox: ?OutboxNotice
         )
 
         # What the daemon was started with: the configuration file it read (null: none),

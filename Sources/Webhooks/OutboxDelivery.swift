@@ -54,12 +54,12 @@ public final class OutboxDelivery: Service {
     let targets: [String: WebhookTarget]
     let settings: Settings
     let logger: Logger
-    let onAlert: @Sendable (OutboxAlert) -> Void
+    let onAlert: @Sendable (OutboxAlert) async -> Void
     private let client: HTTPClient
     private let health = Mutex<[String: TargetHealth]>([:])
 
     public init(store: any InventoryStore, targets: [WebhookTarget], settings: Settings, logger: Logger,
-                onAlert: @escaping @Sendable (OutboxAlert) -> Void = { _ in }) {
+                onAlert: @escaping @Sendable (OutboxAlert) async -> Void = { _ in }) {
         self.store = store
         self.targets = Dictionary(targets.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         self.settings = settings
@@ -98,7 +98,7 @@ public final class OutboxDelivery: Service {
                 if !storeTrouble { logger.warning("outbox: cannot read the outbox (\(error)); retrying") }
                 storeTrouble = true
             }
-            checkAlerts(now: Date())
+            await checkAlerts(now: Date())
             if sent == 0 { try? await Task.sleep(for: settings.pollInterval) }
         }
     }
@@ -106,6 +106,7 @@ public final class OutboxDelivery: Service {
     /// One attempt at one entry.
     func deliver(_ entry: OutboxEntry) async {
         guard let target = targets[entry.target] else { return }
+        let started = Date()
         let request = WebhookRequest(entry: entry, target: target, timestamp: Int64(Date().timeIntervalSince1970))
         var http = HTTPClientRequest(url: target.url)
         http.method = .POST
@@ -122,7 +123,7 @@ public final class OutboxDelivery: Service {
                     // Sent again later: at least once.
                     logger.warning("outbox: entry \(entry.seq) was delivered to \(target.name) but could not be marked so (\(error)); it will be sent again")
                 }
-                recovered(target.name)
+                await recovered(target.name)
                 return
             }
             failure = "HTTP \(response.status.code) \(response.status.reasonPhrase)"
@@ -132,18 +133,20 @@ public final class OutboxDelivery: Service {
         let attempts = entry.attempts + 1
         let next = settings.backoff.nextAttempt(afterAttempts: attempts, now: Date(), jitter: Double.random(in: 0...1))
         logger.info("outbox: delivery of entry \(entry.seq) (\(entry.kind.rawValue) \(entry.deviceId)) to \(target.name) failed: \(failure); attempt \(attempts + 1) at \(LendingFormat.iso8601(next))")
-        failed(target.name, failure)
+        failed(target.name, failure, attemptStarted: started)
         try? await store.markAttemptFailed(seq: entry.seq, next: next, error: failure)
     }
 
-    private func failed(_ target: String, _ error: String) {
+    /// A target fails since the start of its first failed attempt (a refused connection is retried
+    /// by the client until the request's timeout).
+    private func failed(_ target: String, _ error: String, attemptStarted: Date) {
         health.withLock { h in
             h[target, default: TargetHealth()].lastError = error
-            if h[target]?.failingSince == nil { h[target]?.failingSince = Date() }
+            if h[target]?.failingSince == nil { h[target]?.failingSince = attemptStarted }
         }
     }
 
-    private func recovered(_ target: String) {
+    private func recovered(_ target: String) async {
         let alert: OutboxAlert? = health.withLock { h in
             guard let state = h[target], let since = state.failingSince else { return nil }
             h[target] = TargetHealth()
@@ -151,11 +154,11 @@ public final class OutboxDelivery: Service {
         }
         if let alert {
             logger.notice("outbox: \(target) accepts deliveries again")
-            onAlert(alert)
+            await onAlert(alert)
         }
     }
 
-    private func checkAlerts(now: Date) {
+    private func checkAlerts(now: Date) async {
         let threshold = seconds(settings.failingAlert)
         let alerts: [OutboxAlert] = health.withLock { h in
             var out: [OutboxAlert] = []
@@ -168,7 +171,7 @@ public final class OutboxDelivery: Service {
         }
         for alert in alerts {
             logger.error("outbox: \(alert.target) has been failing since \(LendingFormat.iso8601(alert.since)) (\(alert.lastError ?? "?")); entries wait in the outbox, see roombridgectl outbox")
-            onAlert(alert)
+            await onAlert(alert)
         }
     }
 }

@@ -120,6 +120,8 @@ enum Render {
             return head + presenceEvent(p)
         case .overdue(let o):
             return head + "overdue: \(o.message)"
+        case .outbox(let o):
+            return head + "outbox: \(o.message)"
         }
     }
 

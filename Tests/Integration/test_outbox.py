@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 
-from conftest import binary, eventually
+from conftest import Watcher, binary, eventually
 
 SECRET = b"outbox-test-secret"
 
@@ -104,7 +104,7 @@ failing_alert = 0.5
 [outbox.targets.hook]
 url = "{receiver.url}"
 secret_file = "{secret}"
-timeout = 5
+timeout = 1
 """)
 
 
@@ -208,13 +208,17 @@ def test_delivery_resumes_after_kill_9_in_the_middle_of_the_backlog(tmpdir_path,
 
 def test_outbox_interface_through_python_varlink_and_the_cli(tmpdir_path, daemon_factory):
     """An independent client parses io.roombridge.Outbox's IDL; an entry nobody accepts is dropped
-    and retried from the CLI."""
+    and retried from the CLI; watch reports the target failing too long, and its recovery."""
     import varlink
-    receiver = Receiver()  # never up: every attempt fails
+    receiver = Receiver()  # down until the end: every attempt fails
     configure(tmpdir_path, receiver)
     d = daemon_factory()
     seed(d, ["D-1"])
+    watcher = Watcher(d.socket_path)
     ctl(d, "lend", "--device", "D-1", "--user", "U-1")
+    failing = watcher.wait_for(lambda e: e["kind"] == "outbox", what="an outbox event")["outbox"]
+    assert failing["target"] == "hook" and failing["failing"] is True and failing["lastError"]
+    assert "has been failing since" in failing["message"]
     with varlink.Client(address=f"unix:{d.socket_path}") as c:
         with c.open("io.roombridge.Outbox") as outbox:
             eventually(lambda: outbox.Status()["targets"][0]["failing"] == 1, what="the entry failing")
@@ -228,3 +232,12 @@ def test_outbox_interface_through_python_varlink_and_the_cli(tmpdir_path, daemon
     assert status(d)["hook"]["pending"] == 1
     table = ctl(d, "outbox").splitlines()
     assert table[0].split() == ["TARGET", "PENDING", "FAILING", "DELIVERED", "DROPPED"]
+
+    receiver.up()
+    try:
+        recovered = watcher.wait_for(lambda e: e["kind"] == "outbox", timeout=15, what="the recovery event")["outbox"]
+        assert recovered["failing"] is False and recovered["since"] == failing["since"]
+        eventually(lambda: status(d)["hook"]["delivered"] == 1, what="the entry delivered")
+    finally:
+        receiver.down()
+        watcher.close()
