@@ -49,6 +49,8 @@ public struct InventoryCopy: Sendable, Equatable {
     public var deviceLog: [DeviceLogEntry] = []
     public var overdueAnnouncements: [OverdueAnnouncement] = []
     public var keptSchedules: [KeptSchedule] = []
+    /// Every outbox entry (pending ones are delivered from the new store), in `seq` order; `seq` is kept.
+    public var outbox: [OutboxEntry] = []
 
     public init() {}
 
@@ -56,7 +58,8 @@ public struct InventoryCopy: Sendable, Equatable {
     public var counts: [String: Int] {
         ["device_groups": groups.count, "devices": devices.count, "users": users.count, "badges": badges.count,
          "tag_bindings": tagBindings.count, "rentals": rentals.count, "device_log": deviceLog.count,
-         "overdue_announcements": overdueAnnouncements.count, "curtain_schedules": keptSchedules.count]
+         "overdue_announcements": overdueAnnouncements.count, "curtain_schedules": keptSchedules.count,
+         "outbox": outbox.count]
     }
 }
 
@@ -92,7 +95,7 @@ public enum InventoryCopyError: Error, Equatable, CustomStringConvertible {
 
 extension InventoryCopy {
     /// The tables that must be empty before a copy goes in (groups are not: every new database has the defaults).
-    public static let dataTables = ["devices", "users", "badges", "tag_bindings", "rentals", "device_log"]
+    public static let dataTables = ["devices", "users", "badges", "tag_bindings", "rentals", "device_log", "outbox"]
 
     /// Throws ``InventoryCopyError/countMismatch(table:expected:found:)`` unless `counts` match this copy's.
     public static func check(_ counts: [String: Int], against copy: InventoryCopy) throws {

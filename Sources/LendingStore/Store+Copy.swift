@@ -25,6 +25,7 @@ extension SQLiteInventoryStore: InventoryCopySource, InventoryCopyTarget {
                 InventoryCopy.KeptSchedule(curtain: row[0], openMinute: row[1], openEnabled: row[2], closeMinute: row[3],
                                            closeEnabled: row[4], updatedAt: Millis.date(row[5]))
             }
+            copy.outbox = try Row.fetchAll(db, sql: "SELECT \(Self.outboxColumns) FROM outbox ORDER BY seq").map(Self.decodeOutbox)
             return copy
         }
     }
@@ -54,6 +55,7 @@ extension SQLiteInventoryStore: InventoryCopySource, InventoryCopyTarget {
                     VALUES (?, ?, ?, ?, ?, ?)
                     """, arguments: [s.curtain, s.openMinute, s.openEnabled, s.closeMinute, s.closeEnabled, Millis.from(s.updatedAt)])
             }
+            for entry in copy.outbox { try Self.insertOutbox(db, entry) }
             var counts: [String: Int] = [:]
             for table in copy.counts.keys {
                 counts[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0

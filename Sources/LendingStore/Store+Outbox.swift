@@ -22,6 +22,15 @@ extension SQLiteInventoryStore {
         }
     }
 
+    /// Writes a whole entry, its `seq` included (copying a store).
+    static func insertOutbox(_ db: Database, _ e: OutboxEntry) throws {
+        try db.execute(sql: "INSERT INTO outbox (\(outboxColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: [
+            e.seq, e.eventId.uuidString.lowercased(), e.target, e.kind.rawValue, e.deviceId,
+            String(decoding: e.payload, as: UTF8.self), Millis.from(e.createdAt), e.attempts, Millis.from(e.nextAttemptAt),
+            e.state.rawValue, e.lastError, e.deliveredAt.map(Millis.from),
+        ])
+    }
+
     static func decodeOutbox(_ row: Row) throws -> OutboxEntry {
         let text: String = row["event_id"]
         let kind: String = row["kind"]

@@ -73,10 +73,18 @@ extension PostgresInventoryStore: InventoryCopyTarget {
                             \(s.closeEnabled), \(Self.ms(s.updatedAt)))
                     """, logger: logger)
             }
+            for e in copy.outbox {
+                try await c.query("""
+                    INSERT INTO outbox (\(unescaped: Self.outboxColumns))
+                    VALUES (\(e.seq), \(e.eventId.uuidString.lowercased()), \(e.target), \(e.kind.rawValue), \(e.deviceId),
+                            \(String(decoding: e.payload, as: UTF8.self)), \(Self.ms(e.createdAt)), \(Int32(clamping: e.attempts)),
+                            \(Self.ms(e.nextAttemptAt)), \(e.state.rawValue), \(e.lastError), \(e.deliveredAt.map(Self.ms)))
+                    """, logger: logger)
+            }
             // The copied IDs were given explicitly: new rows continue after them.
-            for table in ["rentals", "device_log"] {
+            for (table, column) in [("rentals", "id"), ("device_log", "id"), ("outbox", "seq")] {
                 try await c.query(PostgresQuery(unsafeSQL: """
-                    SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE((SELECT MAX(id) FROM \(table)), 0) + 1, false)
+                    SELECT setval(pg_get_serial_sequence('\(table)', '\(column)'), COALESCE((SELECT MAX(\(column)) FROM \(table)), 0) + 1, false)
                     """), logger: logger)
             }
             var counts: [String: Int] = [:]

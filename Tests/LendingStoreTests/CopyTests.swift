@@ -8,9 +8,12 @@ import Testing
 @Suite("Copying an inventory to another store (SQLite to SQLite and PostgreSQL)")
 struct CopyTests {
     /// A SQLite source with a bit of everything: history of a device broken since, an active rental,
-    /// a return note, an overdue announcement, badges, a tag and a kept curtain schedule.
+    /// a return note, an overdue announcement, badges, a tag, a kept curtain schedule and the outbox
+    /// entries of a target (one delivered).
+    static let routes = [OutboxRoute(target: "hook")]
+
     static func source() async throws -> StoreFixture {
-        let fixture = try await StoreFixture(.sqlite, devices: 3, users: 2)
+        let fixture = try await StoreFixture(.sqlite, devices: 3, users: 2, outboxRoutes: routes)
         let store = fixture.store
         _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0), lentBy: .unixUser("alice")))
         _ = try await store.returnDevice(ReturnRequest(deviceId: "D-001", at: at(10), note: "cracked screen", markBroken: true))
@@ -21,6 +24,8 @@ struct CopyTests {
         let kept = CurtainSchedule(openTime: try CurtainTime(hour: 7, minute: 5), openEnabled: true,
                                    closeTime: try CurtainTime(hour: 21, minute: 30), closeEnabled: false)
         try await (store as? any CurtainScheduleStore)?.keepSchedule(kept, curtain: "left")
+        let first = try #require(try await store.pendingOutbox(limit: 1, now: at(100)).first)
+        try await store.markDelivered(seq: first.seq, at: at(100))
         return fixture
     }
 
@@ -30,7 +35,8 @@ struct CopyTests {
         let copy = try await #require(source.store as? any InventoryCopySource).copyAll()
         #expect(copy.rentals.count == 2 && copy.deviceLog.count > 3 && copy.overdueAnnouncements.count == 1)
 
-        let target = try await StoreFixture(backend, devices: 0, users: 0)
+        #expect(copy.outbox.map(\.kind) == [.lend, .return, .lend, .overdue])
+        let target = try await StoreFixture(backend, devices: 0, users: 0, outboxRoutes: Self.routes)
         defer { target.close() }
         let counts = try await #require(target.store as? any InventoryCopyTarget).restore(copy)
         #expect(counts == copy.counts)
@@ -55,6 +61,12 @@ struct CopyTests {
         // New rows get IDs after the copied ones.
         let next = try await store.lend(LendRequest(deviceId: "D-003", userId: "U-1", at: at(60)))
         #expect(next.id > copy.rentals.map(\.id).max()!)
+        // The outbox arrives whole (delivered entry included) and goes on after it.
+        let entries = try await store.outboxEntries(state: nil, page: .first).items
+        #expect(Array(entries.dropFirst().reversed()) == copy.outbox)
+        #expect(entries.first?.seq ?? 0 > copy.outbox.map(\.seq).max()!)
+        #expect(try await store.pendingOutbox(limit: 10, now: at(200)).map { "\($0.deviceId) \($0.kind)" }
+                == ["D-001 return", "D-002 lend", "D-003 lend"])
     }
 
     @Test(arguments: Backend.all) func aTargetWithDataIsRefusedAndKeepsIt(_ backend: Backend) async throws {
