@@ -94,28 +94,19 @@ public struct OutboxCounts: Sendable, Hashable, Codable {
     }
 }
 
-/// A new outbox row, before the store gives it its sequence number.
-public struct OutboxInsert: Sendable, Hashable {
-    public var eventId: UUID
-    public var target: String
-    public var kind: OutboxEventKind
-    public var deviceId: DeviceID
-    public var payload: [UInt8]
-    public var createdAt: Date
-}
-
 /// The rules both stores follow for the outbox: what an event's document says, which rows a
 /// change writes, and when a failed entry is tried again.
 public enum OutboxEvent {
-    /// The rows a change writes: one per route that takes `kind`, all with one new event ID.
+    /// The rows a change writes: one per route that takes `kind`, all with one new event ID, due
+    /// at once (`seq` 0: the store numbers them).
     public static func inserts(_ kind: OutboxEventKind, rental: Rental, at: Date, routes: [OutboxRoute],
-                               eventId: UUID = UUID()) -> [OutboxInsert] {
+                               eventId: UUID = UUID()) -> [OutboxEntry] {
         let accepting = routes.filter { $0.accepts(kind) }
         guard !accepting.isEmpty else { return [] }
         let body = payload(kind: kind, eventId: eventId, rental: rental, at: at)
         return accepting.map {
-            OutboxInsert(eventId: eventId, target: $0.target, kind: kind, deviceId: rental.deviceId, payload: body,
-                         createdAt: at)
+            OutboxEntry(seq: 0, eventId: eventId, target: $0.target, kind: kind, deviceId: rental.deviceId, payload: body,
+                        createdAt: at, nextAttemptAt: at)
         }
     }
 

@@ -56,10 +56,7 @@ struct OutboxRetry: AsyncParsableCommand {
     @Argument(help: "The entry's SEQ.") var seq: Int
 
     func run() async throws {
-        try await withClient(options) { client in
-            _ = try await call(client, "io.roombridge.Outbox.Retry", ["seq": .int(Int64(seq))])
-            emit("outbox entry \(seq) will be sent again now")
-        }
+        try await outboxAction(options, "Retry", seq, done: "outbox entry \(seq) will be sent again now")
     }
 }
 
@@ -70,9 +67,15 @@ struct OutboxDrop: AsyncParsableCommand {
     @Argument(help: "The entry's SEQ.") var seq: Int
 
     func run() async throws {
-        try await withClient(options) { client in
-            _ = try await call(client, "io.roombridge.Outbox.Drop", ["seq": .int(Int64(seq))])
-            emit("outbox entry \(seq) dropped; it will not be sent (outbox retry \(seq) sends it after all)")
-        }
+        try await outboxAction(options, "Drop", seq,
+                               done: "outbox entry \(seq) dropped; it will not be sent (outbox retry \(seq) sends it after all)")
+    }
+}
+
+/// Calls `io.roombridge.Outbox.METHOD(seq)` and says what was done.
+private func outboxAction(_ options: GlobalOptions, _ method: String, _ seq: Int, done: String) async throws {
+    try await withClient(options) { client in
+        _ = try await call(client, "io.roombridge.Outbox.\(method)", ["seq": .int(Int64(seq))])
+        emit(done)
     }
 }
