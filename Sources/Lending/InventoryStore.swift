@@ -226,8 +226,9 @@ public protocol InventoryStore: Sendable {
     // with no routes they write none.
     /// Pending entries due at `now` (``OutboxEntry/nextAttemptAt``), in order; an entry waits
     /// while an earlier pending entry of the same device and target exists (delivery in order per
-    /// device).
-    func pendingOutbox(limit: Int, now: Date) async throws -> [OutboxEntry]
+    /// device). `targets` limits them to these targets (the configured ones: entries of a target
+    /// removed from the configuration stay, and must not fill every batch); nil: every target.
+    func pendingOutbox(limit: Int, now: Date, targets: [String]?) async throws -> [OutboxEntry]
     /// The target accepted the entry.
     func markDelivered(seq: Int64, at: Date) async throws
     /// An attempt failed with `error`; the entry is tried again at `next`.
@@ -263,6 +264,11 @@ extension InventoryStore {
     /// ``registerTag(uid:deviceId:at:by:)`` with no actor known.
     public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
         try await registerTag(uid: uid, deviceId: deviceId, at: at, by: nil)
+    }
+
+    /// ``pendingOutbox(limit:now:targets:)`` of every target.
+    public func pendingOutbox(limit: Int, now: Date) async throws -> [OutboxEntry] {
+        try await pendingOutbox(limit: limit, now: now, targets: nil)
     }
 
     /// Every rental matching `query`, fetched page by page (for exports).

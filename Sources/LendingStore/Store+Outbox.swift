@@ -46,16 +46,24 @@ extension SQLiteInventoryStore {
                            deliveredAt: (row["delivered_at"] as Int64?).map(Millis.date))
     }
 
-    public func pendingOutbox(limit: Int, now: Date) async throws -> [OutboxEntry] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT \(Self.outboxColumns) FROM outbox o
-                WHERE o.state = 'pending' AND o.next_attempt_at <= ?
-                  AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.state = 'pending' AND e.target = o.target
-                                  AND e.device_id = o.device_id AND e.seq < o.seq)
-                ORDER BY o.seq LIMIT ?
-                """, arguments: [Millis.from(now), max(limit, 1)]).map(Self.decodeOutbox)
+    public func pendingOutbox(limit: Int, now: Date, targets: [String]?) async throws -> [OutboxEntry] {
+        var arguments: StatementArguments = [Millis.from(now)]
+        var only = ""
+        if let targets {
+            guard !targets.isEmpty else { return [] }
+            only = "AND o.target IN (" + targets.map { _ in "?" }.joined(separator: ", ") + ")"
+            arguments += StatementArguments(targets)
         }
+        arguments += [max(limit, 1)]
+        let sql = """
+            SELECT \(Self.outboxColumns) FROM outbox o
+            WHERE o.state = 'pending' AND o.next_attempt_at <= ? \(only)
+              AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.state = 'pending' AND e.target = o.target
+                              AND e.device_id = o.device_id AND e.seq < o.seq)
+            ORDER BY o.seq LIMIT ?
+            """
+        let bound = arguments
+        return try await pool.read { db in try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.decodeOutbox) }
     }
 
     public func markDelivered(seq: Int64, at: Date) async throws {

@@ -43,10 +43,12 @@ extension PostgresInventoryStore {
                            state: state, lastError: lastError, deliveredAt: delivered)
     }
 
-    public func pendingOutbox(limit: Int, now: Date) async throws -> [OutboxEntry] {
-        try await fetch("""
+    public func pendingOutbox(limit: Int, now: Date, targets: [String]?) async throws -> [OutboxEntry] {
+        if targets?.isEmpty == true { return [] }
+        return try await fetch("""
             SELECT \(unescaped: Self.outboxColumns) FROM outbox o
             WHERE o.state = 'pending' AND o.next_attempt_at <= \(StoreConventions.millis(now))
+              AND (\(targets == nil) OR o.target = ANY(\(targets ?? [])))
               AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.state = 'pending' AND e.target = o.target
                               AND e.device_id = o.device_id AND e.seq < o.seq)
             ORDER BY o.seq LIMIT \(Int64(max(limit, 1)))

@@ -87,7 +87,7 @@ public final class OutboxDelivery: Service {
                     if pruned > 0 { logger.info("outbox: deleted \(pruned) delivered or dropped entries past their retention") }
                     lastPrune = now
                 }
-                let due = try await store.pendingOutbox(limit: 64, now: now).filter { targets[$0.target] != nil }
+                let due = try await store.pendingOutbox(limit: 64, now: now, targets: Array(targets.keys))
                 if storeTrouble { logger.notice("outbox: the database answers again; delivery goes on") }
                 storeTrouble = false
                 sent = due.count

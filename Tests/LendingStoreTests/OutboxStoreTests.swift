@@ -81,6 +81,10 @@ struct OutboxStoreTests {
         let first = try await store.pendingOutbox(limit: 10, now: at(3))
         // D-001's return waits for its lend.
         #expect(first.map { "\($0.deviceId) \($0.kind)" } == ["D-001 lend", "D-002 lend"])
+        // Only the targets asked for (a target no longer configured does not fill the batch).
+        #expect(try await store.pendingOutbox(limit: 1, now: at(3), targets: ["gone"]).isEmpty)
+        #expect(try await store.pendingOutbox(limit: 1, now: at(3), targets: ["gone", "hook"]).map(\.seq) == [first[0].seq])
+        #expect(try await store.pendingOutbox(limit: 1, now: at(3), targets: []).isEmpty)
 
         try await store.markAttemptFailed(seq: first[0].seq, next: at(100), error: "HTTP 503")
         try await store.markDelivered(seq: first[1].seq, at: at(4))
