@@ -24,10 +24,13 @@ public final class PostgresInventoryStore: InventoryStore {
     public let configuration: PostgresStoreConfiguration
     let logger: Logger
     let connectivity: Connectivity
+    /// This store's `application_name` on the server: tells its own rental changes from other daemons'.
+    let origin: String
     private let runTask: Task<Void, Never>
 
-    init(client: PostgresClient, configuration: PostgresStoreConfiguration, logger: Logger) {
+    init(client: PostgresClient, configuration: PostgresStoreConfiguration, logger: Logger, origin: String = "roombridge") {
         self.client = client
+        self.origin = origin
         self.configuration = configuration
         self.logger = logger
         self.runTask = Task { await client.run() }
@@ -44,9 +47,10 @@ public final class PostgresInventoryStore: InventoryStore {
         // The pool logs every failed connection attempt at info; the store logs an offline
         // episode once (Connectivity).
         let background = Logger(label: logger.label) { _ in AtLeastWarning(logger.handler) }
-        let store = PostgresInventoryStore(client: PostgresClient(configuration: try clientConfiguration(configuration),
+        let origin = "roombridge-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let store = PostgresInventoryStore(client: PostgresClient(configuration: try clientConfiguration(configuration, applicationName: origin),
                                                                   backgroundLogger: background),
-                                           configuration: configuration, logger: logger)
+                                           configuration: configuration, logger: logger, origin: origin)
         do {
             try await store.migrate()
             return store
@@ -69,7 +73,7 @@ public final class PostgresInventoryStore: InventoryStore {
         return tls
     }
 
-    static func clientConfiguration(_ c: PostgresStoreConfiguration) throws -> PostgresClient.Configuration {
+    static func clientConfiguration(_ c: PostgresStoreConfiguration, applicationName: String = "roombridge") throws -> PostgresClient.Configuration {
         var config: PostgresClient.Configuration
         if let socket = c.unixSocketPath {
             config = .init(unixSocketPath: socket, username: c.username, password: c.password, database: c.database)
@@ -84,6 +88,7 @@ public final class PostgresInventoryStore: InventoryStore {
         }
         config.options.maximumConnections = max(1, c.maximumConnections)
         config.options.connectTimeout = c.connectTimeout
+        config.options.additionalStartupParameters = [("application_name", applicationName)]
         return config
     }
 

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -245,10 +245,42 @@ enum PostgresSchema {
         );
         """
 
+    /// Rental changes for the other kiosks: every insert or update of a rental takes the next
+    /// `change_seq` (the change's event ID) and, at commit, notifies `roombridge_rentals` with the
+    /// rental, its change and the writer's `application_name` (each store's own, so a daemon can
+    /// tell its own changes; kept in `change_origin`). A listener that was away reads `change_seq`
+    /// greater than the last one it saw.
+    static let v6 = """
+        CREATE SEQUENCE rental_changes;
+        ALTER TABLE rentals ADD COLUMN change_seq BIGINT;
+        ALTER TABLE rentals ADD COLUMN change_origin TEXT;
+        UPDATE rentals SET change_seq = nextval('rental_changes');
+        CREATE INDEX rentals_by_change ON rentals(change_seq);
+        CREATE FUNCTION rentals_change_seq() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.change_seq := nextval('rental_changes');
+            NEW.change_origin := current_setting('application_name');
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER rentals_change_seq BEFORE INSERT OR UPDATE ON rentals
+            FOR EACH ROW EXECUTE FUNCTION rentals_change_seq();
+        CREATE FUNCTION rentals_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('\(RentalFeed.channel)', json_build_object(
+                'rental', NEW.id, 'seq', NEW.change_seq, 'origin', current_setting('application_name'),
+                'kind', CASE WHEN TG_OP = 'INSERT' THEN 'lent'
+                             WHEN OLD.returned_at IS NULL AND NEW.returned_at IS NOT NULL THEN 'returned'
+                             ELSE 'changed' END)::text);
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER rentals_notify AFTER INSERT OR UPDATE ON rentals
+            FOR EACH ROW EXECUTE FUNCTION rentals_notify();
+        """
+
     /// The outbox (the SQLite schema's v8): one row per lending event and delivery target, written
     /// in the transaction of the change; `seq` orders delivery, `event_id` (a UUID, the same for
     /// every target) is the receivers' idempotency key.
-    static let v6 = """
+    static let v7 = """
         CREATE TABLE outbox (
             seq BIGSERIAL PRIMARY KEY,
             event_id TEXT NOT NULL,

@@ -56,9 +56,14 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
     /// One sentence for the person at the reader.
     public var message: String
     public var at: Date
+    /// Set when another kiosk sharing the database did it: that kiosk's lending location, or
+    /// "another kiosk" when it has none. Nil for what happened here.
+    public var origin: String?
 
     public init(kind: Kind, deviceId: String? = nil, userId: String? = nil, userName: String? = nil,
-                uid: String? = nil, reader: String? = nil, reason: String? = nil, message: String, at: Date) {
+                uid: String? = nil, reader: String? = nil, reason: String? = nil, message: String, at: Date,
+                origin: String? = nil) {
+        self.origin = origin
         self.kind = kind
         self.deviceId = deviceId
         self.userId = userId

@@ -403,6 +403,12 @@ public actor SystemState {
         emit(.lending(outcome))
     }
 
+    /// Reports what another kiosk sharing the database did (``LendingOutcome/origin`` set): Watch
+    /// clients see it; this kiosk's last outcome (the feedback at its reader) and counters stay.
+    public func recordRemoteLending(_ outcome: LendingOutcome) {
+        emit(.lending(outcome))
+    }
+
     /// Sets how many active rentals are overdue. Emits nothing by itself: the change that moved
     /// it (a return, a renewal, an ``recordOverdue(_:)``) is the event.
     public func setOverdueCount(_ count: Int) {

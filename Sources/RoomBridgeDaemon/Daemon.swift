@@ -208,7 +208,7 @@ public enum Daemon {
         // Shutdown runs in reverse order: STOPPING=1 first, then the hardware is released, and
         // the socket last (Watch clients are told, connections closed, the socket file removed).
         var services: [any Service] = [
-            database.service(config: config, state: state),
+            database.service(config: config, state: state, lending: lending),
             VarlinkSocketService(server: server, state: state, logger: logger),
         ]
         let bridge = nfc.map { nfc in

@@ -64,7 +64,7 @@ enum DatabaseBackend {
     }
 
     /// The service that keeps the database for the daemon's life and closes it last.
-    func service(config: DaemonConfig, state: SystemState) -> any Service {
+    func service(config: DaemonConfig, state: SystemState, lending: LendingCoordinator) -> any Service {
         let logger = Logger(label: "roombridged.database")
         switch self {
         case .sqlite(let store):
@@ -72,17 +72,19 @@ enum DatabaseBackend {
                                 integrityCheckInterval: .milliseconds(Int64(config.double("database.integrity_check_hours") * 3_600_000)),
                                 logger: logger)
         case .postgresql(let store):
-            return PostgresStoreService(store: store, state: state)
+            return PostgresStoreService(store: store, state: state, lending: lending)
         }
     }
 }
 
 /// Keeps the PostgreSQL pool for the daemon's life: mirrors the database's availability into
 /// `SystemState` (state and `status` show `database: offline since …`; the store itself logs the
-/// episode and reconnects with backoff) and closes the pool at shutdown.
+/// episode and reconnects with backoff), reports the other kiosks' lends and returns (the store's
+/// rental feed, LISTEN/NOTIFY) and closes the pool at shutdown.
 struct PostgresStoreService: Service {
     let store: PostgresInventoryStore
     let state: SystemState
+    let lending: LendingCoordinator
 
     func run() async throws {
         let (store, state) = (store, state)
@@ -90,6 +92,10 @@ struct PostgresStoreService: Service {
         store.observeAvailability { continuation.yield($0) }
         continuation.yield(store.availability)
         await state.updateDatabase(DatabaseState(backend: .postgresql))
+        let feed = Task { [store, lending] in
+            for await change in store.rentalChanges() { await lending.announceRemote(change) }
+        }
+        defer { feed.cancel() }
         await cancelWhenGracefulShutdown {
             for await availability in changes {
                 switch availability {

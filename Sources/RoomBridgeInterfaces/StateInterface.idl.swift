@@ -42,7 +42,9 @@ extension StateInterface {
           reader: ?string,
           reason: ?string,
           message: string,
-          at: string
+          at: string,
+          # Another kiosk on the same database did it: its lending location ("another kiosk" without one).
+          origin: ?string
         )
 
         # overdue: how many active rentals are past their due date (absent until known).

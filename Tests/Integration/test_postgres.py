@@ -293,3 +293,29 @@ def test_migrate_to_copies_a_sqlite_inventory_into_postgresql(pg, tmpdir_path):
             assert pg.psql("SELECT COUNT(*) FROM rentals", database) == "3"
         finally:
             d.close()
+
+
+def test_a_lend_at_one_kiosk_reaches_watch_at_the_other(pg, tmpdir_path):
+    """LISTEN/NOTIFY: kiosk B's Watch clients see kiosk A's lends and returns, marked with A's location, and B's own
+    last outcome is left alone."""
+    from conftest import Watcher
+    database = pg.new_database()
+    a = pg_daemon(tmpdir_path, pg, database, "desk-a")
+    with tempfile.TemporaryDirectory(prefix="rb-test-") as other_dir:
+        os.chmod(other_dir, 0o755)
+        b = pg_daemon(pathlib.Path(other_dir), pg, database, "desk-b")
+        try:
+            seed(a, devices=("D-0001",))
+            w = Watcher(b.socket_path)
+            ctl(a, "lend", "--device", "D-0001", "--user", "U-0001")
+            lent = w.wait_for(lambda e: e.get("kind") == "lending" and e["lending"]["kind"] == "lent", timeout=10)
+            assert lent["lending"]["origin"] == "desk-a" and lent["lending"]["deviceId"] == "D-0001", lent
+            ctl(a, "return", "D-0001")
+            back = w.wait_for(lambda e: e.get("kind") == "lending" and e["lending"]["kind"] == "returned", timeout=10)
+            assert back["lending"]["origin"] == "desk-a", back
+            w.close()
+            state = Connection(b.socket_path).call("io.roombridge.State.GetState")["parameters"]["state"]
+            assert "lastOutcome" not in state["lending"], state["lending"]
+        finally:
+            b.close()
+            a.close()
