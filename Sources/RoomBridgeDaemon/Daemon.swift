@@ -118,6 +118,9 @@ public enum Daemon {
         await state.declareCurtains(curtainSettings.map(\.entry.name))  // so READY's status line names them
         let curtain: CurtainFleet? = curtainEnabled ? CurtainFleet() : nil
 
+        // The outbox's targets with their secrets (a secret that cannot be read stops the daemon, exit 78).
+        let outboxTargets = try OutboxSetup.targets(config, environment: environment)
+
         // The database: opened and migrated before anything is bound, so a bad one stops the
         // daemon with a clear message and nothing listening.
         let database = try await DatabaseBackend.open(config, environment: environment, logger: logger)
@@ -226,7 +229,6 @@ public enum Daemon {
                                                 logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
-        let outboxTargets = try OutboxSetup.targets(config, environment: environment)
         if !outboxTargets.isEmpty {
             services.append(OutboxDelivery(store: store, targets: outboxTargets, settings: OutboxSetup.settings(config),
                                            logger: Logger(label: "roombridged.outbox"),

@@ -241,3 +241,16 @@ def test_outbox_interface_through_python_varlink_and_the_cli(tmpdir_path, daemon
     finally:
         receiver.down()
         watcher.close()
+
+
+def test_a_secret_file_others_can_read_stops_the_daemon(tmpdir_path):
+    receiver = Receiver()
+    configure(tmpdir_path, receiver)
+    os.chmod(tmpdir_path / "hook.secret", 0o644)
+    socket_path = tmpdir_path / "s.sock"
+    out = subprocess.run([binary("roombridged"), "--config", str(tmpdir_path / "roombridged.toml"),
+                          "--socket-path", str(socket_path), "--database-path", str(tmpdir_path / "db.sqlite"),
+                          "--no-nfc-enabled", "--no-curtain-enabled"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 78
+    assert "outbox.targets.hook.secret" in out.stderr and "chmod 600" in out.stderr
+    assert not socket_path.exists()
