@@ -4,7 +4,10 @@ DBUS_SYSTEM_BUS_ADDRESS) connects to bluez-sim's simulated curtain and does the 
 the same bytes and the same response mode. Times come from bluez-sim's `ctl timing` (CLOCK_MONOTONIC, the
 same clock as Python's time.monotonic() on Linux):
 - writeMs: write_gatt_char call → WriteValue at the simulator;
-- notifyMs: the simulator's notification → the start_notify callback with the same bytes.
+- notifyMs: the simulator's notification → the start_notify callback with the same bytes;
+- advertMs (with --adverts, for curtains that advertise their motion, as SwitchBot's do): the simulator's
+  advertisement (a PropertiesChanged on ServiceData/ManufacturerData) → the first BleakScanner detection
+  callback for the curtain's address that arrives after it.
 Prints one JSON line. Exits 3 (message on stderr) when bleak is not installed."""
 import argparse
 import asyncio
@@ -30,6 +33,8 @@ def parse_args():
                    help="request: write with response; command: write without response")
     p.add_argument("--prelude", action="append", default=[], metavar="HEX",
                    help="a write before the timed ones (e.g. the AM43 login); repeat for more")
+    p.add_argument("--adverts", action="store_true",
+                   help="also time advertisements to a BleakScanner detection callback")
     p.add_argument("--write", action="append", default=[], metavar="HEX@TARGET",
                    help="one timed write, then wait until the simulated motor is idle at TARGET %% open")
     return p.parse_args()
@@ -65,7 +70,9 @@ async def wait_idle_at(args, target):
 async def main(args):
     response = args.response == "request"
     received = []  # (monotonic arrival, hex)
-    write_ms, notify_ms = [], []
+    detected = []  # monotonic arrivals of detection callbacks for the curtain
+    write_ms, notify_ms, advert_ms = [], [], []
+    scanner = None
     try:
         client = bleak.BleakClient(args.address, timeout=20)
         await client.connect()
@@ -73,12 +80,19 @@ async def main(args):
         raise SystemExit(f"bleak could not connect ({e}); bluez-sim: {await ctl(args, 'status')}")
     try:
         await client.start_notify(args.notify_char, lambda _, data: received.append((time.monotonic(), bytes(data).hex())))
+        if args.adverts:
+            def seen(device, _advertisement):
+                if device.address.upper() == args.address.upper():
+                    detected.append(time.monotonic())
+            scanner = bleak.BleakScanner(detection_callback=seen)
+            await scanner.start()
         for hex_bytes in args.prelude:
             await client.write_gatt_char(args.write_char, bytes.fromhex(hex_bytes), response=response)
         for spec in args.write:
             hex_bytes, _, target = spec.partition("@")
             await timing(args)
             received.clear()
+            detected.clear()
             t0 = time.monotonic()
             await client.write_gatt_char(args.write_char, bytes.fromhex(hex_bytes), response=response)
             await wait_idle_at(args, int(target))
@@ -95,10 +109,18 @@ async def main(args):
                 if hit:
                     unused.remove(hit)
                     notify_ms.append((hit[0] - sent) * 1000)
+            arrivals = list(detected)
+            for sent, _ in t.get("adverts", []):
+                hit = next((a for a in arrivals if a >= sent), None)
+                if hit is not None:
+                    arrivals = [a for a in arrivals if a > hit]
+                    advert_ms.append((hit - sent) * 1000)
         await client.stop_notify(args.notify_char)
     finally:
+        if scanner is not None:
+            await scanner.stop()
         await client.disconnect()
-    print(json.dumps({"writeMs": write_ms, "notifyMs": notify_ms}))
+    print(json.dumps({"writeMs": write_ms, "notifyMs": notify_ms, "advertMs": advert_ms}))
 
 
 if __name__ == "__main__":

@@ -93,12 +93,14 @@ extension Bench {
                 ? "\(name): advertisement (motion, position) → Watch event (ms)"
                 : "\(name): notification → Watch event (ms)"
             let peerSignal = profile.motionFromAdvertisements
-                ? "bleak notification callback (the reply; motion is advertised)" : "bleak notification callback"
+                ? "bleak: BleakScanner detection callback, same advertisements" : "bleak notification callback"
             report.add(section: "Curtain, \(name) profile: BlueZ simulator on a private D-Bus bus", rows: [
                 Row("\(name): command (MoveTo) → WriteValue at the simulator (ms)", Stats(daemon.commandMs),
                     peer: peer.map { ("bleak, same write (\(profile.writeType.rawValue)) → WriteValue", Stats($0.writeMs)) }
                         ?? Self.bleakSkipped),
-                Row(signal, Stats(daemon.signalMs), peer: peer.map { (peerSignal, Stats($0.notifyMs)) } ?? Self.bleakSkipped),
+                Row(signal, Stats(daemon.signalMs),
+                    peer: peer.map { (peerSignal, Stats(profile.motionFromAdvertisements ? $0.advertMs : $0.notifyMs)) }
+                        ?? Self.bleakSkipped),
                 Row("\(name): device returns → connected again (ms)", Stats(daemon.reconnectMs), peer: nil),
             ])
         }

@@ -9,6 +9,8 @@ extension Bench {
     struct BleakCurtainSamples {
         let writeMs: [Double]
         let notifyMs: [Double]
+        /// Advertisement → BleakScanner detection callback (profiles that advertise their motion).
+        let advertMs: [Double]
     }
 
     /// bleak's samples; nil when bleak is not installed.
@@ -28,7 +30,7 @@ extension Bench {
             "--sim", URL(fileURLWithPath: bin).appendingPathComponent("bluez-sim").path, "--control", sim.control,
             "--address", BlueZSimProcess.deviceAddress, "--write-char", profile.writeCharacteristicUUID,
             "--notify-char", profile.notifyCharacteristicUUID, "--response", profile.writeType.rawValue]
-            + prelude + writes.flatMap { ["--write", $0] },
+            + prelude + (profile.motionFromAdvertisements ? ["--adverts"] : []) + writes.flatMap { ["--write", $0] },
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": sim.busAddress])
         if status == .exited(3) { return nil }  // the script's own check: bleak is missing
         guard status.isSuccess, let line = stdout.split(separator: "\n").last,
@@ -36,6 +38,6 @@ extension Bench {
             throw BenchError("scripts/bench-curtain-bleak.py failed for \(profile.id) (\(status)):\n\(stdout)\n\(stderr)")
         }
         func ms(_ key: String) -> [Double] { samples[key]?.arrayValue?.compactMap { (value: JSONValue) in value.doubleValue } ?? [] }
-        return BleakCurtainSamples(writeMs: ms("writeMs"), notifyMs: ms("notifyMs"))
+        return BleakCurtainSamples(writeMs: ms("writeMs"), notifyMs: ms("notifyMs"), advertMs: ms("advertMs"))
     }
 }
