@@ -98,6 +98,46 @@ class NotifyListener:
         self.sock.close()
 
 
+# Which database the daemons of these tests use: SQLite (a file in the test's directory), or with
+# ROOMBRIDGE_IT_BACKEND=postgresql a database of its own on the server ROOMBRIDGE_PG_URL names
+# (make test runs the lending and outbox tests a second time that way).
+BACKEND = os.environ.get("ROOMBRIDGE_IT_BACKEND", "sqlite")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "sqlite_only: reads or writes the SQLite file itself; not run on PostgreSQL")
+
+
+def pytest_collection_modifyitems(config, items):
+    if BACKEND == "postgresql":
+        skip = pytest.mark.skip(reason="the test works on the SQLite file itself")
+        for item in items:
+            if "sqlite_only" in item.keywords:
+                item.add_marker(skip)
+
+
+def postgres_database_args(tmp: pathlib.Path) -> list:
+    """Daemon arguments for a PostgreSQL database of `tmp`'s own (made on first use, so two daemons of
+    one test share it, as they would share the SQLite file)."""
+    import hashlib
+    url = os.environ.get("ROOMBRIDGE_PG_URL")
+    password_file = os.environ.get("ROOMBRIDGE_PG_PASSWORD_FILE")
+    assert url and password_file, "ROOMBRIDGE_IT_BACKEND=postgresql needs ROOMBRIDGE_PG_URL and ROOMBRIDGE_PG_PASSWORD_FILE"
+    name = "rb_it_" + hashlib.sha1(str(tmp).encode()).hexdigest()[:16]
+    base, _, query = url.partition("?")
+    server = base.rsplit("/", 1)[0]
+    env = dict(os.environ, PGPASSWORD=pathlib.Path(password_file).read_text().strip())
+    exists = subprocess.run(["psql", "-X", "-A", "-t", f"{server}/postgres?{query}", "-c",
+                             f"SELECT 1 FROM pg_database WHERE datname = '{name}'"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert exists.returncode == 0, exists.stderr
+    if exists.stdout.strip() != "1":
+        made = subprocess.run(["psql", "-X", f"{server}/postgres?{query}", "-c", f"CREATE DATABASE {name}"],
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert made.returncode == 0, made.stderr
+    return ["--database-url", f"{server}/{name}?{query}", "--database-password-file", password_file]
+
+
 class Daemon:
     """A running roombridged on a private socket and temporary database."""
 
@@ -110,7 +150,7 @@ class Daemon:
             "--config", str(self.write_config()),
             "--socket-path", self.socket_path,
             "--socket-group", "",
-            "--database-path", str(tmp / "roombridge.sqlite"),
+            *(postgres_database_args(tmp) if BACKEND == "postgresql" else ["--database-path", str(tmp / "roombridge.sqlite")]),
             "--no-nfc-enabled", "--no-curtain-enabled",
             *extra_args,
         ]

@@ -566,6 +566,7 @@ def test_history_csv_keeps_copies_after_deletes(daemon):
     assert ctl(daemon, "history", "--since", "2099-01-01").stdout.strip() == "no rentals match"
 
 
+@pytest.mark.sqlite_only
 def test_history_csv_of_more_than_one_page(daemon):
     seed(daemon)
     c = Connection(daemon.socket_path)
@@ -591,6 +592,7 @@ def active_rentals_by_device(db_path):
         con.close()
 
 
+@pytest.mark.sqlite_only
 def test_acknowledged_lends_and_returns_survive_kill_9(daemon):
     devices = [f"D-{i:04}" for i in range(1, 6)]
     seed(daemon, devices=devices)
@@ -692,6 +694,7 @@ def race_lends(a, b, devices, round_=0):
         assert losers[0]["parameters"]["userId"] == winners[0]["parameters"]["rental"]["userId"]
 
 
+@pytest.mark.sqlite_only
 def test_two_daemons_on_one_database_never_lend_twice(daemon):
     devices = [f"D-{i:04}" for i in range(1, 9)]
     seed(daemon, devices=devices, users=(("U-A", "Alice"), ("U-B", "Bob")))
