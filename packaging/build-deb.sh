@@ -48,6 +48,7 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "${progr
 
 doc="$root/usr/share/doc/roombridge"
 install -m 0644 "$deb/copyright" "$doc/copyright"
+install -D -m 0644 "$deb/lintian-overrides" "$root/usr/share/lintian/overrides/roombridge"
 gzip -9n < "$deb/changelog" > "$doc/changelog.gz"
 find "$doc" -name '*.md' -size +4k -exec gzip -9n {} +
 
