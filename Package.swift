@@ -157,7 +157,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         .executableTarget(name: "lending-bench", dependencies: [
-            "Lending", "LendingStore", .product(name: "GRDB", package: "GRDB.swift"),
+            "Lending", "LendingStore", "PostgresStore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
 
         // MARK: Simulators at the hardware boundary (shipped with the product).

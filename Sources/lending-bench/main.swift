@@ -1,12 +1,19 @@
 // lending-bench: fills a temporary database with 100 k devices and 1 M rentals, then measures
 // durable lend+return pairs per second and the three lookups the daemon serves.
 //   swift run -c release lending-bench [devices] [rentals] [directory]
+//   lending-bench --postgres-url URL --password-file FILE [devices] [rentals]   (pairs only, Postgres.swift)
 import Foundation
 import GRDB
 import Lending
 import LendingStore
 
-let arguments = CommandLine.arguments
+var arguments = CommandLine.arguments
+var postgres: (url: String, passwordFile: String)?
+if let u = arguments.firstIndex(of: "--postgres-url"), let f = arguments.firstIndex(of: "--password-file"),
+   u + 1 < arguments.count, f + 1 < arguments.count {
+    postgres = (arguments[u + 1], arguments[f + 1])
+    arguments = arguments.enumerated().filter { ![u, u + 1, f, f + 1].contains($0.offset) }.map(\.element)
+}
 let deviceCount = arguments.count > 1 ? Int(arguments[1]) ?? 100_000 : 100_000
 let rentalCount = arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000
 let userCount = 2_000
@@ -15,19 +22,12 @@ let path = directory + "/bench.sqlite"
 let day: Int64 = 86_400_000
 let start: Int64 = 1_735_689_600_000  // 2025-01-01
 let span: Int64 = 730 * day           // two years of history
+let pairs = 2_000
 
-func seconds(_ body: () async throws -> Void) async rethrows -> Double {
-    let t = ContinuousClock.now
-    try await body()
-    let d = ContinuousClock.now - t
-    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
-
-func report(_ name: String, count: Int, seconds: Double) {
-    let perSecond = Double(count) / seconds
-    let micros = seconds / Double(count) * 1e6
-    let padded = name.padding(toLength: 44, withPad: " ", startingAt: 0)
-    print(padded + String(format: " %9d ops %8.2f s %10.0f ops/s %9.1f µs/op", count, seconds, perSecond, micros))
+if let postgres {
+    try await runPostgres(url: postgres.url, passwordFile: postgres.passwordFile, deviceCount: deviceCount,
+                          rentalCount: rentalCount, userCount: userCount, start: start, span: span, pairs: pairs)
+    exit(0)
 }
 
 try? FileManager.default.removeItem(atPath: directory)
@@ -91,36 +91,9 @@ let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: path, i
 let diagnostics = try await store.diagnostics()
 print("journal_mode=\(diagnostics.journalMode) synchronous=\(diagnostics.synchronous) migrations=\(diagnostics.appliedMigrations)")
 
-// 3. Durable lend+return pairs (synchronous=FULL, one transaction each), sequential.
-let pairs = 2_000
+// 3. Durable lend+return pairs (synchronous=FULL, one transaction each), 1 and 8 tasks.
 let now = Date(timeIntervalSince1970: Double(start + span + 10 * day) / 1000)
-let sequential = try await seconds {
-    for i in 0..<pairs {
-        let device = String(format: "D-%06d", (i * 37 % deviceCount) | 1)  // odd IDs: never open in the fill
-        let t = now.addingTimeInterval(Double(i))
-        _ = try await store.lend(LendRequest(deviceId: device, userId: "U-00001", at: t, location: "bench"))
-        _ = try await store.returnDevice(ReturnRequest(deviceId: device, at: t.addingTimeInterval(0.5)))
-    }
-}
-report("lend+return pairs, 1 task", count: pairs, seconds: sequential)
-
-// Same with 8 concurrent tasks (GRDB serializes writes; shows queueing, not parallelism).
-let concurrent = try await seconds {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for w in 0..<8 {
-            group.addTask {
-                for i in 0..<(pairs / 8) {
-                    let device = String(format: "D-%06d", ((w * 10_007 + i * 13) % deviceCount) | 1)
-                    let t = now.addingTimeInterval(Double(100_000 + i))
-                    _ = try await store.lend(LendRequest(deviceId: device, userId: "U-00002", at: t))
-                    _ = try await store.returnDevice(ReturnRequest(deviceId: device, at: t.addingTimeInterval(0.5)))
-                }
-            }
-        }
-        try await group.waitForAll()
-    }
-}
-report("lend+return pairs, 8 tasks", count: pairs, seconds: concurrent)
+try await timePairs(store, deviceCount: deviceCount, pairs: pairs, now: now)
 
 // 4. Lookups, run off the main actor as the daemon's request handlers are: from top-level code
 // (the main actor) each await of the store would add a hop there and back.

@@ -59,6 +59,15 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Rentals in the store benchmark.")
     var rentals = 1_000_000
 
+    @Option(help: "Devices in the PostgreSQL section (SQLite is run at the same size next to it).")
+    var pgDevices = 10_000
+
+    @Option(help: "Rentals in the PostgreSQL section.")
+    var pgRentals = 100_000
+
+    @Option(help: "Seconds of each pgbench run in the PostgreSQL section.")
+    var pgbenchSeconds = 10
+
     @Option(help: "Operations per timed batch in the JSON section.")
     var jsonIterations = 2000
 
@@ -68,7 +77,7 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Device taps to time to the kiosk's screen.")
     var webTaps = 10
 
-    @Option(help: "Sections to run, comma-separated: start (with socket), nfc, fanout, curtain, presence, store, fuzz, json, web; default all.")
+    @Option(help: "Sections to run, comma-separated: start (with socket), nfc, fanout, curtain, presence, store, postgres, fuzz, json, web; default all.")
     var only: String?
 
     /// Whether `section` was asked for.
@@ -126,6 +135,7 @@ struct Bench: AsyncParsableCommand {
         if runs("curtain") { try await curtainFigures(&report, work: work.path) }
         if runs("presence") { try presenceFigures(&report, work: work.path) }
         if runs("store") { try lendingFigures(&report, work: work.path) }
+        if runs("postgres") { try postgresFigures(&report, work: work.path) }
         if runs("fuzz") { try fuzzFigures(&report) }
         if runs("json") { try await jsonFigures(&report) }
         if runs("web") { try await webFigures(&report, work: work.path) }
