@@ -11,15 +11,58 @@ import Synchronization
 /// The other kiosks' rental changes, through LISTEN/NOTIFY on `roombridge_rentals` (schema v6):
 /// each notification names the rental and its change's `change_seq`, and the rental is read back.
 /// After a lost connection the feed listens again and then reads every change it has not seen
-/// (`change_seq` above the last one), so a listener that was away misses nothing the database
-/// recorded. The daemon's own changes (its store's `application_name`) are left out.
+/// (`change_seq` above the last one, less a margin), so a listener that was away misses nothing the
+/// database recorded. The daemon's own changes (its store's `application_name`) are left out.
+///
+/// `change_seq` is drawn when a statement runs, not when it commits, so two kiosks' changes can commit
+/// (and notify) out of order: the feed remembers which changes it passed on rather than only the
+/// highest, and a late, lower one still gets through.
 enum RentalFeed {
     static let channel = "roombridge_rentals"
+    /// How far below the highest change seen a catch-up reads again, for changes that committed late.
+    static let catchUpMargin: Int64 = 256
+    /// How many passed-on changes the feed remembers.
+    static let remembered = 4096
 
-    /// The last change seen, shared by the feed's task and its listening connection.
+    /// The changes seen, shared by the feed's task and its listening connection.
     final class Watermark: Sendable {
-        let value: Mutex<Int64?>
-        init(_ seq: Int64?) { value = Mutex(seq) }
+        struct State {
+            /// Where the feed started: nothing at or below it is passed on.
+            var start: Int64?
+            var highest: Int64?
+            var recent: Set<Int64> = []
+            var order: [Int64] = []
+        }
+        let state: Mutex<State>
+        init(_ seq: Int64?) { state = Mutex(State(start: seq, highest: seq)) }
+
+        /// Where a catch-up reads from; nil before the feed knows where it started.
+        var catchUpFrom: Int64? {
+            state.withLock { s in s.highest.map { max(s.start ?? 0, $0 - RentalFeed.catchUpMargin) } }
+        }
+
+        /// Sets the starting point when the feed could not read it before its first connection.
+        func start(at seq: Int64) {
+            state.withLock { s in
+                if s.start == nil { s.start = seq; s.highest = seq }
+            }
+        }
+
+        /// Records `seq`; false when it was passed on already or is older than the feed.
+        func admit(_ seq: Int64) -> Bool {
+            state.withLock { s in
+                guard seq > (s.start ?? 0), !s.recent.contains(seq) else { return false }
+                s.recent.insert(seq)
+                s.order.append(seq)
+                if s.order.count > RentalFeed.remembered {
+                    let forget = s.order.count - RentalFeed.remembered / 2
+                    s.recent.subtract(s.order.prefix(forget))
+                    s.order.removeFirst(forget)
+                }
+                s.highest = max(s.highest ?? 0, seq)
+                return true
+            }
+        }
     }
 
     /// One notification's payload.
@@ -32,13 +75,16 @@ enum RentalFeed {
 }
 
 extension PostgresInventoryStore {
-    /// Changes made by other daemons, from now on, until the task iterating them is cancelled.
-    public func rentalChanges() -> AsyncStream<RentalChange> {
+    /// Changes made by other daemons after this call returns, until the task iterating them is cancelled.
+    /// (When the database cannot be read now, from the feed's first connection on.)
+    public func rentalChanges() async -> AsyncStream<RentalChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: RentalChange.self, bufferingPolicy: .bufferingNewest(1024))
+        // The starting point is read before returning, so a change committed right after the call is not lost.
+        let seen = RentalFeed.Watermark(try? await lastChangeSeq())
         let task = Task { [self] in
-            let seen = RentalFeed.Watermark(try? await lastChangeSeq())
             var delay: Duration = .milliseconds(250)
             while !Task.isCancelled {
+                let began = ContinuousClock.now
                 do {
                     try await client.withConnection { connection in
                         try await self.follow(on: connection, seen: seen, into: continuation)
@@ -47,6 +93,8 @@ extension PostgresInventoryStore {
                     if Task.isCancelled { break }
                     logger.debug("rental feed: \(error); listening again in \(delay)")
                 }
+                // A connection that held for a while was not a failing one: the next try is prompt again.
+                if ContinuousClock.now - began > .seconds(10) { delay = .milliseconds(250) }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
             }
@@ -61,22 +109,16 @@ extension PostgresInventoryStore {
                         into continuation: AsyncStream<RentalChange>.Continuation) async throws {
         try await connection.listen(on: RentalFeed.channel) { notices in
             // Listening: whatever commits from here on arrives as a notice; catch up first.
-            if let from = seen.value.withLock({ $0 }) {
-                for change in try await changes(after: from, on: connection) {
+            if let from = seen.catchUpFrom {
+                for change in try await changes(after: from, on: connection) where seen.admit(change.seq) {
                     continuation.yield(change)
-                    seen.value.withLock { $0 = max($0 ?? 0, change.seq) }
                 }
             } else {
-                let last = try await lastChangeSeq(on: connection)
-                seen.value.withLock { $0 = last }
+                seen.start(at: try await lastChangeSeq(on: connection))
             }
             for try await notification in notices {
                 guard let notice = try? JSONDecoder().decode(RentalFeed.Notice.self, from: Data(notification.payload.utf8)),
-                      seen.value.withLock({ s in
-                          guard notice.seq > (s ?? 0) else { return false }
-                          s = notice.seq
-                          return true
-                      }),
+                      seen.admit(notice.seq),
                       notice.origin != origin,
                       let rental = try await rental(id: notice.rental, on: connection) else { continue }
                 continuation.yield(RentalChange(kind: RentalChange.Kind(rawValue: notice.kind) ?? .changed, rental: rental,

@@ -93,7 +93,7 @@ struct PostgresStoreService: Service {
         continuation.yield(store.availability)
         await state.updateDatabase(DatabaseState(backend: .postgresql))
         let feed = Task { [store, lending] in
-            for await change in store.rentalChanges() { await lending.announceRemote(change) }
+            for await change in await store.rentalChanges() { await lending.announceRemote(change) }
         }
         defer { feed.cancel() }
         await cancelWhenGracefulShutdown {

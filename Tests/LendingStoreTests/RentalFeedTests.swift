@@ -21,7 +21,7 @@ struct RentalFeedTests {
         let b = try #require(try await fixture.openAgain() as? PostgresInventoryStore)
         defer { b.close() }
         let heard = Heard()
-        let feed = a.rentalChanges()
+        let feed = await a.rentalChanges()
         let listener = Task { for await change in feed { heard.changes.withLock { $0.append(change) } } }
         defer { listener.cancel() }
         // The feed listens once its connection is up: B's first lend may come before that, and is caught up.
@@ -45,5 +45,47 @@ struct RentalFeedTests {
             heard.all.contains { $0.kind == .lent && $0.rental.deviceId == "D-003" }
         }
         #expect(heard.all.filter { $0.rental.deviceId == "D-003" }.count == 1)
+    }
+
+    /// `change_seq` is drawn when the statement runs: a change that drew the lower one but commits
+    /// after a later change still reaches the other kiosk (it is not taken for one already seen).
+    @Test func aChangeCommittedOutOfOrderStillArrives() async throws {
+        let fixture = try await StoreFixture(.postgresql, devices: 3, users: 1)
+        defer { fixture.close() }
+        let a = try #require(fixture.store as? PostgresInventoryStore)
+        let b = try #require(try await fixture.openAgain() as? PostgresInventoryStore)
+        defer { b.close() }
+        _ = try await b.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0), location: "desk-b"))
+        let heard = Heard()
+        let feed = await a.rentalChanges()
+        let listener = Task { for await change in feed { heard.changes.withLock { $0.append(change) } } }
+        defer { listener.cancel() }
+        let logger = b.logger
+        // B's first transaction changes D-001's rental (drawing a change_seq) and stays open while B
+        // lends D-002 (a higher change_seq, committed first); then it commits.
+        let drawn = AsyncStream<Void>.makeStream()
+        let lendDone = AsyncStream<Void>.makeStream()
+        let slow = Task {
+            try await b.withConnection { c in
+                _ = try await PostgresInventoryStore.rows(c, "BEGIN", logger: logger) { _ in 0 }
+                _ = try await PostgresInventoryStore.rows(c, "UPDATE rentals SET location = 'desk-b2' WHERE device_id = 'D-001'",
+                                                          logger: logger) { _ in 0 }
+                drawn.continuation.yield()
+                for await _ in lendDone.stream { break }
+                _ = try await PostgresInventoryStore.rows(c, "COMMIT", logger: logger) { _ in 0 }
+            }
+        }
+        for await _ in drawn.stream { break }
+        _ = try await b.lend(LendRequest(deviceId: "D-002", userId: "U-1", at: at(1), location: "desk-b"))
+        try await eventually("A hears the lend that committed first") { heard.all.contains { $0.rental.deviceId == "D-002" } }
+        lendDone.continuation.yield()
+        try await slow.value
+        try await eventually("A hears the change that drew the lower change_seq but committed later") {
+            heard.all.contains { $0.rental.deviceId == "D-001" && $0.rental.location == "desk-b2" }
+        }
+        let d002 = try #require(heard.all.first { $0.rental.deviceId == "D-002" })
+        let d001 = try #require(heard.all.first { $0.rental.deviceId == "D-001" })
+        #expect(d001.seq < d002.seq, "the test did not make the commits cross")
+        #expect(heard.all.count == 2)
     }
 }
