@@ -20,7 +20,8 @@ func timePairs(_ store: some InventoryStore, deviceCount: Int, pairs: Int, now: 
             for w in 0..<8 {
                 group.addTask {
                     for i in 0..<(pairs / 8) {
-                        let device = String(format: "D-%06d", ((w * 10_007 + i * 13) % deviceCount) | 1)
+                        // Each task has devices of its own (odd IDs w, w + 8, …): two tasks never lend one device.
+                        let device = String(format: "D-%06d", 2 * (w + 8 * ((i * 13) % max(1, deviceCount / 16))) + 1)
                         let t = now.addingTimeInterval(Double(100_000 + i))
                         _ = try await store.lend(LendRequest(deviceId: device, userId: "U-00002", at: t))
                         _ = try await store.returnDevice(ReturnRequest(deviceId: device, at: t.addingTimeInterval(0.5)))

@@ -1,21 +1,32 @@
 import Foundation
+import Subprocess
+import SystemPackage
 
 /// The store on PostgreSQL next to SQLite at the same size, and pgbench's simple-update TPS on
 /// the same private server as the ceiling (scripts/pg-test-server.sh; fsync=off, as in the tests).
 extension Bench {
-    func postgresFigures(_ report: inout Report, work: URL) throws {
+    func postgresFigures(_ report: inout Report, work: URL) async throws {
         let title = "Store on PostgreSQL next to SQLite: \(pgDevices) devices, \(pgRentals) rentals"
         let serverDir = work.appendingPathComponent("pg").path
         guard let pgbench = Self.postgresBinary("pgbench") else {
             report.add(section: title, rows: [Row.single("skipped: no PostgreSQL server binaries (install Debian's postgresql)", .nan)])
             return
         }
-        let url = try Self.runTool("scripts/pg-test-server.sh", ["start", serverDir]).trimmingCharacters(in: .whitespacesAndNewlines)
-        defer { _ = try? Self.runTool("scripts/pg-test-server.sh", ["stop", serverDir]) }
+        let url = try await Self.runTool("scripts/pg-test-server.sh", ["start", serverDir]).trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            report.add(section: title, rows: try await postgresRows(url: url, serverDir: serverDir, pgbench: pgbench, work: work))
+        } catch {
+            _ = try? await Self.runTool("scripts/pg-test-server.sh", ["stop", serverDir])
+            throw error
+        }
+        _ = try await Self.runTool("scripts/pg-test-server.sh", ["stop", serverDir])
+    }
+
+    private func postgresRows(url: String, serverDir: String, pgbench: String, work: URL) async throws -> [Row] {
         let passwordFile = serverDir + "/password"
 
-        let sqlite = try lendingPairs([String(pgDevices), String(pgRentals), work.appendingPathComponent("pg-sqlite").path])
-        let postgres = try lendingPairs(["--postgres-url", url, "--password-file", passwordFile, String(pgDevices), String(pgRentals)])
+        let sqlite = try await lendingPairs([String(pgDevices), String(pgRentals), work.appendingPathComponent("pg-sqlite").path])
+        let postgres = try await lendingPairs(["--postgres-url", url, "--password-file", passwordFile, String(pgDevices), String(pgRentals)])
         var rows: [Row] = []
         for name in ["lend+return pairs, 1 task", "lend+return pairs, 8 tasks"] {
             if let pg = postgres[name], let lite = sqlite[name] {
@@ -23,24 +34,24 @@ extension Bench {
             }
         }
         // pgbench's built-in simple-update script (-N) on the same server: the ceiling for one
-        // durable write transaction per round trip.
+        // write transaction per round trip.
         let password = try String(contentsOfFile: passwordFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let environment = ["PGPASSWORD": password]
-        _ = try Self.runTool(pgbench, ["-i", "-q", url], environment: environment)
+        let environment = Environment.inherit.updating(["PGPASSWORD": password])
+        _ = try await Self.runTool(pgbench, ["-i", "-q", url], environment: environment)
         for clients in [1, 8] {
-            let text = try Self.runTool(pgbench, ["-N", "-c", String(clients), "-j", String(min(clients, 2)),
+            let text = try await Self.runTool(pgbench, ["-N", "-c", String(clients), "-j", String(min(clients, 2)),
                                                   "-T", String(pgbenchSeconds), url], environment: environment)
             let tps = text.split(separator: "\n").first { $0.hasPrefix("tps = ") }
                 .flatMap { Double($0.dropFirst(6).split(separator: " ").first ?? "") } ?? .nan
             rows.append(Row.single("pgbench -N simple-update, \(clients) client\(clients == 1 ? "" : "s"), \(pgbenchSeconds) s (TPS)", tps))
         }
         rows.append(Row.single("server: scripts/pg-test-server.sh (PostgreSQL on 127.0.0.1, fsync=off); a pair is two transactions", .nan))
-        report.add(section: title, rows: rows)
+        return rows
     }
 
     /// Runs lending-bench and returns its ops/s per figure name.
-    func lendingPairs(_ arguments: [String]) throws -> [String: Double] {
-        let text = try Self.runTool(URL(fileURLWithPath: bin).appendingPathComponent("lending-bench").path, arguments)
+    func lendingPairs(_ arguments: [String]) async throws -> [String: Double] {
+        let text = try await Self.runTool(URL(fileURLWithPath: bin).appendingPathComponent("lending-bench").path, arguments)
         var rates: [String: Double] = [:]
         for line in text.split(separator: "\n") where line.contains("ops/s") {
             let fields = line.dropFirst(44).split(separator: " ")
@@ -58,18 +69,21 @@ extension Bench {
         return versions.reversed().map { "\(root)/\($0)/bin/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Runs a program to completion and returns its standard output; throws with it on failure.
-    static func runTool(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = arguments
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw BenchError("\(path) \(arguments.first ?? "") failed (exit \(p.terminationStatus)):\n\(text)") }
+    /// Runs a program to completion and returns its standard output and error; throws with them on failure.
+    static func runTool(_ path: String, _ arguments: [String], environment: Environment = .inherit) async throws -> String {
+        // Through swift-subprocess (Foundation's Process, called from the cooperative pool, never saw
+        // pg-test-server.sh exit: it stayed a zombie and waitUntilExit hung the run). Output goes to a
+        // file, not a pipe: the server that pg-test-server.sh starts outlives the script and keeps the
+        // descriptors it inherited, so a pipe would never reach its end.
+        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("rb-bench-tool-\(UUID().uuidString)").path
+        let fd = try FileDescriptor.open(FilePath(outPath), .writeOnly, options: [.create, .truncate], permissions: .ownerReadWrite)
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        let result = try await Subprocess.run(.path(FilePath(path)), arguments: Arguments(arguments), environment: environment,
+                                   output: .fileDescriptor(fd, closeAfterSpawningProcess: true), error: .combinedWithOutput)
+        let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        guard result.terminationStatus.isSuccess else {
+            throw BenchError("\(path) \(arguments.first ?? "") failed (\(result.terminationStatus)):\n\(text)")
+        }
         return text
     }
 }
