@@ -158,6 +158,7 @@ let package = Package(
 
         .executableTarget(name: "lending-bench", dependencies: [
             "Lending", "LendingStore", "PostgresStore", .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ], swiftSettings: swiftSettings),
 
         // MARK: Simulators at the hardware boundary (shipped with the product).

@@ -26,12 +26,20 @@ extension Bench {
         let passwordFile = serverDir + "/password"
 
         let sqlite = try await lendingPairs([String(pgDevices), String(pgRentals), work.appendingPathComponent("pg-sqlite").path])
-        let postgres = try await lendingPairs(["--postgres-url", url, "--password-file", passwordFile, String(pgDevices), String(pgRentals)])
+        let output = try await Self.runTool(URL(fileURLWithPath: bin).appendingPathComponent("lending-bench").path,
+                                            ["--postgres-url", url, "--password-file", passwordFile, String(pgDevices), String(pgRentals)])
+        let postgres = Self.rates(output)
         var rows: [Row] = []
         for name in ["lend+return pairs, 1 task", "lend+return pairs, 8 tasks"] {
             if let pg = postgres[name], let lite = sqlite[name] {
                 rows.append(Row("\(name), PostgreSQL (pairs/s)", Stats([pg]), peer: ("SQLite, WAL, synchronous=FULL", Stats([lite]))))
             }
+        }
+        // Kiosk to kiosk: a lend at B until A's rental feed has it, next to a bare NOTIFY.
+        let latency = Self.latencies(output)
+        if let feed = latency["lend at kiosk B heard at kiosk A"], let bare = latency["bare NOTIFY between two connections"] {
+            rows.append(Row("lend at kiosk B heard at kiosk A, p50 (ms)", Stats([feed.p50]), peer: ("bare NOTIFY, two connections", Stats([bare.p50]))))
+            rows.append(Row("lend at kiosk B heard at kiosk A, p99 (ms)", Stats([feed.p99]), peer: ("bare NOTIFY, two connections", Stats([bare.p99]))))
         }
         // pgbench's built-in simple-update script (-N) on the same server: the ceiling for one
         // write transaction per round trip.
@@ -51,7 +59,11 @@ extension Bench {
 
     /// Runs lending-bench and returns its ops/s per figure name.
     func lendingPairs(_ arguments: [String]) async throws -> [String: Double] {
-        let text = try await Self.runTool(URL(fileURLWithPath: bin).appendingPathComponent("lending-bench").path, arguments)
+        Self.rates(try await Self.runTool(URL(fileURLWithPath: bin).appendingPathComponent("lending-bench").path, arguments))
+    }
+
+    /// lending-bench's `<name padded to 44> … <rate> ops/s …` lines, by name.
+    static func rates(_ text: String) -> [String: Double] {
         var rates: [String: Double] = [:]
         for line in text.split(separator: "\n") where line.contains("ops/s") {
             let fields = line.dropFirst(44).split(separator: " ")
@@ -60,6 +72,19 @@ extension Bench {
             }
         }
         return rates
+    }
+
+    /// lending-bench's `latency <name>: p50 <ms> ms p99 <ms> ms …` lines, by name.
+    static func latencies(_ text: String) -> [String: (p50: Double, p99: Double)] {
+        var found: [String: (p50: Double, p99: Double)] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("latency ") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let fields = line[line.index(after: colon)...].split(separator: " ")
+            if fields.count >= 6, fields[0] == "p50", fields[3] == "p99", let p50 = Double(fields[1]), let p99 = Double(fields[4]) {
+                found[String(line[line.index(line.startIndex, offsetBy: 8)..<colon])] = (p50, p99)
+            }
+        }
+        return found
     }
 
     /// A program of the newest PostgreSQL in /usr/lib/postgresql/*/bin (Debian's layout), if installed.
