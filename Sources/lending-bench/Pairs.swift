@@ -34,6 +34,38 @@ func timePairs(_ store: some InventoryStore, deviceCount: Int, pairs: Int, now: 
     report("lend+return pairs, 8 tasks", count: pairs, seconds: concurrent)
 }
 
+let lookups = 10_000
+
+/// The lookup the desk asks most, through any store: "who has device X".
+func timeWhoHas(_ store: some InventoryStore, deviceCount: Int) async throws {
+    let ids = (0..<lookups).map { String(format: "D-%06d", ($0 * 7_919) % deviceCount) }
+    let (whoHas, found) = try await timedLookups(ids) { [store] id in
+        try await store.device(id: id)?.activeRental != nil
+    }
+    report("who has device X (device + active rental)", count: lookups, seconds: whoHas)
+    print("  (\(found) of \(lookups) were lent)")
+}
+
+/// "What does user U have", through any store.
+func timeUserHas(_ store: some InventoryStore, userCount: Int) async throws {
+    var items = 0
+    let userHas = try await seconds {
+        for i in 0..<lookups {
+            items += try await store.activeRentals(userId: String(format: "U-%05d", i % userCount), page: .first).items.count
+        }
+    }
+    report("what does user U have (active rentals)", count: lookups, seconds: userHas)
+    print("  (\(Double(items) / Double(lookups)) devices per user on average)")
+}
+
+func timedLookups(_ ids: [String], _ body: @Sendable (String) async throws -> Bool) async throws -> (seconds: Double, hits: Int) {
+    var hits = 0
+    let t = ContinuousClock.now
+    for id in ids where try await body(id) { hits += 1 }
+    let d = ContinuousClock.now - t
+    return (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18, hits)
+}
+
 func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     let t = ContinuousClock.now
     try await body()

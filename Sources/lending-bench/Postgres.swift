@@ -4,8 +4,8 @@ import PostgresStore
 
 /// `lending-bench --postgres-url URL --password-file FILE [devices] [rentals]`: the same fill
 /// (generated in the server by one psql script) and the same lend+return pairs through
-/// `PostgresInventoryStore`, then how fast a lend reaches another kiosk (Feed.swift). The lookups
-/// stay SQLite-only.
+/// `PostgresInventoryStore`, the two store lookups, then how fast a lend reaches another kiosk
+/// (Feed.swift). The raw-SQL peers of the lookups stay SQLite-only.
 func runPostgres(url: String, passwordFile: String, deviceCount: Int, rentalCount: Int, userCount: Int,
                  start: Int64, span: Int64, pairs: Int) async throws {
     let password = try String(contentsOfFile: passwordFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -36,6 +36,8 @@ func runPostgres(url: String, passwordFile: String, deviceCount: Int, rentalCoun
     print(String(format: "fill: %.1f s (psql, generate_series)", fill))
     let now = Date(timeIntervalSince1970: Double(start + span + 10 * day) / 1000)
     try await timePairs(store, deviceCount: deviceCount, pairs: pairs, now: now)
+    try await timeWhoHas(store, deviceCount: deviceCount)
+    try await timeUserHas(store, userCount: userCount)
     try await timeFeed(url: url, password: password, store: store, deviceCount: deviceCount, rounds: 200, now: now)
     store.close()
 }

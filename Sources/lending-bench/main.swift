@@ -1,7 +1,7 @@
 // lending-bench: fills a temporary database with 100 k devices and 1 M rentals, then measures
 // durable lend+return pairs per second and the three lookups the daemon serves.
 //   swift run -c release lending-bench [devices] [rentals] [directory]
-//   lending-bench --postgres-url URL --password-file FILE [devices] [rentals]   (pairs only, Postgres.swift)
+//   lending-bench --postgres-url URL --password-file FILE [devices] [rentals]   (pairs, lookups and kiosk-to-kiosk latency; Postgres.swift)
 import Foundation
 import GRDB
 import Lending
@@ -97,20 +97,8 @@ try await timePairs(store, deviceCount: deviceCount, pairs: pairs, now: now)
 
 // 4. Lookups, run off the main actor as the daemon's request handlers are: from top-level code
 // (the main actor) each await of the store would add a hop there and back.
-let lookups = 10_000
 let lookupIds = (0..<lookups).map { String(format: "D-%06d", ($0 * 7_919) % deviceCount) }
-func timedLookups(_ ids: [String], _ body: @Sendable (String) async throws -> Bool) async throws -> (seconds: Double, hits: Int) {
-    var hits = 0
-    let t = ContinuousClock.now
-    for id in ids where try await body(id) { hits += 1 }
-    let d = ContinuousClock.now - t
-    return (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18, hits)
-}
-let (whoHas, found) = try await timedLookups(lookupIds) { [store] id in
-    try await store.device(id: id)?.activeRental != nil
-}
-report("who has device X (device + active rental)", count: lookups, seconds: whoHas)
-print("  (\(found) of \(lookups) were lent)")
+try await timeWhoHas(store, deviceCount: deviceCount)
 
 // Where the time of the line above goes, each step a peer of the next:
 // - the same point query as plain synchronous SQL, all lookups in one read transaction;
@@ -147,16 +135,9 @@ let (poolEach, _) = try await timedLookups(lookupIds) { [rawPool, whoHasSQL] id 
 report("  same, one async pool read each", count: lookups, seconds: poolEach)
 try rawPool.close()
 
-var items = 0
-let userHas = try await seconds {
-    for i in 0..<lookups {
-        items += try await store.activeRentals(userId: String(format: "U-%05d", i % userCount), page: .first).items.count
-    }
-}
-report("what does user U have (active rentals)", count: lookups, seconds: userHas)
-print("  (\(Double(items) / Double(lookups)) devices per user on average)")
+try await timeUserHas(store, userCount: userCount)
 
-items = 0
+var items = 0
 let monthQueries = 2_000
 let history = try await seconds {
     for i in 0..<monthQueries {

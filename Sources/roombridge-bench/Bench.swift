@@ -60,10 +60,10 @@ struct Bench: AsyncParsableCommand {
     var rentals = 1_000_000
 
     @Option(help: "Devices in the PostgreSQL section (SQLite is run at the same size next to it).")
-    var pgDevices = 10_000
+    var pgDevices = 100_000
 
     @Option(help: "Rentals in the PostgreSQL section.")
-    var pgRentals = 100_000
+    var pgRentals = 1_000_000
 
     @Option(help: "Seconds of each pgbench run in the PostgreSQL section.")
     var pgbenchSeconds = 10

@@ -35,6 +35,11 @@ extension Bench {
                 rows.append(Row("\(name), PostgreSQL (pairs/s)", Stats([pg]), peer: ("SQLite, WAL, synchronous=FULL", Stats([lite]))))
             }
         }
+        for name in ["who has device X (device + active rental)", "what does user U have (active rentals)"] {
+            if let pg = postgres[name], let lite = sqlite[name] {
+                rows.append(Row("\(name), PostgreSQL (lookups/s)", Stats([pg]), peer: ("SQLite, WAL", Stats([lite]))))
+            }
+        }
         // Kiosk to kiosk: a lend at B until A's rental feed has it, next to a bare NOTIFY.
         let latency = Self.latencies(output)
         if let feed = latency["lend at kiosk B heard at kiosk A"], let bare = latency["bare NOTIFY between two connections"] {
