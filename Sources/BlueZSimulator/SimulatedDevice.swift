@@ -165,6 +165,17 @@ extension BlueZSimulator {
             notifying = false
             unexportGATT()
         }
+        // Without a link the peripheral advertises again; a discovery that is running reports it
+        // (adapter.c `btd_adapter_device_found()` for its next advertising report). A discovery started while
+        // the link was still up (Disconnect waits DISCONNECT_TIMER) skipped the device, so without this a
+        // client that searched for it then saw nothing.
+        if !discoverySessions.isEmpty {
+            let delay = configuration.discoveryDelay
+            Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                try? await self?.reportDevice()
+            }
+        }
     }
 
     var serviceDataValue: DBusValue {

@@ -320,6 +320,23 @@ func expectBlueZError(_ name: String, _ message: String, _ body: () async throws
         }
     }
 
+    /// A discovery started while the curtain is connected does not report it (a connected peripheral does not
+    /// advertise); once Disconnect has taken the link down, the next advertisement is reported
+    /// (adapter.c `btd_adapter_device_found()`): a client that searches again after asking for a disconnect finds it.
+    @Test func aDeviceDisconnectedDuringDiscoveryIsReported() async throws {
+        try await SimRig.with { rig in
+            try await rig.connectAndResolve()
+            let changes = try await rig.bus.propertiesChanged(sender: "org.bluez", path: device, interface: "org.bluez.Device1")
+            let log = SignalLog()
+            let task = Task { for await c in changes where c.changed["RSSI"] != nil { await log.add("rssi") } }
+            defer { task.cancel() }
+            try await rig.call(adapter, "org.bluez.Adapter1", "StartDiscovery")
+            try await rig.call(device, "org.bluez.Device1", "Disconnect")
+            #expect(!(await rig.sim.isConnected))
+            try await eventually("the disconnected curtain reported by the running discovery") { await log.entries.contains("rssi") }
+        }
+    }
+
     /// With the GATT cache, a StartNotify session survives the disconnect and is registered again as soon as ATT is
     /// up (gatt-client.c `btd_gatt_client_connected()`), so the controller's answer comes before ServicesResolved.
     @Test func startNotifySessionsAreReArmedBeforeServicesResolved() async throws {
