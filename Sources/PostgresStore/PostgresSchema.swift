@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -298,5 +298,16 @@ enum PostgresSchema {
         );
         CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
         CREATE INDEX outbox_by_state ON outbox(state, seq);
+        """
+
+    /// Every column holding an ID compares byte by byte ("C"), like the IDs themselves. A rental's
+    /// `device_id` in the database's default collation could not use its indexes when joined with
+    /// `devices.id` ("C" wins the comparison): "who has device X" scanned every active rental.
+    static let v8 = """
+        ALTER TABLE rentals ALTER COLUMN device_id TYPE TEXT COLLATE "C", ALTER COLUMN user_id TYPE TEXT COLLATE "C";
+        ALTER TABLE tag_bindings ALTER COLUMN device_id TYPE TEXT COLLATE "C";
+        ALTER TABLE badges ALTER COLUMN user_id TYPE TEXT COLLATE "C";
+        ALTER TABLE device_log ALTER COLUMN device_id TYPE TEXT COLLATE "C";
+        ALTER TABLE outbox ALTER COLUMN device_id TYPE TEXT COLLATE "C";
         """
 }

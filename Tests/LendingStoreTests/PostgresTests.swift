@@ -1,6 +1,7 @@
 import Foundation
 import Lending
 @testable import PostgresStore
+import PostgresNIO
 import Testing
 
 /// What only the PostgreSQL store does: its URL, its migrations table.
@@ -50,6 +51,33 @@ struct PostgresTests {
         }
         #expect(PostgresOpenError.newerThanBinary(database: "d", unknownMigrations: ["v9"]).description
             .contains("upgrade roombridged"))
+    }
+
+    /// "Who has device X" finds the active rental through an index on the rental's device: IDs
+    /// compare byte by byte in every column (v8), so the join with `devices.id` can use the
+    /// rentals' indexes (before, it scanned every active rental: 8 ms a lookup at 1M rentals).
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func theDeviceLookupUsesTheActiveRentalIndex() async throws {
+        let fixture = try await StoreFixture(.postgresql, devices: 3, users: 1)
+        defer { fixture.close() }
+        let store = try #require(fixture.store as? PostgresInventoryStore)
+        _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(0)))
+        // Enough active rentals (of devices the store no longer has) for the planner to prefer an index.
+        try await fixture.execute("""
+            INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name, rented_at)
+              SELECT 'X-' || n, 'M', '1', 'S', 'U-1', 'Ada', 1000 + n FROM generate_series(1, 5000) n
+            """)
+        try await fixture.execute("ANALYZE rentals")
+        let logger = store.logger
+        let plan = try await store.withConnection { c in
+            // A tiny table is read whole; without sequential scans the planner shows which indexes fit.
+            _ = try await PostgresInventoryStore.rows(c, "SET enable_seqscan = off", logger: logger) { _ in 0 }
+            let sql = "EXPLAIN \(Columns.deviceRecordSelect) WHERE d.id = $1"
+            return try await PostgresInventoryStore.rows(c, PostgresQuery(unsafeSQL: sql, binds: {
+                var b = PostgresBindings(); b.append("D-001"); return b }()), logger: logger) { try $0[0].decode(String.self) }
+        }
+        #expect(plan.contains { $0.contains("Index Cond: (device_id = ") }, "\(plan.joined(separator: " | "))")
+        #expect(try await store.device(id: "D-001")?.activeRental?.userId == "U-1")
     }
 
     /// A database written before return notes and overdue announcements (migrations v1 and v2)
