@@ -246,6 +246,10 @@ public protocol InventoryStore: Sendable {
     func dropOutbox(seq: Int64) async throws
     /// Deletes delivered and dropped entries older than `before`; returns how many.
     func pruneOutbox(before: Date) async throws -> Int
+    /// Writes entries made outside a lending change (reminders, ``ReminderEvent``) in one
+    /// transaction, except those whose event and target are in the outbox already; returns how
+    /// many were new.
+    func enqueueOutbox(_ entries: [OutboxEntry]) async throws -> Int
 }
 
 extension InventoryStore {

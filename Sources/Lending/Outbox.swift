@@ -5,9 +5,10 @@ import Foundation
 #endif
 import JSON
 
-/// What happened to a rental, as the outbox tells other systems.
+/// What happened to a rental, as the outbox tells other systems; `due` and `digest` are reminders
+/// (``ReminderEvent``).
 public enum OutboxEventKind: String, Sendable, Hashable, CaseIterable, Codable {
-    case lend, `return`, renew, overdue
+    case lend, `return`, renew, overdue, due, digest
 }
 
 /// Where an outbox entry is in its delivery.
@@ -113,9 +114,18 @@ public enum OutboxEvent {
     /// The JSON document of an event: `{"id", "kind", "at", "deviceId", "rental": {…}}`, dates
     /// ISO 8601 UTC.
     public static func payload(kind: OutboxEventKind, eventId: UUID, rental: Rental, at: Date) -> [UInt8] {
+        let event: JSONValue = .object([
+            "id": .string(eventId.uuidString.lowercased()), "kind": .string(kind.rawValue), "at": .string(LendingFormat.iso8601(at)),
+            "deviceId": .string(rental.deviceId), "rental": rentalObject(rental),
+        ])
+        return event.serializedBytes()
+    }
+
+    /// A rental as events carry it, dates ISO 8601 UTC.
+    public static func rentalObject(_ rental: Rental) -> JSONValue {
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
         func date(_ d: Date?) -> JSONValue { d.map { .string(LendingFormat.iso8601($0)) } ?? .null }
-        let rentalObject: JSONValue = .object([
+        return .object([
             "id": .int(rental.id), "deviceId": .string(rental.deviceId), "model": .string(rental.model),
             "serialNumber": .string(rental.serialNumber), "osVersion": .string(rental.osVersion),
             "userId": .string(rental.userId), "userName": .string(rental.userName),
@@ -123,19 +133,20 @@ public enum OutboxEvent {
             "lentBy": text(rental.lentBy), "returnedBy": text(rental.returnedBy), "location": text(rental.location),
             "returnLocation": text(rental.returnLocation), "returnNote": text(rental.returnNote),
         ])
-        let event: JSONValue = .object([
-            "id": .string(eventId.uuidString.lowercased()), "kind": .string(kind.rawValue), "at": date(at),
-            "deviceId": .string(rental.deviceId), "rental": rentalObject,
-        ])
-        return event.serializedBytes()
     }
 
     /// One English line for chat targets (Slack, Teams, Google Chat): "D-001 (Pixel 8) lent to
     /// Alice, due 2026-12-01T17:00:00Z".
     public static func summary(_ payload: [UInt8]) -> String {
-        guard let event = try? JSONValue(parsing: payload), let rental = event["rental"] else {
-            return "RoomBridge event"
+        guard let event = try? JSONValue(parsing: payload) else { return "RoomBridge event" }
+        if event["kind"]?.stringValue == OutboxEventKind.digest.rawValue {
+            func count(_ key: String) -> Int64 { event[key]?.intValue ?? 0 }
+            let overdue = (event["overdue"]?.arrayValue ?? []).compactMap { $0["deviceId"]?.stringValue }
+            let names = overdue.isEmpty ? "" : " (\(overdue.joined(separator: ", ")))"
+            return "Lending on \(event["day"]?.stringValue ?? "?"): \(count("lent")) lent, \(count("overdueCount")) overdue\(names), "
+                + "\(count("dueTodayCount")) more due today"
         }
+        guard let rental = event["rental"] else { return "RoomBridge event" }
         let device = "\(rental["deviceId"]?.stringValue ?? "?") (\(rental["model"]?.stringValue ?? "?"))"
         let user = rental["userName"]?.stringValue ?? "?"
         let due = rental["dueAt"]?.stringValue.map { ", due \($0)" } ?? ""
@@ -146,6 +157,8 @@ public enum OutboxEvent {
             return "\(device) returned by \(rental["returnedBy"]?.stringValue ?? user)\(note)"
         case .renew: return "\(device) renewed for \(user)\(due)"
         case .overdue: return "\(device) is overdue: lent to \(user)\(due)"
+        case .due: return "\(device) is due back today from \(user)\(due)"
+        case .digest: return "RoomBridge digest"
         case nil: return "RoomBridge event for \(device)"
         }
     }

@@ -17,6 +17,7 @@ enum Schema {
         migrator.registerMigration("v6") { db in try db.execute(sql: v6) }
         migrator.registerMigration("v7") { db in try db.execute(sql: v7) }
         migrator.registerMigration("v8") { db in try db.execute(sql: v8) }
+        migrator.registerMigration("v9") { db in try db.execute(sql: v9) }
         return migrator
     }
 
@@ -287,6 +288,31 @@ enum Schema {
             delivered_at INTEGER,
             UNIQUE (event_id, target)
         );
+        CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
+        CREATE INDEX outbox_by_state ON outbox(state, seq);
+        """
+
+    /// Version 9: reminders in the outbox (kinds `due` and `digest`; a digest's `device_id` is
+    /// empty). SQLite cannot change a CHECK, so the table is rebuilt with its rows and numbering.
+    static let v9 = """
+        CREATE TABLE outbox_v9 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest')),
+            device_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dropped')),
+            last_error TEXT,
+            delivered_at INTEGER,
+            UNIQUE (event_id, target)
+        );
+        INSERT INTO outbox_v9 SELECT * FROM outbox;
+        DROP TABLE outbox;
+        ALTER TABLE outbox_v9 RENAME TO outbox;
         CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
         CREATE INDEX outbox_by_state ON outbox(state, seq);
         """

@@ -13,13 +13,22 @@ extension SQLiteInventoryStore {
     /// Writes the outbox rows of one event, in the caller's transaction.
     static func writeOutbox(_ db: Database, _ kind: OutboxEventKind, _ rental: Rental, at: Date,
                             routes: [OutboxRoute]) throws {
-        for row in OutboxEvent.inserts(kind, rental: rental, at: at, routes: routes) {
-            try db.execute(sql: """
-                INSERT INTO outbox (event_id, target, kind, device_id, payload, created_at, next_attempt_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [row.eventId.uuidString.lowercased(), row.target, row.kind.rawValue, row.deviceId,
-                                 String(decoding: row.payload, as: UTF8.self), Millis.from(row.createdAt), Millis.from(row.createdAt)])
-        }
+        for row in OutboxEvent.inserts(kind, rental: rental, at: at, routes: routes) { _ = try insertNew(db, row) }
+    }
+
+    /// Inserts a new entry (the store numbers it) unless its event and target are there; true when it was new.
+    private static func insertNew(_ db: Database, _ row: OutboxEntry) throws -> Bool {
+        try db.execute(sql: """
+            INSERT INTO outbox (event_id, target, kind, device_id, payload, created_at, next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id, target) DO NOTHING
+            """, arguments: [row.eventId.uuidString.lowercased(), row.target, row.kind.rawValue, row.deviceId,
+                             String(decoding: row.payload, as: UTF8.self), Millis.from(row.createdAt), Millis.from(row.nextAttemptAt)])
+        return db.changesCount > 0
+    }
+
+    public func enqueueOutbox(_ entries: [OutboxEntry]) async throws -> Int {
+        guard !entries.isEmpty else { return 0 }
+        return try await write { db in try entries.filter { try Self.insertNew(db, $0) }.count }
     }
 
     /// Writes a whole entry, its `seq` included (copying a store).

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -309,5 +309,13 @@ enum PostgresSchema {
         ALTER TABLE badges ALTER COLUMN user_id TYPE TEXT COLLATE "C";
         ALTER TABLE device_log ALTER COLUMN device_id TYPE TEXT COLLATE "C";
         ALTER TABLE outbox ALTER COLUMN device_id TYPE TEXT COLLATE "C";
+        """
+
+    /// Reminders in the outbox (the SQLite schema's v9): kinds `due` and `digest`; a digest's
+    /// `device_id` is empty.
+    static let v9 = """
+        ALTER TABLE outbox DROP CONSTRAINT outbox_kind_check;
+        ALTER TABLE outbox ADD CONSTRAINT outbox_kind_check
+            CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest'));
         """
 }

@@ -18,13 +18,27 @@ extension PostgresInventoryStore {
     /// Writes the outbox rows of one event, in the caller's transaction.
     static func writeOutbox(_ c: PostgresConnection, _ kind: OutboxEventKind, _ rental: Rental, at: Date,
                             routes: [OutboxRoute], logger: Logger) async throws {
-        for row in OutboxEvent.inserts(kind, rental: rental, at: at, routes: routes) {
-            let created = StoreConventions.millis(row.createdAt)
-            try await c.query("""
-                INSERT INTO outbox (event_id, target, kind, device_id, payload, created_at, next_attempt_at)
-                VALUES (\(row.eventId.uuidString.lowercased()), \(row.target), \(row.kind.rawValue), \(row.deviceId),
-                        \(String(decoding: row.payload, as: UTF8.self)), \(created), \(created))
-                """, logger: logger)
+        for row in OutboxEvent.inserts(kind, rental: rental, at: at, routes: routes) { _ = try await insertNew(c, row, logger: logger) }
+    }
+
+    /// Inserts a new entry (the store numbers it) unless its event and target are there; true when it was new.
+    private static func insertNew(_ c: PostgresConnection, _ row: OutboxEntry, logger: Logger) async throws -> Bool {
+        try await changed(c, """
+            INSERT INTO outbox (event_id, target, kind, device_id, payload, created_at, next_attempt_at)
+            VALUES (\(row.eventId.uuidString.lowercased()), \(row.target), \(row.kind.rawValue), \(row.deviceId),
+                    \(String(decoding: row.payload, as: UTF8.self)), \(StoreConventions.millis(row.createdAt)),
+                    \(StoreConventions.millis(row.nextAttemptAt)))
+            ON CONFLICT (event_id, target) DO NOTHING RETURNING 1
+            """, logger: logger) > 0
+    }
+
+    public func enqueueOutbox(_ entries: [OutboxEntry]) async throws -> Int {
+        guard !entries.isEmpty else { return 0 }
+        let logger = self.logger
+        return try await transaction { c in
+            var added = 0
+            for entry in entries where try await Self.insertNew(c, entry, logger: logger) { added += 1 }
+            return added
         }
     }
 

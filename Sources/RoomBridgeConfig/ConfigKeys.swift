@@ -1,3 +1,4 @@
+import Lending
 import Foundation
 
 /// One configuration key: its name in the TOML file (`section.key`), its type, default and meaning.
@@ -51,6 +52,13 @@ private func positiveDouble(_ v: ConfigValue) -> String? {
 
 private func nonNegativeInt(_ v: ConfigValue) -> String? {
     if case .int(let i) = v, i < 0 { return "must be 0 or more" }
+    return nil
+}
+
+private func timeOfDayOrEmpty(_ v: ConfigValue) -> String? {
+    if case .string(let s) = v, !s.isEmpty, ReminderSchedule.secondsOfDay(s) == nil {
+        return "must be a time of day such as \"09:00\" (24-hour, the kiosk's time zone), or empty for none"
+    }
     return nil
 }
 
@@ -197,6 +205,12 @@ public let configKeys: [ConfigKey] = [
               validate: positiveInt),
     ConfigKey("outbox.failing_alert", .double(600),
               "Seconds a target may fail before watch reports it (outboxFailing).", validate: positiveDouble),
+    ConfigKey("reminders.digest_at", .string(""),
+              "Time of the daily digest sent to the outbox targets (\"09:00\", the kiosk's time zone); empty: none.",
+              validate: timeOfDayOrEmpty),
+    ConfigKey("reminders.due_notice_at", .string(""),
+              "Time of the notices of rentals due back that day, one per rental; empty: none.",
+              validate: timeOfDayOrEmpty),
 ] + presenceConfigKeys
 
 /// The log levels accepted in `log.level`.

@@ -1,3 +1,5 @@
+import Lending
+
 /// One outbox delivery target: a `[outbox.targets.NAME]` table of the configuration file.
 ///
 /// ```toml
@@ -16,7 +18,7 @@ public struct OutboxTargetEntry: Sendable, Equatable {
     /// The keys a `[outbox.targets.NAME]` table may hold.
     static let keys = ["url", "format", "events", "secret_file", "token_file", "timeout"]
     /// The event kinds a filter may name.
-    public static let eventKinds = ["lend", "return", "renew", "overdue"]
+    public static let eventKinds = OutboxEventKind.allCases.map(\.rawValue)
     public static let formats = ["json", "slack"]
 
     /// The target's name: in `roombridgectl outbox`, logs and the outbox's rows.

@@ -229,6 +229,13 @@ public enum Daemon {
                                                 logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
+        let reminders = ReminderSchedule(digestAt: ReminderSchedule.secondsOfDay(config.string("reminders.digest_at")),
+                                         dueNoticeAt: ReminderSchedule.secondsOfDay(config.string("reminders.due_notice_at")),
+                                         timeZone: .current)
+        if !outboxTargets.isEmpty && !reminders.isEmpty {
+            services.append(ReminderService(store: store, schedule: reminders, routes: OutboxSetup.routes(config),
+                                            logger: Logger(label: "roombridged.reminders")))
+        }
         if !outboxTargets.isEmpty {
             services.append(OutboxDelivery(store: store, targets: outboxTargets, settings: OutboxSetup.settings(config),
                                            logger: Logger(label: "roombridged.outbox"),

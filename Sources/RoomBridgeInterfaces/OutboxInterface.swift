@@ -41,11 +41,12 @@ public struct OutboxInterface: VarlinkInterface {
         )
 
         # One event for one target. eventId is the Idempotency-Key receivers deduplicate by.
+        # due and digest are reminders; a digest's deviceId is empty.
         type Entry (
           seq: int,
           eventId: string,
           target: string,
-          kind: (lend, return, renew, overdue),
+          kind: (lend, return, renew, overdue, due, digest),
           deviceId: string,
           state: (pending, delivered, dropped),
           attempts: int,

@@ -2,6 +2,7 @@
 HTTP receiver that fails the first requests and is down for a while; every event arrives, in
 order for each device, with no duplicates after deduplication by Idempotency-Key, signed with
 HMAC-SHA256 -- also across a kill -9 of the daemon in the middle of the backlog."""
+import datetime
 import hashlib
 import hmac
 import http.server
@@ -12,6 +13,8 @@ import socket
 import subprocess
 import threading
 import time
+
+import pytest
 
 from conftest import Watcher, binary, eventually
 
@@ -254,3 +257,45 @@ def test_a_secret_file_others_can_read_stops_the_daemon(tmpdir_path):
     assert out.returncode == 78
     assert "outbox.targets.hook.secret" in out.stderr and "chmod 600" in out.stderr
     assert not socket_path.exists()
+
+
+def test_reminders_a_digest_and_a_due_notice_arrive_once(tmpdir_path, daemon_factory, monkeypatch):
+    """[reminders] at a time a few seconds ahead (the kiosk's time zone, UTC here): the digest
+    and the notice of the rental due today reach the target; a restart later that day sends
+    neither again."""
+    monkeypatch.setenv("TZ", "UTC")
+    receiver = Receiver()
+    configure(tmpdir_path, receiver)
+    receiver.up()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    fire = now + datetime.timedelta(seconds=4)
+    if (fire + datetime.timedelta(seconds=60)).date() != now.date():
+        pytest.skip("too close to midnight UTC for a same-day reminder")
+    at = fire.strftime("%H:%M:%S")
+    d = daemon_factory("--reminders-digest-at", at, "--reminders-due-notice-at", at)
+    try:
+        seed(d, ["D-1", "D-2"])
+        ctl(d, "lend", "--device", "D-1", "--user", "U-1", "--due", now.strftime("%Y-%m-%d"))
+        ctl(d, "lend", "--device", "D-2", "--user", "U-2", "--due", "2099-01-01")
+
+        def reminders():
+            return [e for e in receiver.events() if e["kind"] in ("digest", "due")]
+        eventually(lambda: len(reminders()) == 2, timeout=30, what=f"the digest and one due notice (got {reminders()})")
+        digest = next(e for e in reminders() if e["kind"] == "digest")
+        assert digest["day"] == now.strftime("%Y-%m-%d")
+        assert (digest["lent"], digest["overdueCount"], digest["dueTodayCount"]) == (2, 0, 1)
+        assert [r["deviceId"] for r in digest["dueToday"]] == ["D-1"]
+        due = next(e for e in reminders() if e["kind"] == "due")
+        assert due["deviceId"] == "D-1" and due["rental"]["userName"] == "Ada Lovelace"
+        check_signatures(receiver)
+
+        # Restarted the same day: today's reminders are in the outbox already.
+        assert d.terminate() == 0
+        d.notify.messages.clear()
+        d.stderr.close()
+        d.start()
+        eventually(lambda: ": 0 new outbox entries" in d.log(), what="the restarted daemon's reminder pass")
+        eventually(lambda: status(d)["hook"]["pending"] == 0, what="nothing left to send")
+        assert len(reminders()) == 2
+    finally:
+        receiver.down()

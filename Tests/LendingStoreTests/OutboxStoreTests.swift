@@ -132,3 +132,44 @@ struct OutboxStoreTests {
         #expect(try await fixture.count("SELECT COUNT(*) FROM outbox") == 1)
     }
 }
+
+/// Reminders in the outbox (SQLite v9, PostgreSQL v9): written outside a lending change, each
+/// once per target however often the daemon writes them (a restart, a second kiosk).
+@Suite("Reminders in the outbox (SQLite and PostgreSQL)")
+struct ReminderStoreTests {
+    @Test(arguments: Backend.all) func eachReminderIsWrittenOncePerTarget(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend)
+        defer { fixture.close() }
+        let store = fixture.store
+        let utc = TimeZone(secondsFromGMT: 0)!
+        let schedule = ReminderSchedule(digestAt: 9 * 3600, dueNoticeAt: 9 * 3600, timeZone: utc)
+        let day = schedule.day(of: at(0))
+        // Lent two days before; D-001 falls due today, D-002 tomorrow, D-003 was due yesterday (overdue).
+        let lentAt = day.start.addingTimeInterval(-2 * 86400)
+        _ = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: lentAt, dueAt: day.end.addingTimeInterval(-60)))
+        _ = try await store.lend(LendRequest(deviceId: "D-002", userId: "U-1", at: lentAt, dueAt: day.end.addingTimeInterval(3600)))
+        _ = try await store.lend(LendRequest(deviceId: "D-003", userId: "U-2", at: lentAt, dueAt: day.start.addingTimeInterval(-60)))
+        let routes = [OutboxRoute(target: "hook"), OutboxRoute(target: "chat", kinds: [.digest])]
+        let now = day.start.addingTimeInterval(9 * 3600 + 1)
+        #expect(try await store.sendReminders([.digest, .due], schedule: schedule, routes: routes, now: now) == 3)
+        // Again, later the same day (a restart): nothing new.
+        #expect(try await store.sendReminders([.digest, .due], schedule: schedule, routes: routes, now: now.addingTimeInterval(600)) == 0)
+
+        let all = try await store.outboxEntries(state: nil, page: PageRequest(limit: 100)).items
+        #expect(all.map { "\($0.target) \($0.kind) \($0.deviceId)" }.sorted() == ["chat digest ", "hook digest ", "hook due D-001"])
+        let digest = try JSONValue(parsing: try #require(all.first { $0.kind == .digest }).payload)
+        #expect(digest["lent"]?.intValue == 3)
+        #expect(digest["overdueCount"]?.intValue == 1)
+        #expect(digest["dueTodayCount"]?.intValue == 1)
+        #expect(digest["overdue"]?.arrayValue?.first?["deviceId"]?.stringValue == "D-003")
+        #expect(digest["day"]?.stringValue == day.key)
+        // The next day has a digest of its own, and D-002's notice.
+        let tomorrow = now.addingTimeInterval(86400)
+        #expect(try await store.sendReminders([.digest, .due], schedule: schedule, routes: routes, now: tomorrow) == 3)
+        // Entries whose event and target are in the outbox are left alone; the others are written.
+        let digestEntry = try #require(all.first { $0.kind == .digest && $0.target == "hook" })
+        var other = digestEntry
+        other.target = "new"
+        #expect(try await store.enqueueOutbox([digestEntry, other]) == 1)
+    }
+}
