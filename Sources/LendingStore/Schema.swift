@@ -293,7 +293,8 @@ enum Schema {
         """
 
     /// Version 9: reminders in the outbox (kinds `due` and `digest`; a digest's `device_id` is
-    /// empty). SQLite cannot change a CHECK, so the table is rebuilt with its rows and numbering.
+    /// empty). SQLite cannot change a CHECK, so the table is rebuilt with its rows and numbering
+    /// (its own DDL, not v8's: migrations are frozen).
     static let v9 = """
         CREATE TABLE outbox_v9 (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -311,6 +312,9 @@ enum Schema {
             UNIQUE (event_id, target)
         );
         INSERT INTO outbox_v9 SELECT * FROM outbox;
+        -- AUTOINCREMENT's high-water mark goes along: a seq handed out and since pruned is never reused.
+        DELETE FROM sqlite_sequence WHERE name = 'outbox_v9';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'outbox_v9', seq FROM sqlite_sequence WHERE name = 'outbox';
         DROP TABLE outbox;
         ALTER TABLE outbox_v9 RENAME TO outbox;
         CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';

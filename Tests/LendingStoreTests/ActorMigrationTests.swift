@@ -38,3 +38,33 @@ import Testing
         #expect(rental.lentBy == "unix:alice")
     }
 }
+
+/// Schema v9 (reminders): the outbox table is rebuilt for its wider CHECK; its rows, their state
+/// and its numbering stay.
+@Suite struct OutboxMigrationTests {
+    @Test func aVersion8OutboxKeepsItsEntriesAndNumbering() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let queue = try DatabaseQueue(path: dir.database)
+        try Schema.migrator.migrate(queue, upTo: "v8")
+        try await queue.write { db in
+            for seq in 1...3 {
+                try db.execute(sql: """
+                    INSERT INTO outbox (event_id, target, kind, device_id, payload, created_at, next_attempt_at, state)
+                    VALUES (?, 'hook', 'lend', 'D-1', '{}', 0, 0, ?)
+                    """, arguments: [UUID().uuidString.lowercased(), seq == 1 ? "delivered" : "pending"])
+            }
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = 3")  // pruned: 3 was handed out
+        }
+        try queue.close()
+
+        let store = try await SQLiteInventoryStore.open(config(dir.database))
+        defer { try? store.close() }
+        #expect(try await store.diagnostics().appliedMigrations.contains("v9"))
+        #expect(try await store.outboxCounts() == [OutboxCounts(target: "hook", pending: 1, delivered: 1)])
+        let schedule = ReminderSchedule(digestAt: 0, timeZone: TimeZone(secondsFromGMT: 0)!)
+        #expect(try await store.sendReminders([.digest], schedule: schedule, routes: [OutboxRoute(target: "hook")], now: at(0)) == 1)
+        let seqs = try await store.outboxEntries(state: nil, page: .first).items.map(\.seq)
+        #expect(seqs == [4, 2, 1])
+    }
+}
