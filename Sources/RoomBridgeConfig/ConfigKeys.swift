@@ -62,6 +62,13 @@ private func timeOfDayOrEmpty(_ v: ConfigValue) -> String? {
     return nil
 }
 
+private func timeZoneOrEmpty(_ v: ConfigValue) -> String? {
+    if case .string(let s) = v, !s.isEmpty, TimeZone(identifier: s) == nil {
+        return "must be a time zone name such as \"Asia/Tokyo\" or \"Europe/Berlin\" (see timedatectl list-timezones), or empty for the system's"
+    }
+    return nil
+}
+
 private func absolutePathOrEmpty(_ v: ConfigValue) -> String? {
     if case .string(let s) = v, !s.isEmpty, !s.hasPrefix("/") { return "must be an absolute path" }
     return nil
@@ -194,6 +201,9 @@ public let configKeys: [ConfigKey] = [
               "The most devices one user may have lent at a time; 0 means no limit.", validate: nonNegativeInt),
     ConfigKey("lending.location", .string(""),
               "Name of this kiosk, stored with each rental; empty uses the host name."),
+    ConfigKey("lending.time_zone", .string(""),
+              "The kiosk's time zone, in which people read times and days (\"Asia/Tokyo\"); empty: the system's (TZ, /etc/localtime).",
+              validate: timeZoneOrEmpty),
     ConfigKey("outbox.retry_base", .double(2),
               "Seconds before the first retry of a failed delivery; each further failure doubles the wait.",
               validate: positiveDouble),

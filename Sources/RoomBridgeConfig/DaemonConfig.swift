@@ -70,6 +70,16 @@ public struct DaemonConfig: Sendable, Equatable {
         } else { replace(key, with: other[key]) }
     }
 
+    /// The kiosk's time zone (`lending.time_zone`), else the system's (`TZ`, `/etc/localtime`).
+    public var kioskTimeZone: TimeZone {
+        TimeZone(identifier: string("lending.time_zone")) ?? .current
+    }
+
+    /// The name of ``kioskTimeZone`` as people know it: `lending.time_zone` as written, else the system zone's.
+    public var kioskTimeZoneName: String {
+        string("lending.time_zone").isEmpty ? TimeZone.current.identifier : string("lending.time_zone")
+    }
+
     /// Names of the keys whose values differ from `other`'s, sorted; `curtains` when the curtain list differs.
     public func changedKeys(since other: DaemonConfig) -> [String] {
         (values.keys.filter { values[$0] != other.values[$0] } + (curtains != other.curtains ? ["curtains"] : [])
@@ -79,7 +89,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Keys a running roombridged applies when it reloads its configuration (SIGHUP); a change
     /// to any other key takes effect at the next restart.
     public static func isReloadable(_ key: String) -> Bool {
-        key == "log.level" || key.hasPrefix("lending.") || key == "nfc.readers"
+        key == "log.level" || (key.hasPrefix("lending.") && key != "lending.time_zone") || key == "nfc.readers"
             || (key.hasPrefix("curtain.") && key != "curtain.enabled") || key == "curtains"
     }
 

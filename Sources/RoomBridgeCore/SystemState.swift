@@ -10,6 +10,9 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
     /// The sequence number of the last event this snapshot includes (0 before any event).
     public var seq: UInt64
     public var startedAt: Date
+    /// The kiosk's time zone (a tz database name such as `Asia/Tokyo`): the zone people read
+    /// times and days in. Times themselves are UTC.
+    public var timeZone: String
     /// Every configured reader, in configuration order.
     public var readers: [ReaderStatus]
     /// The most recent tap on any reader.
@@ -103,6 +106,7 @@ public actor SystemState {
     private var recent: EventRing
     private var seq: UInt64 = 0
     private let startedAt: Date
+    private let timeZone: String
     private var readerOrder: [String] = []
     private var readers: [String: ReaderStatus] = [:]
     private var lastTap: Tap?
@@ -141,11 +145,12 @@ public actor SystemState {
     /// - Parameters:
     ///   - bufferLimit: events a subscriber may fall behind before it is dropped.
     ///   - replayLimit: the latest events kept for subscribers that resume after a `seq`.
+    ///   - timeZone: the kiosk's time zone, as the state reports it.
     ///   - now: the wall clock (injected in tests).
     ///   - curtain: the state of one curtain (named by its `id`, else `curtain`); `.disabled` means no curtain
     ///     is configured. ``declareCurtains(_:)`` replaces it with the configured list.
     public init(bufferLimit: Int = 1024, replayLimit: Int = 1024, curtain: CurtainState = CurtainState(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                timeZone: String = "UTC", now: @escaping @Sendable () -> Date = { Date() }) {
         precondition(bufferLimit > 0, "bufferLimit must be positive")
         precondition(replayLimit > 0, "replayLimit must be positive")
         self.now = now
@@ -156,8 +161,9 @@ public actor SystemState {
         self.defaultBufferLimit = bufferLimit
         let started = now()
         self.startedAt = started
+        self.timeZone = timeZone
         self.published = Mutex(Published(revision: 0, base: StateSnapshot(
-            seq: 0, startedAt: started, readers: [], lastTap: nil, tagWrite: nil,
+            seq: 0, startedAt: started, timeZone: timeZone, readers: [], lastTap: nil, tagWrite: nil,
             curtain: Self.primary(of: curtains), curtains: curtains, lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: nil), counters: StateSnapshot.Counters()), arm: nil))
     }
 
@@ -180,7 +186,7 @@ public actor SystemState {
     /// The snapshot without the arm (its fields depend on the time of reading).
     private func baseSnapshot() -> StateSnapshot {
         StateSnapshot(
-            seq: seq, startedAt: startedAt,
+            seq: seq, startedAt: startedAt, timeZone: timeZone,
             readers: readerOrder.compactMap { readers[$0] },
             lastTap: lastTap, tagWrite: tagWrite, curtain: Self.primary(of: curtains), curtains: curtains,
             lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome, overdue: overdueCount),

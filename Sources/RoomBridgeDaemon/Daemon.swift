@@ -107,8 +107,9 @@ public enum Daemon {
         // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let curtainEnabled = config.bool("curtain.enabled")
+        let kioskZone = config.kioskTimeZone
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"), replayLimit: config.int("state.replay_buffer"),
-                                curtain: CurtainState(connection: .disabled))
+                                curtain: CurtainState(connection: .disabled), timeZone: config.kioskTimeZoneName)
         let curtainSettings: [CurtainSettings]
         do {
             curtainSettings = try CurtainSettings.all(in: config, environment: environment)
@@ -157,7 +158,7 @@ public enum Daemon {
             }),
             TagsInterface(state: state, registrar: nfc?.registrar, authorizer: authorizer),
             InventoryInterface(store: store, authorizer: authorizer),
-            LendingInterface(lending: lending, authorizer: authorizer),
+            LendingInterface(lending: lending, authorizer: authorizer, timeZone: kioskZone),
             CurtainInterface(state: state, controller: curtain, authorizer: authorizer),
             PresenceInterface(state: state),
             OutboxInterface(store: store, targets: config.outboxTargets.map(\.name), authorizer: authorizer),
@@ -231,7 +232,7 @@ public enum Daemon {
         if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
         let reminders = ReminderSchedule(digestAt: ReminderSchedule.secondsOfDay(config.string("reminders.digest_at")),
                                          dueNoticeAt: ReminderSchedule.secondsOfDay(config.string("reminders.due_notice_at")),
-                                         timeZone: .current)
+                                         timeZone: kioskZone)
         if !outboxTargets.isEmpty && !reminders.isEmpty {
             services.append(ReminderService(store: store, schedule: reminders, routes: OutboxSetup.routes(config),
                                             logger: Logger(label: "roombridged.reminders")))

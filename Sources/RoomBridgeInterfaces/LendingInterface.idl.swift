@@ -56,7 +56,7 @@ extension LendingInterface {
         ) -> (rentals: []Rental, nextCursor: ?string)
 
         # The matching history as text, newest first: csv (RFC 4180, CRLF, spreadsheet dates in
-        # timeZone, default UTC; byteOrderMark for Excel) or json (an array). Without limit the
+        # timeZone, default the kiosk's, State.timeZone; byteOrderMark for Excel) or json (an array). Without limit the
         # whole history in one reply; with limit one page: a CSV page after the first has no
         # header line (and no byte order mark), so the pages concatenate into one file.
         method ExportHistory(

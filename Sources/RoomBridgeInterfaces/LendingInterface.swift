@@ -13,11 +13,16 @@ public struct LendingInterface: VarlinkInterface {
     private let lending: LendingCoordinator
     private let authorizer: Authorizer
     private let now: @Sendable () -> Date
+    private let timeZone: TimeZone
 
-    /// - Parameter now: the clock for `overdue` (injected for tests).
-    public init(lending: LendingCoordinator, authorizer: Authorizer, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// - Parameters:
+    ///   - timeZone: the kiosk's time zone, the CSV export's default.
+    ///   - now: the clock for `overdue` (injected for tests).
+    public init(lending: LendingCoordinator, authorizer: Authorizer, timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.lending = lending
         self.authorizer = authorizer
+        self.timeZone = timeZone
         self.now = now
     }
 
@@ -85,7 +90,7 @@ public struct LendingInterface: VarlinkInterface {
             if try p.string("format") == "json" {
                 text = String(decoding: try RentalExport.json(rentals), as: UTF8.self)
             } else {
-                var options = RentalExport.CSVOptions(byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
+                var options = RentalExport.CSVOptions(timeZone: timeZone, byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
                 if let zone = try p.optionalString("timeZone") {
                     guard let tz = TimeZone(identifier: zone) else {
                         throw LendingError.invalidField("timeZone", reason: "unknown time zone '\(zone)'; use a name such as Europe/Berlin or UTC")

@@ -88,11 +88,15 @@ extension StateInterface {
         )
 
         # Everything the daemon knows; seq is the number of the last event included.
+        # timeZone: the kiosk's time zone (lending.time_zone, else the system's), a tz database
+        # name such as Asia/Tokyo; clients show times and read days in it, while every time on
+        # the wire stays UTC.
         # curtains: every configured curtain, sorted by id; curtain: the only one, or with several
         # the first (connection disabled when none is configured).
         type State (
           seq: int,
           startedAt: string,
+          timeZone: string,
           readers: []Reader,
           lastTap: ?Tap,
           tagWrite: ?TagWrite,

@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import Synchronization
 import Varlink
 import VarlinkNIO
 
@@ -24,6 +26,11 @@ public enum HubMessage: Sendable, Equatable {
 public actor EventHub {
     private let link: DaemonLink
     private let logger: Logger
+    private let zone = Mutex<TimeZone?>(nil)
+
+    /// The kiosk's time zone as the daemon last reported it (`State.timeZone`); nil before the
+    /// first state, or from a daemon that does not report one.
+    public nonisolated var daemonTimeZone: TimeZone? { zone.withLock { $0 } }
     private var state: DaemonState?
     /// The daemon run `state` belongs to (its `startedAt`): event numbers start again with a new run.
     private var daemonRun: String?
@@ -136,6 +143,7 @@ public actor EventHub {
         let waiting = linkState == .starting
         state = snapshot
         daemonRun = snapshot.startedAt
+        if let name = snapshot.timeZone, let tz = TimeZone(identifier: name) { zone.withLock { $0 = tz } }
         linkState = .online
         if waiting {
             for id in subscribers.keys { start(id) }

@@ -10,7 +10,8 @@ public struct WebOptions: Sendable {
     public var host: String
     public var port: Int
     public var socketPath: String
-    public var timeZone: TimeZone
+    /// The zone dates are shown in; nil: the daemon's (`lending.time_zone`, else its system's).
+    public var timeZone: TimeZone?
     public var idleSeconds: Int
     /// Admin accounts; nil: nobody can sign in.
     public var accounts: Accounts?
@@ -18,7 +19,7 @@ public struct WebOptions: Sendable {
     public var secureCookies: Bool
 
     public init(host: String = "127.0.0.1", port: Int = 8080, socketPath: String = "/run/roombridge/roombridge.sock",
-                timeZone: TimeZone = .current, idleSeconds: Int = 6, accounts: Accounts? = nil, secureCookies: Bool = false) {
+                timeZone: TimeZone? = nil, idleSeconds: Int = 6, accounts: Accounts? = nil, secureCookies: Bool = false) {
         self.host = host
         self.port = port
         self.socketPath = socketPath
@@ -56,7 +57,7 @@ public enum WebServer {
             let query = Query(request.uri.query)
             let language = query["lang"].flatMap(Language.init(rawValue:))
                 ?? Language.preferred(acceptLanguage: request.headers[.acceptLanguage])
-            return Localizer(language: language, timeZone: options.timeZone)
+            return Localizer(language: language, timeZone: options.timeZone ?? hub.daemonTimeZone ?? .current)
         }
 
         router.get("/") { _, _ in Response(status: .seeOther, headers: [.location: "/kiosk"]) }

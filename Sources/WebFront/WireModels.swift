@@ -192,6 +192,8 @@ public struct PresenceChange: Codable, Sendable, Equatable {
 public struct DaemonState: Codable, Sendable, Equatable {
     public var seq: Int
     public var startedAt: String?
+    /// The kiosk's time zone (nil from a daemon that does not report it).
+    public var timeZone: String?
     /// The only curtain, or with several the first by id (`connection: disabled` when none is configured).
     public var curtain: Curtain
     /// Every configured curtain, sorted by id (nil from a daemon that knows one curtain).

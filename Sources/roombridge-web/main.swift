@@ -24,7 +24,7 @@ struct Serve: AsyncParsableCommand {
     var port = 8080
     @Option(help: ArgumentHelp("roombridged's Varlink socket.", valueName: "PATH"))
     var socket = ProcessInfo.processInfo.environment["ROOMBRIDGE_SOCKET"] ?? "/run/roombridge/roombridge.sock"
-    @Option(help: ArgumentHelp("The kiosk's time zone for dates (default: the system's), e.g. Asia/Tokyo.", valueName: "ZONE"))
+    @Option(help: ArgumentHelp("The time zone for dates, e.g. Asia/Tokyo (default: the daemon's, lending.time_zone).", valueName: "ZONE"))
     var timeZone: String?
     @Option(help: "Seconds an outcome stays on the kiosk before it returns to idle.")
     var idleSeconds = 6
@@ -64,7 +64,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let options = WebOptions(host: host, port: port, socketPath: socket,
-                                 timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? .current,
+                                 timeZone: timeZone.flatMap(TimeZone.init(identifier:)),
                                  idleSeconds: idleSeconds, accounts: loaded, secureCookies: secureCookies)
         let group = ServiceGroup(configuration: .init(services: WebServer.services(options, logger: logger).map { .init(service: $0) },
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -7,7 +7,9 @@ import VarlinkNIO
 // roombridgectl devices|users|badges|tags: the inventory (io.roombridge.Inventory).
 
 enum DeviceRender {
-    static let headers = ["ID", "GROUP", "MODEL", "OS", "SERIAL", "STATUS", "NFC", "LENT TO", "DUE"]
+    static var headers: [String] {
+        ["ID", "GROUP", "MODEL", "OS", "SERIAL", "STATUS", "NFC", "LENT TO", KioskTime.current.header("DUE")]
+    }
 
     static func row(_ d: JSONValue) -> [String] {
         let rental = d["rental"]
@@ -27,13 +29,13 @@ enum DeviceRender {
             "Serial:     \(Table.s(d, "serialNumber"))",
             "Connector:  \(Table.s(d, "connectorType"))",
             "Status:     \(Table.s(d, "status"))",
-            "Registered: \(Table.time(d, "registeredAt"))",
+            "Registered: \(Table.when(d, "registeredAt"))",
             "NFC tag:    \(Table.s(d, "isNfcRegistered"))" + (tags.isEmpty ? "" : " (UID " + tags.map { Table.s($0, "uid") }.joined(separator: ", ") + ")"),
         ]
         if let note = d["note"]?.stringValue { lines.append("Note:       \(note)") }
         if let r = d["rental"] {
-            var lent = "Lent to:    \(Table.s(r, "userName")) (\(Table.s(r, "userId"))) since \(Table.time(r, "rentedAt"))"
-            if r["dueAt"] != nil { lent += ", due \(Table.time(r, "dueAt"))" }
+            var lent = "Lent to:    \(Table.s(r, "userName")) (\(Table.s(r, "userId"))) since \(Table.when(r, "rentedAt"))"
+            if r["dueAt"] != nil { lent += ", due \(Table.when(r, "dueAt"))" }
             if r["overdue"]?.boolValue == true { lent += " — OVERDUE" }
             lines.append(lent)
         } else {
@@ -206,7 +208,7 @@ struct Devices: AsyncParsableCommand {
             try await withClient(options) { client in
                 let items = try await allPages(client, "io.roombridge.Inventory.DeviceLog", ["id": .string(id)], key: "entries")
                 printList(items, json: options.json, empty: "no log entries for \(id); see roombridgectl devices list",
-                          headers: ["TIME", "OPERATION", "FIELD", "OLD", "NEW", "BY"]) { e in
+                          headers: [KioskTime.current.header("TIME"), "OPERATION", "FIELD", "OLD", "NEW", "BY"]) { e in
                     [Table.time(e, "at"), Table.s(e, "operation"), Table.s(e, "field"), Table.s(e, "oldValue", "—"),
                      Table.s(e, "newValue", "—"), Table.s(e, "actor", "—")]
                 }
@@ -234,7 +236,7 @@ struct Users: AsyncParsableCommand {
                 printList(items, json: options.json,
                           empty: name != nil ? "no match: no user's name contains '\(name ?? "")'"
                                              : "no users; add one with roombridgectl users add",
-                          headers: ["ID", "NAME", "REGISTERED"]) { u in
+                          headers: ["ID", "NAME", KioskTime.current.header("REGISTERED")]) { u in
                     [Table.s(u, "id"), Table.s(u, "name"), Table.time(u, "registeredAt")]
                 }
             }
@@ -254,7 +256,7 @@ struct Users: AsyncParsableCommand {
                 if options.json { emit(JSONValue.object(reply).serialized()); return }
                 let u = reply["user"]
                 var lines = ["User:       \(Table.s(u, "id"))", "Name:       \(Table.s(u, "name"))",
-                             "Registered: \(Table.time(u, "registeredAt"))"]
+                             "Registered: \(Table.when(u, "registeredAt"))"]
                 let badges = reply["badges"]?.arrayValue ?? []
                 lines.append("Badges:     " + (badges.isEmpty ? "none (bind one with roombridgectl badges bind)" :
                     badges.map { Table.s($0, "identifier") + " (" + Table.s($0, "kind") + ")" }.joined(separator: ", ")))
@@ -361,7 +363,7 @@ struct Badges: AsyncParsableCommand {
                 printList(badges, json: options.json,
                           empty: user.map { "\($0) has no badges; bind one with roombridgectl badges bind" }
                               ?? "no badges; bind one with roombridgectl badges bind",
-                          headers: ["IDENTIFIER", "KIND", "USER", "LABEL", "REGISTERED"]) { b in
+                          headers: ["IDENTIFIER", "KIND", "USER", "LABEL", KioskTime.current.header("REGISTERED")]) { b in
                     [Table.s(b, "identifier"), Table.s(b, "kind"), Table.s(b, "userId"), Table.s(b, "label"),
                      Table.time(b, "registeredAt")]
                 }
@@ -383,7 +385,7 @@ extension Badges {
                 let b = reply["badge"], u = reply["user"]
                 let label = Table.s(b, "label", "")
                 emit("badge \(Table.s(b, "identifier")) (\(Table.s(b, "kind"))\(label.isEmpty ? "" : ", \(label)")) "
-                     + "is \(Table.s(u, "name"))'s (\(Table.s(u, "id"))), bound \(Table.time(b, "registeredAt"))")
+                     + "is \(Table.s(u, "name"))'s (\(Table.s(u, "id"))), bound \(Table.when(b, "registeredAt"))")
             }
         }
     }
@@ -433,7 +435,7 @@ struct TagBindings: AsyncParsableCommand {
             try await withClient(options) { client in
                 let reply = try await call(client, "io.roombridge.Inventory.ListTagBindings", ["deviceId": .string(device)])
                 printList(reply["bindings"]?.arrayValue ?? [], json: options.json, empty: "no tags bound to \(device)",
-                          headers: ["UID", "DEVICE", "BOUND"]) { t in
+                          headers: ["UID", "DEVICE", KioskTime.current.header("BOUND")]) { t in
                     [Table.s(t, "uid"), Table.s(t, "deviceId"), Table.time(t, "boundAt")]
                 }
             }

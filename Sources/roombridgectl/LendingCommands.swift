@@ -6,9 +6,13 @@ import VarlinkNIO
 // roombridgectl lend|return|rentals|history: lending by ID (io.roombridge.Lending).
 
 enum RentalRender {
-    static let headers = ["RENTAL", "DEVICE", "MODEL", "USER", "NAME", "LENT", "DUE", "RETURNED"]
+    /// The time columns are in the kiosk's time zone, which the headers name.
+    static var headers: [String] {
+        let k = KioskTime.current
+        return ["RENTAL", "DEVICE", "MODEL", "USER", "NAME", k.header("LENT"), k.header("DUE"), k.header("RETURNED")]
+    }
     /// History also shows who lent and who returned.
-    static let historyHeaders = headers + ["LENT BY", "RETURNED BY", "NOTE"]
+    static var historyHeaders: [String] { headers + ["LENT BY", "RETURNED BY", "NOTE"] }
 
     static func row(_ r: JSONValue) -> [String] {
         var due = Table.time(r, "dueAt")
@@ -27,18 +31,18 @@ struct Lend: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         abstract: "Lend a device by ID (lend --device D --user U [--due DATE]), or arm/disarm the reader (lend arm --user U, lend disarm).",
-        discussion: "--due YYYY-MM-DD: due back by the end of that day (local time); or an ISO 8601 time. Without --due the configured loan period applies.")
+        discussion: "--due YYYY-MM-DD: due back by the end of that day in the kiosk's time zone (lending.time_zone); or an ISO 8601 time. Without --due the configured loan period applies.")
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "arm: arm the reader for --user, as their badge would; disarm: end the armed session.")
     var action: Action?
     @Option(name: .long, help: "Device ID.") var device: String?
     @Option(name: .long, help: "User ID.") var user: String?
-    @Option(name: .long, help: ArgumentHelp("When it is due back: YYYY-MM-DD (by the end of that day, local time) or ISO 8601.", valueName: "DATE"))
+    @Option(name: .long, help: ArgumentHelp("When it is due back: YYYY-MM-DD (by the end of that day in the kiosk's time zone) or ISO 8601.", valueName: "DATE"))
     var due: String?
 
     func validate() throws {
-        _ = try dateArgument(due, option: "--due", day: .endOfLocalDay)
+        _ = try dateArgument(due, option: "--due", day: .endOfKioskDay)
         switch action {
         case .arm:
             guard user != nil, device == nil, due == nil else { throw ValidationError("lend arm takes --user U only") }
@@ -61,13 +65,13 @@ struct Lend: AsyncParsableCommand {
 
     private func lend(_ device: String, _ user: String) async throws {
         var p: [String: JSONValue] = ["deviceId": .string(device), "userId": .string(user)]
-        if let d = try dateArgument(due, option: "--due", day: .endOfLocalDay) { p["dueAt"] = d }
         try await withClient(options) { client in
+            if let d = try dateArgument(due, option: "--due", day: .endOfKioskDay) { p["dueAt"] = d }
             let reply = try await call(client, "io.roombridge.Lending.Lend", p)
             let r = reply["rental"]
             if options.json { emit(r?.serialized() ?? "{}"); return }
             var line = "lent \(Table.s(r, "deviceId")) \(Table.s(r, "model")) to \(Table.s(r, "userName")) (\(Table.s(r, "userId")))"
-            if r?["dueAt"] != nil { line += ", due \(Table.time(r, "dueAt"))" }
+            if r?["dueAt"] != nil { line += ", due \(Table.when(r, "dueAt"))" }
             emit(line)
         }
     }
@@ -109,7 +113,7 @@ struct Return: AsyncParsableCommand {
             let reply = try await call(client, "io.roombridge.Lending.Return", p)
             let r = reply["rental"]
             if options.json { emit(r?.serialized() ?? "{}") } else {
-                emit("returned \(Table.s(r, "deviceId")) \(Table.s(r, "model")) (lent to \(Table.s(r, "userName")) since \(Table.time(r, "rentedAt")))")
+                emit("returned \(Table.s(r, "deviceId")) \(Table.s(r, "model")) (lent to \(Table.s(r, "userName")) since \(Table.when(r, "rentedAt")))")
             }
         }
     }
@@ -118,24 +122,24 @@ struct Return: AsyncParsableCommand {
 struct Renew: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Renew a lent device until a new due date (the rental goes on; it is not returned and lent again).",
-        discussion: "--due YYYY-MM-DD: due back by the end of that day (local time); or an ISO 8601 time. The device log records the new due date and who renewed it.")
+        discussion: "--due YYYY-MM-DD: due back by the end of that day in the kiosk's time zone (lending.time_zone); or an ISO 8601 time. The device log records the new due date and who renewed it.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "Device ID.") var device: String
-    @Option(name: .long, help: ArgumentHelp("The new due date: YYYY-MM-DD (by the end of that day, local time) or ISO 8601.", valueName: "DATE"))
+    @Option(name: .long, help: ArgumentHelp("The new due date: YYYY-MM-DD (by the end of that day in the kiosk's time zone) or ISO 8601.", valueName: "DATE"))
     var due: String
 
     func validate() throws {
-        _ = try dateArgument(due, option: "--due", day: .endOfLocalDay)
+        _ = try dateArgument(due, option: "--due", day: .endOfKioskDay)
     }
 
     func run() async throws {
         var p: [String: JSONValue] = ["deviceId": .string(device)]
-        if let d = try dateArgument(due, option: "--due", day: .endOfLocalDay) { p["dueAt"] = d }
         try await withClient(options) { client in
+            if let d = try dateArgument(due, option: "--due", day: .endOfKioskDay) { p["dueAt"] = d }
             let reply = try await call(client, "io.roombridge.Lending.Renew", p)
             let r = reply["rental"]
             if options.json { emit(r?.serialized() ?? "{}") } else {
-                emit("renewed \(Table.s(r, "deviceId")) \(Table.s(r, "model")) for \(Table.s(r, "userName")) (\(Table.s(r, "userId"))) until \(Table.time(r, "dueAt"))")
+                emit("renewed \(Table.s(r, "deviceId")) \(Table.s(r, "model")) for \(Table.s(r, "userName")) (\(Table.s(r, "userId"))) until \(Table.when(r, "dueAt"))")
             }
         }
     }
@@ -176,7 +180,7 @@ struct History: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Started at or after.", valueName: "DATE")) var since: String?
     @Option(name: .long, help: ArgumentHelp("Started before.", valueName: "DATE")) var until: String?
     @Option(name: .long, help: "table (default), json (one rental per line) or csv.") var format: Format?
-    @Option(name: .long, help: ArgumentHelp("Time zone of CSV dates (default UTC), e.g. Europe/Berlin.", valueName: "ZONE"))
+    @Option(name: .long, help: ArgumentHelp("Time zone of CSV dates (default the kiosk's, lending.time_zone), e.g. Europe/Berlin.", valueName: "ZONE"))
     var timeZone: String?
     @Flag(name: .long, help: "Start the CSV with a byte order mark (Excel and non-ASCII names).") var bom = false
 

@@ -40,7 +40,7 @@ struct OutboxList: AsyncParsableCommand {
         try await withClient(options) { client in
             let entries = try await call(client, "io.roombridge.Outbox.List", p)["entries"]?.arrayValue ?? []
             printList(entries, json: options.json, empty: "the outbox is empty",
-                      headers: ["SEQ", "TARGET", "KIND", "DEVICE", "STATE", "ATTEMPTS", "CREATED", "NEXT", "LAST ERROR"]) { e in
+                      headers: ["SEQ", "TARGET", "KIND", "DEVICE", "STATE", "ATTEMPTS", KioskTime.current.header("CREATED"), KioskTime.current.header("NEXT"), "LAST ERROR"]) { e in
                 [Table.s(e, "seq"), Table.s(e, "target"), Table.s(e, "kind"), Table.s(e, "deviceId"), Table.s(e, "state"),
                  Table.s(e, "attempts"), Table.time(e, "createdAt"),
                  e["state"]?.stringValue == "pending" ? Table.time(e, "nextAttemptAt") : "-", Table.s(e, "lastError", "-")]

@@ -32,7 +32,7 @@ extension RoomBridgeCtl {
 extension Render {
     /// The time of day in the kiosk's (this machine's) time zone.
     static func localTime(_ date: Date) -> String {
-        date.formatted(date: .omitted, time: .standard)
+        KioskTime.current.clock(date)
     }
 
     /// Who is here, one line (for `status`).

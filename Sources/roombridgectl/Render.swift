@@ -4,17 +4,16 @@ import CurtainProtocol
 
 /// Human-readable renderings of state and events.
 enum Render {
-    static func time(_ date: Date) -> String {
-        date.formatted(.iso8601.time(includingFractionalSeconds: false).timeSeparator(.colon))
-    }
+    /// `18:40:02` in the kiosk's time zone, which the status block names.
+    static func time(_ date: Date) -> String { KioskTime.current.clock(date) }
 
-    static func dateTime(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false)) + "Z"
-    }
+    /// `2026-11-24 18:40 (Asia/Tokyo)`.
+    static func dateTime(_ date: Date) -> String { KioskTime.current.labelled(date) }
 
     static func status(_ s: StateSnapshot) -> String {
         var lines: [String] = []
         lines.append("roombridged up since \(dateTime(s.startedAt)), \(s.counters.events) events")
+        lines.append("Time zone: \(s.timeZone) (times shown here; lending.time_zone)")
         if s.readers.isEmpty {
             lines.append("Readers:   none configured")
         } else {

@@ -174,7 +174,8 @@ func withClient(_ options: GlobalOptions, _ body: (VarlinkClient) async throws -
     do {
         let client = try await connect(options.socket)
         do {
-            try await body(client)
+            // Times are shown, and bare days read, in the kiosk's time zone.
+            try await KioskTime.$current.withValue(await KioskTime.of(client)) { try await body(client) }
             await client.close()
         } catch {
             await client.close()

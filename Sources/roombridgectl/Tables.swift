@@ -33,11 +33,27 @@ enum Table {
         }
     }
 
-    /// A wire time (ISO 8601 UTC) shortened to `YYYY-MM-DD HH:MM` for tables.
+    /// A wire time (ISO 8601 UTC) as `YYYY-MM-DD HH:MM` in the kiosk's time zone, for table
+    /// cells (the column header names the zone: ``KioskTime/header(_:)``); as sent if unreadable.
     static func time(_ v: JSONValue?, _ key: String) -> String {
         let t = s(v, key)
-        guard t.count >= 16 else { return t }
-        return t.prefix(10) + " " + t.dropFirst(11).prefix(5)
+        guard let date = WireTime.parse(t) else { return t }
+        return KioskTime.current.minutes(date)
+    }
+
+    /// A wire time in a sentence: `2026-11-24 18:40 (Asia/Tokyo)`.
+    static func when(_ v: JSONValue?, _ key: String) -> String {
+        let t = s(v, key)
+        guard let date = WireTime.parse(t) else { return t }
+        return KioskTime.current.labelled(date)
+    }
+}
+
+/// Wire times: ISO 8601 UTC, with or without fractional seconds.
+enum WireTime {
+    static func parse(_ text: String) -> Date? {
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+            ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
 }
 
@@ -70,8 +86,8 @@ func printList(_ items: [JSONValue], json: Bool, empty: String, headers: [String
 enum DayMeaning {
     /// As given: the daemon reads it as midnight UTC (`--since`, `--until`, `--registered`).
     case asGiven
-    /// The last second of that day in the local time zone (`--due 2026-12-01`: due back that day).
-    case endOfLocalDay
+    /// The last second of that day in the kiosk's time zone (`--due 2026-12-01`: due back that day).
+    case endOfKioskDay
 }
 
 /// Checks a date argument (`YYYY-MM-DD` or ISO 8601) and returns what to send. A text that is no
@@ -80,25 +96,15 @@ func dateArgument(_ text: String?, option: String, day: DayMeaning = .asGiven) t
     guard let text else { return nil }
     let t = text.trimmingCharacters(in: .whitespaces)
     if let (y, m, d) = calendarDay(t) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        guard let start = calendar.date(from: DateComponents(year: y, month: m, day: d)),
-              calendar.dateComponents([.year, .month, .day], from: start) == DateComponents(year: y, month: m, day: d)
-        else {
+        guard let end = KioskTime.current.endOfDay(year: y, month: m, day: d) else {
             throw ValidationError("\(option) '\(text)': there is no such day (month 01–12, day within the month)")
         }
         switch day {
-        case .asGiven:
-            return .string(t)
-        case .endOfLocalDay:
-            let end = calendar.date(byAdding: DateComponents(day: 1, second: -1), to: start) ?? start
-            return .string(end.formatted(.iso8601))
+        case .asGiven: return .string(t)
+        case .endOfKioskDay: return .string(end.formatted(.iso8601))
         }
     }
-    if (try? Date.ISO8601FormatStyle().parse(t)) != nil
-        || (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(t)) != nil {
-        return .string(t)
-    }
+    if WireTime.parse(t) != nil { return .string(t) }
     throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")
 }
 

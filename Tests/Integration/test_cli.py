@@ -111,12 +111,37 @@ def test_an_unknown_log_level_is_a_usage_error():
     assert r.returncode == 64 and "loud" in r.stderr and "/nonexistent" not in r.stderr, r.stderr
 
 
-def test_due_day_means_the_end_of_that_day_in_the_local_zone(daemon):
-    call(daemon, "io.roombridge.Inventory.AddUser", id="U-0001", name="Aiko Tanaka")
-    call(daemon, "io.roombridge.Inventory.AddDevice", id="D-0001", fields={"groupId": "android-phone", "model": "Pixel 7"})
+def test_times_are_shown_and_read_in_the_kiosks_time_zone(daemon_factory):
+    """lending.time_zone decides, not the shell's TZ: --due 2026-12-01 ends at 23:59:59 in Tokyo,
+    tables show Tokyo times under a header that names the zone, sentences carry the zone, and the
+    CSV export's default zone is Tokyo. The wire stays UTC."""
+    d = daemon_factory("--lending-time-zone", "Asia/Tokyo")
+    assert call(d, "io.roombridge.State.GetState")["state"]["timeZone"] == "Asia/Tokyo"
+    call(d, "io.roombridge.Inventory.AddUser", id="U-0001", name="Aiko Tanaka")
+    call(d, "io.roombridge.Inventory.AddDevice", id="D-0001", fields={"groupId": "android-phone", "model": "Pixel 7"})
+    shell = {"TZ": "America/New_York"}
     r = ok(ctl("lend", "--device", "D-0001", "--user", "U-0001", "--due", "2026-12-01", "--json",
-               socket=daemon.socket_path, env={"TZ": "Asia/Tokyo"}))
+               socket=d.socket_path, env=shell))
     assert json.loads(r.stdout)["dueAt"].startswith("2026-12-01T14:59:59"), r.stdout  # 23:59:59 JST
+
+    lines = ok(ctl("rentals", socket=d.socket_path, env=shell)).stdout.splitlines()
+    assert "DUE (Asia/Tokyo)" in lines[0] and "LENT (Asia/Tokyo)" in lines[0], lines
+    assert "2026-12-01 23:59" in lines[1], lines
+    detail = ok(ctl("devices", "show", "D-0001", socket=d.socket_path, env=shell)).stdout
+    assert "due 2026-12-01 23:59 (Asia/Tokyo)" in detail, detail
+    renewed = ok(ctl("renew", "D-0001", "--due", "2026-12-02", socket=d.socket_path, env=shell)).stdout
+    assert "until 2026-12-02 23:59 (Asia/Tokyo)" in renewed, renewed
+    status = ok(ctl("status", socket=d.socket_path, env=shell)).stdout
+    assert "Time zone: Asia/Tokyo" in status, status
+    csv_text = ok(ctl("history", "--format", "csv", socket=d.socket_path, env=shell)).stdout
+    assert "2026-12-02 23:59:59" in csv_text, csv_text
+
+
+def test_an_unknown_time_zone_stops_the_daemon_with_what_to_write(tmpdir_path):
+    r = subprocess.run([binary("roombridged"), "--lending-time-zone", "Mars/Olympus_Mons", "--print-config"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 78, r.stderr
+    assert "lending.time_zone" in r.stderr and "Asia/Tokyo" in r.stderr and "timedatectl" in r.stderr, r.stderr
 
 
 # --- 4. Tables by display width -------------------------------------------------------------------

@@ -34,11 +34,12 @@ TZ = "Asia/Tokyo"
 class Web:
     """A running roombridge-web on a free port, talking to `daemon`."""
 
-    def __init__(self, tmp, daemon, *extra):
+    def __init__(self, tmp, daemon, *extra, time_zone=TZ):
         self.log_path = tmp / "roombridge-web.log"
         self.log = open(self.log_path, "wb")
+        zone = ["--time-zone", time_zone] if time_zone else []
         self.proc = subprocess.Popen(
-            [binary("roombridge-web"), "--port", "0", "--socket", daemon.socket_path, "--time-zone", TZ,
+            [binary("roombridge-web"), "--port", "0", "--socket", daemon.socket_path, *zone,
              "--idle-seconds", "30", *extra],
             stdout=subprocess.DEVNULL, stderr=self.log)
         port = eventually(self._port, timeout=15, what="roombridge-web to print its URL")
@@ -70,8 +71,8 @@ class Web:
 def web_factory(tmpdir_path):
     made = []
 
-    def make(daemon, *extra):
-        w = Web(tmpdir_path, daemon, *extra)
+    def make(daemon, *extra, time_zone=TZ):
+        w = Web(tmpdir_path, daemon, *extra, time_zone=time_zone)
         made.append(w)
         return w
 
@@ -155,6 +156,20 @@ def test_history_is_a_range_query_and_its_csv_is_the_clis(daemon, web_factory):
     assert body.replace("\r\n", "\n") == cli.replace("\r\n", "\n")
     rows = list(csv.reader(io.StringIO(body)))
     assert len(rows) == 3  # header and two rentals
+
+
+def test_without_a_time_zone_flag_the_pages_use_the_daemons(daemon_factory, web_factory):
+    """roombridge-web started without --time-zone shows dates in the daemon's lending.time_zone:
+    its history CSV is the CLI's default one, whatever the zone of the web's own host."""
+    d = daemon_factory("--lending-time-zone", "Pacific/Auckland")
+    seed(d)
+    web = web_factory(d, time_zone=None)
+    cli = ctl(d, "history", "--device", "D-0001", "--format", "csv").stdout.replace("\r\n", "\n")
+    # Until its Watch has the daemon's first state, the web uses its own host's zone.
+    body = eventually(lambda: (b := web.get("/history.csv?device=D-0001")[2].replace("\r\n", "\n")) == cli and b,
+                      timeout=15, what="the web's CSV in the daemon's zone")
+    utc = ctl(d, "history", "--device", "D-0001", "--format", "csv", "--time-zone", "UTC").stdout
+    assert body != utc.replace("\r\n", "\n"), "the dates must be Auckland's, not UTC"
 
 
 ENGLISH_ALLOWED = {"ID", "OS", "NFC", "UID", "CSV", "roombridged"}

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import RoomBridgeConfig
 
@@ -64,6 +65,19 @@ import Testing
         #expect(throws: ConfigError.self) { try load("[socket]\npath = \"relative.sock\"\n") }
         #expect(throws: ConfigError.self) { try load(nil, ["--lending-arm-seconds", "0"]) }
         #expect(throws: ConfigError.self) { try load(nil, ["--socket-max-connections", "many"]) }
+    }
+
+    @Test func theKioskTimeZoneIsTheConfiguredOneElseTheSystems() throws {
+        let tokyo = try load("[lending]\ntime_zone = \"Asia/Tokyo\"\n")
+        #expect(tokyo.kioskTimeZone.identifier == "Asia/Tokyo")
+        #expect(tokyo.kioskTimeZoneName == "Asia/Tokyo")
+        let system = try load(nil)
+        #expect(system.kioskTimeZone == .current)
+        #expect(system.kioskTimeZoneName == TimeZone.current.identifier)
+        #expect(throws: ConfigError.self) { try load("[lending]\ntime_zone = \"Mars/Olympus_Mons\"\n") }
+        // Reminders and the state are built with the zone at start; a reload names it as needing a restart.
+        #expect(!DaemonConfig.isReloadable("lending.time_zone"))
+        #expect(DaemonConfig.isReloadable("lending.loan_days"))
     }
 
     @Test func aDatabaseURLMayNotCarryAPassword() throws {

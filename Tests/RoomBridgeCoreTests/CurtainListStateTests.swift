@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func snapshotJSONCarriesTheListWithNames() throws {
-        var snapshot = StateSnapshot(seq: 0, startedAt: Date(timeIntervalSince1970: 0), readers: [], lastTap: nil,
+        var snapshot = StateSnapshot(seq: 0, startedAt: Date(timeIntervalSince1970: 0), timeZone: "UTC", readers: [], lastTap: nil,
                                      tagWrite: nil, curtain: CurtainState(id: "left", connection: .connected),
                                      lending: .init(), counters: .init())
         snapshot.curtains = [CurtainState(id: "left", connection: .connected), CurtainState(id: "right")]

@@ -244,7 +244,7 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
     }
 
     @Test func statusLineSumsUp() {
-        var s = StateSnapshot(seq: 0, startedAt: t0, readers: [
+        var s = StateSnapshot(seq: 0, startedAt: t0, timeZone: "UTC", readers: [
             ReaderStatus(name: "front", state: .disconnected, lastError: "Input / Output Error", since: t0)],
             lastTap: nil, tagWrite: nil,
             curtain: CurtainState(connection: .connected, motion: .idle, position: 40),

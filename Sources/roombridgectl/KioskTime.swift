@@ -1,0 +1,57 @@
+import Foundation
+import Varlink
+import VarlinkNIO
+
+/// The kiosk's time zone (the daemon's `State.timeZone`, from `lending.time_zone`): the CLI shows
+/// every time in it, labelled, and reads a bare day (`--due 2026-12-01`) in it.
+struct KioskTime: Sendable {
+    /// The zone's name as the daemon reports it (`Asia/Tokyo`), the label people read.
+    let name: String
+    let zone: TimeZone
+
+    /// Set by ``withClient(_:_:)`` from the daemon; the CLI's own zone until then.
+    @TaskLocal static var current = KioskTime(name: TimeZone.current.identifier, zone: .current)
+
+    /// The daemon's zone; the CLI's own when the daemon does not say (or names one this host lacks).
+    static func of(_ client: VarlinkClient) async -> KioskTime {
+        guard let reply = try? await client.call("io.roombridge.State.GetState", parameters: [:]),
+              let name = reply["state"]?["timeZone"]?.stringValue, let zone = TimeZone(identifier: name)
+        else { return KioskTime(name: TimeZone.current.identifier, zone: .current) }
+        return KioskTime(name: name, zone: zone)
+    }
+
+    private func calendar() -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return calendar
+    }
+
+    private static func two(_ v: Int?) -> String { let v = v ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
+
+    /// `2026-11-24 18:40` in the zone, for table cells (the header carries the label).
+    func minutes(_ date: Date) -> String {
+        let c = calendar().dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        return "\(c.year ?? 0)-\(Self.two(c.month))-\(Self.two(c.day)) \(Self.two(c.hour)):\(Self.two(c.minute))"
+    }
+
+    /// `18:40:02` in the zone (watch lines; the status block names the zone).
+    func clock(_ date: Date) -> String {
+        let c = calendar().dateComponents([.hour, .minute, .second], from: date)
+        return "\(Self.two(c.hour)):\(Self.two(c.minute)):\(Self.two(c.second))"
+    }
+
+    /// `2026-11-24 18:40 (Asia/Tokyo)`, for sentences.
+    func labelled(_ date: Date) -> String { "\(minutes(date)) (\(name))" }
+
+    /// A column header with the zone: `DUE (Asia/Tokyo)`.
+    func header(_ title: String) -> String { "\(title) (\(name))" }
+
+    /// The last second of a calendar day in the zone (`--due 2026-12-01`: due back that day).
+    func endOfDay(year: Int, month: Int, day: Int) -> Date? {
+        let calendar = calendar()
+        let components = DateComponents(year: year, month: month, day: day)
+        guard let start = calendar.date(from: components),
+              calendar.dateComponents([.year, .month, .day], from: start) == components else { return nil }
+        return calendar.date(byAdding: DateComponents(day: 1, second: -1), to: start)
+    }
+}
