@@ -71,7 +71,8 @@ enum HTML {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(escape(title)) — \(escape(l.t("app.name")))</title>
             <link rel="stylesheet" href="/static/site.css"></head>
-            <body><header><strong>\(escape(l.t("app.name")))</strong> <nav>\(nav)</nav> \(account)</header>
+            <body><header><strong>\(escape(l.t("app.name")))</strong> <nav>\(nav)</nav> \(account)
+            <span id="time-zone">\(escape(l.t("page.timeZone", ["zone": l.timeZone.identifier])))</span></header>
             <main><h1>\(escape(title))</h1>
             \(body)
             </main></body></html>

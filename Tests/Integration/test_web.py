@@ -168,6 +168,8 @@ def test_without_a_time_zone_flag_the_pages_use_the_daemons(daemon_factory, web_
     # Until its Watch has the daemon's first state, the web uses its own host's zone.
     body = eventually(lambda: (b := web.get("/history.csv?device=D-0001")[2].replace("\r\n", "\n")) == cli and b,
                       timeout=15, what="the web's CSV in the daemon's zone")
+    assert "Times in Pacific/Auckland" in text_of(web.get("/devices")[2])
+    assert "時刻はPacific/Auckland" in text_of(web.get("/devices", language="ja")[2])
     utc = ctl(d, "history", "--device", "D-0001", "--format", "csv", "--time-zone", "UTC").stdout
     assert body != utc.replace("\r\n", "\n"), "the dates must be Auckland's, not UTC"
 
@@ -186,7 +188,7 @@ def test_japanese_pages_by_accept_language_have_no_english_left(daemon, web_fact
     seed(daemon)
     web = web_factory(daemon)
     data = ["Ada Lovelace", "Grace Hopper", "Pixel 7", "iPhone 15", "cracked screen", "android-phone", "iphone",
-            "Android phone", "Android", "iPhone", "SN-1", "SN-2", "D-0001", "D-0002", "U-0001", "U-0002"]
+            "Android phone", "Android", "iPhone", "SN-1", "SN-2", "D-0001", "D-0002", "U-0001", "U-0002", TZ]
     # Group names are data too (the inventory's, as stored).
     data += [g["name"] for g in ctl_json(daemon, "groups", "list")]
     data.sort(key=len, reverse=True)
@@ -737,7 +739,7 @@ def test_the_wall_switch_disables_the_curtain_buttons(connected, sim, web_factor
     assert driver.find_element("id", "curtain-reconnect").is_enabled()
     driver.save_screenshot(str(artefact_dir() / "curtain-lockout-ja.png"))
     heading = driver.find_element("css selector", "#curtain h2").text  # the curtain's name: data
-    assert english_words(driver.find_element("tag name", "body").text, [heading, "root-admin"]) == []
+    assert english_words(driver.find_element("tag name", "body").text, [heading, "root-admin", TZ]) == []
 
     # Once the switch's motion has ended, the buttons come back.
     eventually(lambda: not lockout.is_displayed(), timeout=15, what="the lockout to end")
@@ -909,7 +911,7 @@ def test_admin_imports_users_from_csv_check_only_all_or_nothing_then_partial(dae
         form_ja = r.read().decode()
     status, _, report_ja = c.upload("/users/import", {"csrf": token, "kind": "users", "dryRun": "on"}, file, language="ja")
     reason = re.search(r"3 行目: ([^<]*)</li>", report_ja).group(1)
-    data = sorted(["root-admin", "staff.csv", "Mary Jackson", "Dorothy Vaughan", "U-0201", "U-0203", html.unescape(reason)],
+    data = sorted(["root-admin", "staff.csv", "Mary Jackson", "Dorothy Vaughan", "U-0201", "U-0203", TZ, html.unescape(reason)],
                   key=len, reverse=True)
     for page in (form_ja, report_ja):
         assert '<html lang="ja">' in page

@@ -22,6 +22,7 @@ enum MessagesEN {
         "error.badDate": "Dates are YYYY-MM-DD: {value}",
         "error.reply": "roombridged refused: {message}",
 
+        "page.timeZone": "Times in {zone}",
         "admin.signIn": "Sign in",
         "admin.signOut": "Sign out",
         "admin.signedIn": "Signed in as {user}",

@@ -21,6 +21,7 @@ enum MessagesJA {
         "error.badDate": "日付は YYYY-MM-DD の形式で入力してください: {value}",
         "error.reply": "roombridged が拒否しました: {message}",
 
+        "page.timeZone": "時刻は{zone}",
         "admin.signIn": "ログイン",
         "admin.signOut": "ログアウト",
         "admin.signedIn": "{user} としてログイン中",
