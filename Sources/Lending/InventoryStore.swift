@@ -224,6 +224,11 @@ public protocol InventoryStore: Sendable {
     // `lend`, `returnDevice`, `renew` and `claimOverdueAnnouncements` write one entry per event and
     // per route of the store's configuration in their own transaction (``OutboxEvent/inserts``);
     // with no routes they write none.
+    /// The routes transactions write outbox entries for now.
+    var outboxRoutes: [OutboxRoute] { get }
+    /// Replaces the routes that later transactions write entries for (a reloaded configuration);
+    /// a transaction already running keeps the routes it started with.
+    func setOutboxRoutes(_ routes: [OutboxRoute])
     /// Pending entries due at `now` (``OutboxEntry/nextAttemptAt``), in order; an entry waits
     /// while an earlier pending entry of the same device and target exists (delivery in order per
     /// device). `targets` limits them to these targets (the configured ones: entries of a target

@@ -17,14 +17,17 @@ public final class SQLiteInventoryStore: InventoryStore {
     /// The database file.
     public let path: String
     let health = Mutex(StoreHealthState())
-    /// Where lending events go (``StoreConfiguration/outboxRoutes``).
-    let outboxRoutes: [OutboxRoute]
+    /// Where lending events go (``StoreConfiguration/outboxRoutes``, then ``setOutboxRoutes(_:)``).
+    private let routes: Mutex<[OutboxRoute]>
+    public var outboxRoutes: [OutboxRoute] { routes.withLock { $0 } }
 
     init(pool: DatabasePool, path: String, outboxRoutes: [OutboxRoute] = []) {
         self.pool = pool
         self.path = path
-        self.outboxRoutes = outboxRoutes
+        self.routes = Mutex(outboxRoutes)
     }
+
+    public func setOutboxRoutes(_ routes: [OutboxRoute]) { self.routes.withLock { $0 = routes } }
 
     /// Closes the connections (further calls fail). Blocks until running accesses finish;
     /// call it once at shutdown, off the cooperative pool if accesses may be long.

@@ -27,11 +27,15 @@ public final class PostgresInventoryStore: InventoryStore {
     /// This store's `application_name` on the server: tells its own rental changes from other daemons'.
     let origin: String
     private let runTask: Task<Void, Never>
+    /// Where lending events go (``PostgresStoreConfiguration/outboxRoutes``, then ``setOutboxRoutes(_:)``).
+    private let routes: Mutex<[OutboxRoute]>
+    public var outboxRoutes: [OutboxRoute] { routes.withLock { $0 } }
 
     init(client: PostgresClient, configuration: PostgresStoreConfiguration, logger: Logger, origin: String = "roombridge") {
         self.client = client
         self.origin = origin
         self.configuration = configuration
+        self.routes = Mutex(configuration.outboxRoutes)
         self.logger = logger
         self.runTask = Task { await client.run() }
         self.connectivity = Connectivity(client: client, timeout: configuration.connectTimeout,
@@ -39,6 +43,8 @@ public final class PostgresInventoryStore: InventoryStore {
     }
 
     deinit { runTask.cancel() }
+
+    public func setOutboxRoutes(_ routes: [OutboxRoute]) { self.routes.withLock { $0 = routes } }
 
     /// Connects, checks the schema and migrates it. Refuses a database written by a newer
     /// RoomBridge or one holding other tables (``PostgresOpenError``), changing nothing.

@@ -17,7 +17,7 @@ extension PostgresInventoryStore {
     public func claimOverdueAnnouncements(at now: Date) async throws -> [Rental] {
         let logger = self.logger
         let t = StoreConventions.millis(now)
-        let routes = configuration.outboxRoutes
+        let routes = outboxRoutes
         return try await transaction { c in
             let claimed = try await Self.rows(c, """
                 WITH claimed AS (

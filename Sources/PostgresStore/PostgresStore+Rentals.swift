@@ -20,7 +20,7 @@ extension PostgresInventoryStore {
         try StoreConventions.requireDueAfterLend(request)
         let logger = self.logger
         let (at, due) = (StoreConventions.millis(request.at), request.dueAt.map(StoreConventions.millis))
-        let routes = configuration.outboxRoutes
+        let routes = outboxRoutes
         do {
             return try await transaction { c in
                 if let limit = request.maxActivePerUser {
@@ -98,7 +98,7 @@ extension PostgresInventoryStore {
         if let note = request.note { try Validation.returnNote(note) }
         let logger = self.logger
         let at = StoreConventions.millis(request.at)
-        let routes = configuration.outboxRoutes
+        let routes = outboxRoutes
         return try await transaction { c in
             // Clocks of two readers may disagree: never record a return before the lend.
             let returned = try await Self.rows(c, """
@@ -133,7 +133,7 @@ extension PostgresInventoryStore {
         }
         let logger = self.logger
         let due = StoreConventions.millis(dueAt)
-        let routes = configuration.outboxRoutes
+        let routes = outboxRoutes
         return try await transaction { c in
             guard var rental = try await Self.rows(c, """
                 SELECT \(unescaped: Columns.rental) FROM rentals r WHERE r.device_id = \(deviceId) AND r.returned_at IS NULL

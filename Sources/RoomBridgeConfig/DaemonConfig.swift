@@ -90,6 +90,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// to any other key takes effect at the next restart.
     public static func isReloadable(_ key: String) -> Bool {
         key == "log.level" || (key.hasPrefix("lending.") && key != "lending.time_zone") || key == "nfc.readers"
+            || key == "outbox.targets"
             || (key.hasPrefix("curtain.") && key != "curtain.enabled") || key == "curtains"
     }
 

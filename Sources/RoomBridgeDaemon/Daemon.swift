@@ -161,7 +161,7 @@ public enum Daemon {
             LendingInterface(lending: lending, authorizer: authorizer, timeZone: kioskZone),
             CurtainInterface(state: state, controller: curtain, authorizer: authorizer),
             PresenceInterface(state: state),
-            OutboxInterface(store: store, targets: config.outboxTargets.map(\.name), authorizer: authorizer),
+            OutboxInterface(store: store, targets: store.outboxRoutes.map(\.target), authorizer: authorizer),
         ]
         let service: VarlinkService
         do {
@@ -233,15 +233,15 @@ public enum Daemon {
         let reminders = ReminderSchedule(digestAt: ReminderSchedule.secondsOfDay(config.string("reminders.digest_at")),
                                          dueNoticeAt: ReminderSchedule.secondsOfDay(config.string("reminders.due_notice_at")),
                                          timeZone: kioskZone)
-        if !outboxTargets.isEmpty && !reminders.isEmpty {
-            services.append(ReminderService(store: store, schedule: reminders, routes: OutboxSetup.routes(config),
-                                            logger: Logger(label: "roombridged.reminders")))
+        if !reminders.isEmpty {
+            // Runs without targets too, writing nothing, so that targets added by a reload get reminders.
+            services.append(ReminderService(store: store, schedule: reminders, logger: Logger(label: "roombridged.reminders")))
         }
-        if !outboxTargets.isEmpty {
-            services.append(OutboxDelivery(store: store, targets: outboxTargets, settings: OutboxSetup.settings(config),
-                                           logger: Logger(label: "roombridged.outbox"),
-                                           onAlert: { await state.recordOutbox(OutboxSetup.notice($0)) }))
-        }
+        // Runs without targets too (no HTTP client until there is one), so that a reload can add them.
+        let delivery = OutboxDelivery(store: store, targets: outboxTargets, settings: OutboxSetup.settings(config),
+                                      logger: Logger(label: "roombridged.outbox"),
+                                      onAlert: { await state.recordOutbox(OutboxSetup.notice($0)) })
+        services.append(delivery)
         let reloadLogger = Logger(label: "roombridged.reload")
         services.append(ReloadService(
             signals: hangups, commandLine: commandLine, current: config, logger: reloadLogger,
@@ -257,6 +257,14 @@ public enum Daemon {
                 let settings = lendingSettings(new)
                 await lending.reconfigure(policy: settings.policy, location: settings.location)
                 if changed.contains("nfc.readers") { await bridge?.reconfigure(ReaderEntry.all(in: new)) }
+                // The outbox targets, with their secrets read again (a rotated secret file applies too).
+                do {
+                    let targets = try OutboxSetup.targets(new, environment: environment)
+                    store.setOutboxRoutes(OutboxSetup.routes(new))
+                    delivery.replaceTargets(targets)
+                } catch {
+                    reloadLogger.error("SIGHUP: the outbox keeps its current targets: \(error)")
+                }
                 if changed.contains(where: { $0.hasPrefix("curtain") }) {
                     do {
                         reconfigureCurtains.yield(try CurtainSettings.all(in: new, environment: environment))

@@ -8,7 +8,7 @@ import UnixSignals
 /// The file is read again with the same command line (flags still win). A file with an error
 /// changes nothing: the daemon keeps running with its current settings and says why. Keys that
 /// can change safely at run time (`reloadable`, by default `DaemonConfig.isReloadable`: the log
-/// level, the lending settings, the reader list and the curtain settings) are applied; every other
+/// level, the lending settings, the reader list, the curtain settings and the outbox targets) are applied; every other
 /// changed key is named as taking effect at the next restart. Connections and Watch streams are not
 /// touched; readers and the curtain client only when their settings changed. systemd hears
 /// `RELOADING=1` when a reload starts and `READY=1` when it is done (sd_notify(3)).

@@ -9,7 +9,6 @@ import ServiceLifecycle
 struct ReminderService: Service {
     let store: any InventoryStore
     let schedule: ReminderSchedule
-    let routes: [OutboxRoute]
     let logger: Logger
     /// The longest sleep, so that a wall clock set forward is noticed.
     static let longestWait: TimeInterval = 3600
@@ -22,7 +21,8 @@ struct ReminderService: Service {
             var wait: TimeInterval
             do {
                 let kinds = schedule.due(at: now)
-                let added = try await store.sendReminders(kinds, schedule: schedule, routes: routes, now: now)
+                // The store's routes: the outbox targets of the configuration now in effect.
+                let added = try await store.sendReminders(kinds, schedule: schedule, routes: store.outboxRoutes, now: now)
                 if !kinds.isEmpty {
                     logger.log(level: added > 0 ? .info : .debug, "reminders of \(schedule.day(of: now).key) (\(kinds.map(\.rawValue).joined(separator: ", "))): \(added) new outbox entries")
                 }

@@ -9,15 +9,16 @@ public struct OutboxInterface: VarlinkInterface {
     public var interfaceDescription: String { Self.idl }
 
     private let store: any InventoryStore
-    private let targets: [String]
+    private let configuredTargets: @Sendable () -> [String]
     private let authorizer: Authorizer
     private let now: @Sendable () -> Date
 
-    /// - Parameter targets: the configured targets' names (listed even before their first entry).
-    public init(store: any InventoryStore, targets: [String], authorizer: Authorizer,
+    /// - Parameter targets: the configured targets' names (listed even before their first entry),
+    ///   read at each call, so that a reloaded configuration shows.
+    public init(store: any InventoryStore, targets: @autoclosure @escaping @Sendable () -> [String], authorizer: Authorizer,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
-        self.targets = targets
+        self.configuredTargets = targets
         self.authorizer = authorizer
         self.now = now
     }
@@ -83,6 +84,7 @@ public struct OutboxInterface: VarlinkInterface {
         switch call.methodName {
         case "Status":
             var counts = Dictionary(try await store.outboxCounts().map { ($0.target, $0) }, uniquingKeysWith: { $1 })
+            let targets = configuredTargets()
             for target in targets where counts[target] == nil { counts[target] = OutboxCounts(target: target) }
             return ["targets": .array(counts.keys.sorted().map { name in
                 let c = counts[name]!

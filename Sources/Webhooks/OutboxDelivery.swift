@@ -51,28 +51,52 @@ public final class OutboxDelivery: Service {
     }
 
     let store: any InventoryStore
-    let targets: [String: WebhookTarget]
+    private let targetsByName: Mutex<[String: WebhookTarget]>
     let settings: Settings
     let logger: Logger
     let onAlert: @Sendable (OutboxAlert) async -> Void
-    private let client: HTTPClient
+    /// Made when there is first something to send, so a daemon without targets has no HTTP client.
+    private let httpClient = Mutex<HTTPClient?>(nil)
     private let health = Mutex<[String: TargetHealth]>([:])
 
     public init(store: any InventoryStore, targets: [WebhookTarget], settings: Settings, logger: Logger,
                 onAlert: @escaping @Sendable (OutboxAlert) async -> Void = { _ in }) {
         self.store = store
-        self.targets = Dictionary(targets.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        self.targetsByName = Mutex(Self.byName(targets))
         self.settings = settings
         self.logger = logger
         self.onAlert = onAlert
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    private static func byName(_ targets: [WebhookTarget]) -> [String: WebhookTarget] {
+        Dictionary(targets.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+    }
+
+    /// The targets delivered to now.
+    public var targets: [String: WebhookTarget] { targetsByName.withLock { $0 } }
+
+    /// Delivers to `targets` from the next round on (a reloaded configuration). Entries of a
+    /// removed target stay in the outbox, pending, until it is configured again or they are dropped.
+    public func replaceTargets(_ targets: [WebhookTarget]) {
+        let names = Set(targets.map(\.name))
+        targetsByName.withLock { $0 = Self.byName(targets) }
+        health.withLock { h in h = h.filter { names.contains($0.key) } }
     }
 
     public func run() async throws {
         await cancelWhenGracefulShutdown { await self.deliverUntilCancelled() }
-        try await client.shutdown()
+        if let client = httpClient.withLock({ $0 }) { try await client.shutdown() }
+    }
+
+    private func client() -> HTTPClient {
+        httpClient.withLock { client in
+            if let client { return client }
+            var configuration = HTTPClient.Configuration()
+            configuration.redirectConfiguration = .disallow
+            let made = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            client = made
+            return made
+        }
     }
 
     private func deliverUntilCancelled() async {
@@ -87,7 +111,8 @@ public final class OutboxDelivery: Service {
                     if pruned > 0 { logger.info("outbox: deleted \(pruned) delivered or dropped entries past their retention") }
                     lastPrune = now
                 }
-                let due = try await store.pendingOutbox(limit: 64, now: now, targets: Array(targets.keys))
+                let names = Array(targets.keys)
+                let due = names.isEmpty ? [] : try await store.pendingOutbox(limit: 64, now: now, targets: names)
                 if storeTrouble { logger.notice("outbox: the database answers again; delivery goes on") }
                 storeTrouble = false
                 sent = due.count
@@ -114,7 +139,7 @@ public final class OutboxDelivery: Service {
         http.body = .bytes(ByteBuffer(bytes: request.body))
         let failure: String
         do {
-            let response = try await client.execute(http, timeout: .nanoseconds(nanoseconds(target.timeout)), logger: logger)
+            let response = try await client().execute(http, timeout: .nanoseconds(nanoseconds(target.timeout)), logger: logger)
             _ = try? await response.body.collect(upTo: 64 * 1024)
             if (200..<300).contains(response.status.code) {
                 do {

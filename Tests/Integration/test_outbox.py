@@ -299,3 +299,40 @@ def test_reminders_a_digest_and_a_due_notice_arrive_once(tmpdir_path, daemon_fac
         assert len(reminders()) == 2
     finally:
         receiver.down()
+
+
+def test_sighup_adds_changes_and_removes_targets_without_a_restart(tmpdir_path, daemon_factory):
+    """`systemctl reload` applies [outbox.targets]: a target added by a reload gets the events that
+    happen after it (not earlier ones, which had no target), with the secret read from its file
+    then; a removed target gets nothing more, and what it had pending stays in the outbox."""
+    receiver = Receiver()
+    receiver.up()
+    config = tmpdir_path / "roombridged.toml"
+    config.write_text('[log]\nlevel = "debug"\n[outbox]\npoll_interval = 0.1\n')
+    d = daemon_factory()
+    pid = d.proc.pid
+    seed(d, ["D-1", "D-2", "D-3"])
+    ctl(d, "lend", "--device", "D-1", "--user", "U-1")
+    assert status(d) == {}
+
+    configure(tmpdir_path, receiver)  # the same file, now with the target `hook`
+    d.proc.send_signal(signal.SIGHUP)
+    eventually(lambda: "SIGHUP: configuration reloaded" in d.log() and "hook" in status(d),
+               what="the reload to add the target")
+    line = next(l for l in d.log().splitlines() if "SIGHUP: configuration reloaded" in l)
+    assert "outbox.targets = [hook]" in line.split("needs a restart")[0], line
+    ctl(d, "lend", "--device", "D-2", "--user", "U-2")
+    eventually(lambda: [e["deviceId"] for e in receiver.events()] == ["D-2"], what="D-2's lend at the new target")
+    check_signatures(receiver)
+
+    config.write_text('[log]\nlevel = "debug"\n[outbox]\npoll_interval = 0.1\n')
+    d.proc.send_signal(signal.SIGHUP)
+    eventually(lambda: "hook" not in status(d) or not status(d)["hook"]["configured"],
+               what="the reload to remove the target")
+    ctl(d, "lend", "--device", "D-3", "--user", "U-1")
+    ctl(d, "return", "D-2")
+    # The changes after the removal wrote no entries for it: only D-2's lend, delivered, is left.
+    hook = status(d).get("hook")
+    assert hook is None or (hook["pending"], hook["failing"], hook["delivered"]) == (0, 0, 1), hook
+    assert [e["deviceId"] for e in receiver.events()] == ["D-2"]
+    assert d.proc.poll() is None and d.proc.pid == pid, "a reload must not restart the daemon"
