@@ -100,8 +100,8 @@ extension SQLiteInventoryStore {
     public func device(id: DeviceID) async throws -> DeviceRecord? {
         // The statement is prepared once per reader connection (cachedStatement), not per call.
         try await pool.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"), arguments: [id],
-                             adapter: Self.deviceRecordAdapter).map(Self.decodeDeviceRecord)
+            try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"), arguments: [id])
+                .map(Self.decodeDeviceRecord)
         }
     }
 
@@ -121,7 +121,7 @@ extension SQLiteInventoryStore {
         let sql = "\(Self.deviceRecordSelect) \(Self.whereSQL(clauses)) ORDER BY d.id LIMIT ?"
         arguments += [page.limit + 1]
         let rows = try await pool.read { [arguments] db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments, adapter: Self.deviceRecordAdapter).map(Self.decodeDeviceRecord)
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.decodeDeviceRecord)
         }
         return Self.page(rows, limit: page.limit) { $0.device.id }
     }

@@ -143,7 +143,7 @@ extension SQLiteInventoryStore {
         return try await pool.read { db in
             if let row = try Row.fetchOne(db.cachedStatement(sql: """
                 \(Self.deviceRecordSelect) JOIN tag_bindings t ON t.device_id = d.id WHERE t.uid = ?
-                """), arguments: [canonical], adapter: Self.deviceRecordAdapter) {
+                """), arguments: [canonical]) {
                 return .device(try Self.decodeDeviceRecord(row))
             }
             guard let badge = try Badge.fetchOne(db, key: canonical),

@@ -33,6 +33,35 @@ import Testing
         #expect(try await store.device(id: "D-999") == nil)
     }
 
+    /// The lookup reads its row by position: every field of the device and of its rental comes back
+    /// as written, NULLs as nil, through `device(id:)`, `devices(_:page:)` and `resolve(uid:)`.
+    @Test func aLookupReadsBackEveryFieldOfTheDeviceAndItsRental() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let store = try await seededStore(dir, devices: 0)
+        defer { try? store.close() }
+        let device = Device(id: "D-100", groupId: "android-phone", model: "Pixel 7", serialNumber: "SN-100",
+                            osVersion: "15", status: .broken, connectorType: "USB-C", registeredAt: at(1),
+                            note: "spare", isNFCRegistered: true)
+        try await store.addDevice(device, at: at(1))
+        let bare = Device(id: "D-101", groupId: "android-phone", model: "Pixel 8", registeredAt: at(2))
+        try await store.addDevice(bare, at: at(2))
+        let lent = try await store.lend(LendRequest(deviceId: "D-101", userId: "U-1", at: at(3), dueAt: at(86_400),
+                                                    location: "desk", lentBy: .unixUser("alice")))
+        try await store.bindTag(TagBinding(uid: "04112233445566", deviceId: "D-101", boundAt: at(4)))
+
+        #expect(try await store.device(id: "D-100") == DeviceRecord(device: device, activeRental: nil))
+        let record = try #require(try await store.device(id: "D-101"))
+        #expect(record.device == bare)
+        #expect(record.activeRental == lent)
+        #expect(lent.dueAt == at(86_400) && lent.location == "desk" && lent.lentBy == "unix:alice" && lent.returnedAt == nil)
+        #expect(try await store.devices(DeviceFilter(), page: PageRequest(limit: 10)).items == [DeviceRecord(device: device), record])
+        guard case .device(let resolved)? = try await store.resolve(uid: "04112233445566") else {
+            Issue.record("the bound tag does not resolve to its device"); return
+        }
+        #expect(resolved == record)
+    }
+
     @Test func aClosedStoreRefusesLookups() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
