@@ -107,9 +107,9 @@ public enum Daemon {
         // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let curtainEnabled = config.bool("curtain.enabled")
-        let kioskZone = config.kioskTimeZone
+        let kioskZone = config.kioskTimeZoneName  // a name: a TimeZone is made where times are computed
         let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"), replayLimit: config.int("state.replay_buffer"),
-                                curtain: CurtainState(connection: .disabled), timeZone: config.kioskTimeZoneName)
+                                curtain: CurtainState(connection: .disabled), timeZone: kioskZone)
         let curtainSettings: [CurtainSettings]
         do {
             curtainSettings = try CurtainSettings.all(in: config, environment: environment)
@@ -230,10 +230,10 @@ public enum Daemon {
                                                 logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
-        let reminders = ReminderSchedule(digestAt: ReminderSchedule.secondsOfDay(config.string("reminders.digest_at")),
-                                         dueNoticeAt: ReminderSchedule.secondsOfDay(config.string("reminders.due_notice_at")),
-                                         timeZone: kioskZone)
-        if !reminders.isEmpty {
+        let digestAt = ReminderSchedule.secondsOfDay(config.string("reminders.digest_at"))
+        let dueNoticeAt = ReminderSchedule.secondsOfDay(config.string("reminders.due_notice_at"))
+        if digestAt != nil || dueNoticeAt != nil {
+            let reminders = ReminderSchedule(digestAt: digestAt, dueNoticeAt: dueNoticeAt, timeZone: config.kioskTimeZone)
             // Runs without targets too, writing nothing, so that targets added by a reload get reminders.
             services.append(ReminderService(store: store, schedule: reminders, logger: Logger(label: "roombridged.reminders")))
         }

@@ -13,16 +13,17 @@ public struct LendingInterface: VarlinkInterface {
     private let lending: LendingCoordinator
     private let authorizer: Authorizer
     private let now: @Sendable () -> Date
-    private let timeZone: TimeZone
+    private let timeZoneName: String
 
     /// - Parameters:
-    ///   - timeZone: the kiosk's time zone, the CSV export's default.
+    ///   - timeZone: the name of the kiosk's time zone, the CSV export's default (a `TimeZone` is
+    ///     made only for an export: it loads ICU's data).
     ///   - now: the clock for `overdue` (injected for tests).
-    public init(lending: LendingCoordinator, authorizer: Authorizer, timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!,
+    public init(lending: LendingCoordinator, authorizer: Authorizer, timeZone: String = "UTC",
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.lending = lending
         self.authorizer = authorizer
-        self.timeZone = timeZone
+        self.timeZoneName = timeZone
         self.now = now
     }
 
@@ -90,7 +91,7 @@ public struct LendingInterface: VarlinkInterface {
             if try p.string("format") == "json" {
                 text = String(decoding: try RentalExport.json(rentals), as: UTF8.self)
             } else {
-                var options = RentalExport.CSVOptions(timeZone: timeZone, byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
+                var options = RentalExport.CSVOptions(timeZone: TimeZone(identifier: timeZoneName) ?? TimeZone(secondsFromGMT: 0)!, byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
                 if let zone = try p.optionalString("timeZone") {
                     guard let tz = TimeZone(identifier: zone) else {
                         throw LendingError.invalidField("timeZone", reason: "unknown time zone '\(zone)'; use a name such as Europe/Berlin or UTC")

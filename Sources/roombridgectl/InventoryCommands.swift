@@ -72,7 +72,7 @@ struct DeviceFieldOptions: ParsableArguments {
     var connector: String?
     @Option(name: .long, help: "Free-text note; an empty note clears it.")
     var note: String?
-    @Option(name: .long, help: ArgumentHelp("Registration date (YYYY-MM-DD or ISO 8601).", valueName: "DATE"))
+    @Option(name: .long, help: ArgumentHelp("Registration date (YYYY-MM-DD, the kiosk's day, or ISO 8601).", valueName: "DATE"))
     var registered: String?
 
     func validate() throws {
@@ -151,8 +151,8 @@ struct Devices: AsyncParsableCommand {
         @OptionGroup var fields: DeviceFieldOptions
 
         func run() async throws {
-            let f = try fields.fields()
             try await withClient(options) { client in
+                let f = try fields.fields()  // a --registered day is the kiosk's
                 let reply = try await call(client, "io.roombridge.Inventory.AddDevice", ["id": .string(id), "fields": .object(f)])
                 if options.json { emit(reply["device"]?.serialized() ?? "{}") } else { emit("added device \(id)") }
             }
@@ -171,6 +171,7 @@ struct Devices: AsyncParsableCommand {
                 throw ValidationError("nothing to change; give at least one of --group, --model, --serial, --os, --status, --connector, --note, --registered")
             }
             try await withClient(options) { client in
+                let f = try fields.fields()  // a --registered day is the kiosk's
                 let reply = try await call(client, "io.roombridge.Inventory.UpdateDevice", ["id": .string(id), "fields": .object(f)])
                 let changes = reply["changes"]?.arrayValue ?? []
                 if options.json {

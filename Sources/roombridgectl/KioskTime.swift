@@ -46,12 +46,19 @@ struct KioskTime: Sendable {
     /// A column header with the zone: `DUE (Asia/Tokyo)`.
     func header(_ title: String) -> String { "\(title) (\(name))" }
 
-    /// The last second of a calendar day in the zone (`--due 2026-12-01`: due back that day).
-    func endOfDay(year: Int, month: Int, day: Int) -> Date? {
+    /// The first instant of a calendar day in the zone (`--since 2026-11-01`); nil if there is no such day.
+    func startOfDay(year: Int, month: Int, day: Int) -> Date? {
         let calendar = calendar()
         let components = DateComponents(year: year, month: month, day: day)
         guard let start = calendar.date(from: components),
               calendar.dateComponents([.year, .month, .day], from: start) == components else { return nil }
-        return calendar.date(byAdding: DateComponents(day: 1, second: -1), to: start)
+        return start
+    }
+
+    /// The last second of a calendar day in the zone (`--due 2026-12-01`: due back that day).
+    func endOfDay(year: Int, month: Int, day: Int) -> Date? {
+        startOfDay(year: year, month: month, day: day).flatMap {
+            calendar().date(byAdding: DateComponents(day: 1, second: -1), to: $0)
+        }
     }
 }

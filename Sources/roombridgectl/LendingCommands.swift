@@ -173,7 +173,7 @@ struct History: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         abstract: "Rental history, newest first; --format csv prints what a spreadsheet opens.",
-        discussion: "--since/--until: YYYY-MM-DD (midnight UTC) or ISO 8601; rentals that started in [since, until).")
+        discussion: "--since/--until: YYYY-MM-DD (midnight in the kiosk's time zone) or ISO 8601; rentals that started in [since, until).")
     @OptionGroup var options: GlobalOptions
     @Option(name: .long, help: "Only this device.") var device: String?
     @Option(name: .long, help: "Only this user.") var user: String?
@@ -193,10 +193,10 @@ struct History: AsyncParsableCommand {
         var p: [String: JSONValue] = [:]
         put(&p, "deviceId", device)
         put(&p, "userId", user)
-        if let s = try dateArgument(since, option: "--since") { p["since"] = s }
-        if let u = try dateArgument(until, option: "--until") { p["until"] = u }
         let format = format ?? (options.json ? .json : .table)
         try await withClient(options) { client in
+            if let s = try dateArgument(since, option: "--since") { p["since"] = s }
+            if let u = try dateArgument(until, option: "--until") { p["until"] = u }
             if format == .csv {
                 p["format"] = "csv"
                 put(&p, "timeZone", timeZone)

@@ -82,27 +82,29 @@ func printList(_ items: [JSONValue], json: Bool, empty: String, headers: [String
     }
 }
 
-/// How a bare day (`YYYY-MM-DD`) in a date argument is sent.
+/// What a bare day (`YYYY-MM-DD`) in a date argument means, in the kiosk's time zone.
 enum DayMeaning {
-    /// As given: the daemon reads it as midnight UTC (`--since`, `--until`, `--registered`).
-    case asGiven
-    /// The last second of that day in the kiosk's time zone (`--due 2026-12-01`: due back that day).
+    /// Its first instant (`--since`, `--until`, `--registered`).
+    case startOfKioskDay
+    /// Its last second (`--due 2026-12-01`: due back that day).
     case endOfKioskDay
 }
 
-/// Checks a date argument (`YYYY-MM-DD` or ISO 8601) and returns what to send. A text that is no
-/// date (`tomorrow`, `2026-13-01`) is a usage error: one message, exit status 64.
-func dateArgument(_ text: String?, option: String, day: DayMeaning = .asGiven) throws -> JSONValue? {
+/// Checks a date argument (`YYYY-MM-DD` or ISO 8601) and returns what to send: a day as the
+/// UTC instant it starts or ends at in the kiosk's time zone (``KioskTime``), an ISO 8601 time
+/// as given. A text that is no date (`tomorrow`, `2026-13-01`) is a usage error: one message,
+/// exit status 64. Call it inside ``withClient(_:_:)`` for the value to send, so that the day is
+/// the kiosk's; before connecting it only checks.
+func dateArgument(_ text: String?, option: String, day: DayMeaning = .startOfKioskDay) throws -> JSONValue? {
     guard let text else { return nil }
     let t = text.trimmingCharacters(in: .whitespaces)
     if let (y, m, d) = calendarDay(t) {
-        guard let end = KioskTime.current.endOfDay(year: y, month: m, day: d) else {
+        let k = KioskTime.current
+        guard let instant = day == .startOfKioskDay ? k.startOfDay(year: y, month: m, day: d) : k.endOfDay(year: y, month: m, day: d)
+        else {
             throw ValidationError("\(option) '\(text)': there is no such day (month 01–12, day within the month)")
         }
-        switch day {
-        case .asGiven: return .string(t)
-        case .endOfKioskDay: return .string(end.formatted(.iso8601))
-        }
+        return .string(instant.formatted(.iso8601))
     }
     if WireTime.parse(t) != nil { return .string(t) }
     throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")

@@ -136,6 +136,10 @@ def test_times_are_shown_and_read_in_the_kiosks_time_zone(daemon_factory):
     csv_text = ok(ctl("history", "--format", "csv", socket=d.socket_path, env=shell)).stdout
     assert "2026-12-02 23:59:59" in csv_text, csv_text
 
+    # Other bare days start at the kiosk's midnight: 2026-11-01 00:00 in Tokyo is 15:00 UTC the day before.
+    edited = ok(ctl("devices", "edit", "D-0001", "--registered", "2026-11-01", "--json", socket=d.socket_path, env=shell))
+    assert json.loads(edited.stdout)["registeredAt"].startswith("2026-10-31T15:00:00"), edited.stdout
+
 
 def test_an_unknown_time_zone_stops_the_daemon_with_what_to_write(tmpdir_path):
     r = subprocess.run([binary("roombridged"), "--lending-time-zone", "Mars/Olympus_Mons", "--print-config"],

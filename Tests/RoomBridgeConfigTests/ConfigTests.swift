@@ -80,6 +80,22 @@ import Testing
         #expect(DaemonConfig.isReloadable("lending.loan_days"))
     }
 
+    @Test func theSystemZoneIsNamedLikeFoundationNamesIt() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tz-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let link = dir.appendingPathComponent("localtime").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/usr/share/zoneinfo/Asia/Tokyo")
+        let missing = dir.appendingPathComponent("none").path
+        #expect(DaemonConfig.systemTimeZoneName(environment: [:], localtime: link) == "Asia/Tokyo")
+        #expect(DaemonConfig.systemTimeZoneName(environment: ["TZ": "Europe/Berlin"], localtime: link) == "Europe/Berlin")
+        #expect(DaemonConfig.systemTimeZoneName(environment: ["TZ": ":America/New_York"], localtime: link) == "America/New_York")
+        #expect(DaemonConfig.systemTimeZoneName(environment: ["TZ": "/usr/share/zoneinfo/Pacific/Auckland"], localtime: link) == "Pacific/Auckland")
+        #expect(DaemonConfig.systemTimeZoneName(environment: ["TZ": ""], localtime: missing) == "UTC")
+        // The same answer as Foundation's for this process.
+        #expect(TimeZone(identifier: DaemonConfig.systemTimeZoneName()) == TimeZone.current)
+    }
+
     @Test func aDatabaseURLMayNotCarryAPassword() throws {
         let url = "postgresql://kiosk@db.example:5432/inventory?sslmode=require"
         #expect(try load("[database]\nurl = \"\(url)\"\n").string("database.url") == url)
