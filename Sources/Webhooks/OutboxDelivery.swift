@@ -103,6 +103,11 @@ public final class OutboxDelivery: Service {
         var lastPrune = Date.distantPast
         var storeTrouble = false
         while !Task.isCancelled {
+            // Without targets (none configured yet) the outbox is not touched: a reload may add some.
+            if targetsByName.withLock({ $0.isEmpty }) {
+                try? await Task.sleep(for: settings.pollInterval)
+                continue
+            }
             let now = Date()
             var sent = 0
             do {
@@ -111,7 +116,7 @@ public final class OutboxDelivery: Service {
                     if pruned > 0 { logger.info("outbox: deleted \(pruned) delivered or dropped entries past their retention") }
                     lastPrune = now
                 }
-                let names = Array(targets.keys)
+                let names = Array(targets.keys)  // empty if a reload removed the last target meanwhile
                 let due = names.isEmpty ? [] : try await store.pendingOutbox(limit: 64, now: now, targets: names)
                 if storeTrouble { logger.notice("outbox: the database answers again; delivery goes on") }
                 storeTrouble = false
