@@ -76,7 +76,7 @@ public struct DaemonConfig: Sendable, Equatable {
     }
 
     /// The name of ``kioskTimeZone`` as people know it: `lending.time_zone` as written, else the
-    /// system zone's (``systemTimeZoneName(environment:)``).
+    /// system zone's (``systemTimeZoneName(environment:localtime:)``).
     public var kioskTimeZoneName: String {
         string("lending.time_zone").isEmpty ? Self.systemTimeZoneName() : string("lending.time_zone")
     }
