@@ -323,6 +323,7 @@ def test_sighup_adds_changes_and_removes_targets_without_a_restart(tmpdir_path, 
     assert "outbox.targets = [hook]" in line.split("needs a restart")[0], line
     ctl(d, "lend", "--device", "D-2", "--user", "U-2")
     eventually(lambda: [e["deviceId"] for e in receiver.events()] == ["D-2"], what="D-2's lend at the new target")
+    eventually(lambda: status(d)["hook"]["delivered"] == 1, what="the delivery to be recorded")
     check_signatures(receiver)
 
     config.write_text('[log]\nlevel = "debug"\n[outbox]\npoll_interval = 0.1\n')
