@@ -28,7 +28,8 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// Concurrent read connections.
     public var maximumReaderCount: Int
     /// The outbox's delivery targets: lends, returns, renewals and overdue events write outbox
-    /// entries for them. Empty (no targets configured): no entries are written.
+    /// entries for them. Empty (no targets configured): no entries are written. These are the
+    /// routes at open; the store's `setOutboxRoutes(_:)` replaces them (a reloaded configuration).
     public var outboxRoutes: [OutboxRoute]
 
     public init(

@@ -28,7 +28,8 @@ public struct PostgresStoreConfiguration: Sendable, Hashable {
     /// and the call reports the database offline (or the outcome unknown, when committing).
     public var callTimeout: Duration
     /// The outbox's delivery targets: lends, returns, renewals and overdue events write outbox
-    /// entries for them. Empty (no targets configured): no entries are written.
+    /// entries for them. Empty (no targets configured): no entries are written. These are the
+    /// routes at open; the store's `setOutboxRoutes(_:)` replaces them (a reloaded configuration).
     public var outboxRoutes: [OutboxRoute] = []
 
     public init(

@@ -1,4 +1,5 @@
 import Foundation
+import Lending
 import Varlink
 import VarlinkNIO
 
@@ -26,19 +27,11 @@ struct KioskTime: Sendable {
         return calendar
     }
 
-    private static func two(_ v: Int?) -> String { let v = v ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
-
     /// `2026-11-24 18:40` in the zone, for table cells (the header carries the label).
-    func minutes(_ date: Date) -> String {
-        let c = calendar().dateComponents([.year, .month, .day, .hour, .minute], from: date)
-        return "\(c.year ?? 0)-\(Self.two(c.month))-\(Self.two(c.day)) \(Self.two(c.hour)):\(Self.two(c.minute))"
-    }
+    func minutes(_ date: Date) -> String { String(LendingFormat.spreadsheet(date, timeZone: zone).dropLast(3)) }
 
     /// `18:40:02` in the zone (watch lines; the status block names the zone).
-    func clock(_ date: Date) -> String {
-        let c = calendar().dateComponents([.hour, .minute, .second], from: date)
-        return "\(Self.two(c.hour)):\(Self.two(c.minute)):\(Self.two(c.second))"
-    }
+    func clock(_ date: Date) -> String { String(LendingFormat.spreadsheet(date, timeZone: zone).suffix(8)) }
 
     /// `2026-11-24 18:40 (Asia/Tokyo)`, for sentences.
     func labelled(_ date: Date) -> String { "\(minutes(date)) (\(name))" }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Lending
 import RoomBridgeCore
 import Varlink
 import VarlinkNIO
@@ -37,23 +38,15 @@ enum Table {
     /// cells (the column header names the zone: ``KioskTime/header(_:)``); as sent if unreadable.
     static func time(_ v: JSONValue?, _ key: String) -> String {
         let t = s(v, key)
-        guard let date = WireTime.parse(t) else { return t }
+        guard let date = WireDates.parse(t) else { return t }
         return KioskTime.current.minutes(date)
     }
 
     /// A wire time in a sentence: `2026-11-24 18:40 (Asia/Tokyo)`.
     static func when(_ v: JSONValue?, _ key: String) -> String {
         let t = s(v, key)
-        guard let date = WireTime.parse(t) else { return t }
+        guard let date = WireDates.parse(t) else { return t }
         return KioskTime.current.labelled(date)
-    }
-}
-
-/// Wire times: ISO 8601 UTC, with or without fractional seconds.
-enum WireTime {
-    static func parse(_ text: String) -> Date? {
-        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
-            ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
 }
 
@@ -106,7 +99,7 @@ func dateArgument(_ text: String?, option: String, day: DayMeaning = .startOfKio
         }
         return .string(instant.formatted(.iso8601))
     }
-    if WireTime.parse(t) != nil { return .string(t) }
+    if WireDates.parse(t) != nil { return .string(t) }
     throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")
 }
 

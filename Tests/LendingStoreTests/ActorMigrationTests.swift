@@ -11,9 +11,7 @@ import Testing
     @Test func aVersion3DatabaseMigratesAndRecordsActors() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let queue = try DatabaseQueue(path: dir.database)
-        try Schema.migrator.migrate(queue, upTo: "v3")
-        try await queue.write { db in
+        try await databaseAtSchema("v3", in: dir) { db in
             try db.execute(sql: """
                 INSERT INTO users (id, name, registered_at) VALUES ('U-1', 'Ada', 0);
                 INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type, registered_at)
@@ -24,7 +22,6 @@ import Testing
                     VALUES ('D-1', 'iPhone 15', '18', 'SN1', 'U-1', 'Ada', 0, 1000, 'U-1');
                 """)
         }
-        try queue.close()
 
         let store = try await SQLiteInventoryStore.open(config(dir.database))
         defer { try? store.close() }
@@ -45,9 +42,7 @@ import Testing
     @Test func aVersion8OutboxKeepsItsEntriesAndNumbering() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let queue = try DatabaseQueue(path: dir.database)
-        try Schema.migrator.migrate(queue, upTo: "v8")
-        try await queue.write { db in
+        try await databaseAtSchema("v8", in: dir) { db in
             for seq in 1...3 {
                 try db.execute(sql: """
                     INSERT INTO outbox (event_id, target, kind, device_id, payload, created_at, next_attempt_at, state)
@@ -56,7 +51,6 @@ import Testing
             }
             try db.execute(sql: "DELETE FROM outbox WHERE seq = 3")  // pruned: 3 was handed out
         }
-        try queue.close()
 
         let store = try await SQLiteInventoryStore.open(config(dir.database))
         defer { try? store.close() }

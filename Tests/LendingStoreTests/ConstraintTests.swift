@@ -43,9 +43,7 @@ struct ConstraintTests {
     @Test func aVersion2DatabaseMigrates() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let queue = try DatabaseQueue(path: dir.database)
-        try Schema.migrator.migrate(queue, upTo: "v2")
-        try await queue.write { db in
+        try await databaseAtSchema("v2", in: dir) { db in
             try db.execute(sql: """
                 INSERT INTO users (id, name, registered_at) VALUES ('U-1', 'Ada', 0);
                 INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type, registered_at)
@@ -55,7 +53,6 @@ struct ConstraintTests {
                     VALUES ('D-1', 'iPhone 15', '18', 'SN1', 'U-1', 'Ada', 0, 1000);
                 """)
         }
-        try queue.close()
 
         let store = try await SQLiteInventoryStore.open(config(dir.database))
         defer { try? store.close() }

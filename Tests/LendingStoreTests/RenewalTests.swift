@@ -85,9 +85,7 @@ struct SQLiteReturnNoteMigrationTests {
     @Test func aVersion4DatabaseMigratesAndKeepsNotes() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let queue = try DatabaseQueue(path: dir.database)
-        try Schema.migrator.migrate(queue, upTo: "v4")
-        try await queue.write { db in
+        try await databaseAtSchema("v4", in: dir) { db in
             try db.execute(sql: """
                 INSERT INTO users (id, name, registered_at) VALUES ('U-1', 'Ada', 0);
                 INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type, registered_at)
@@ -96,7 +94,6 @@ struct SQLiteReturnNoteMigrationTests {
                     VALUES ('D-1', 'iPhone 15', '18', 'SN1', 'U-1', 'Ada', 0, 1000, 'U-1', 'U-1');
                 """)
         }
-        try queue.close()
 
         let store = try await SQLiteInventoryStore.open(config(dir.database))
         defer { try? store.close() }

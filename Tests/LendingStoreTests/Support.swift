@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Lending
-import LendingStore
+@testable import LendingStore
 
 /// A fresh temporary directory, removed by `cleanup()`.
 struct TempDir {
@@ -68,3 +68,12 @@ func makeUnwritable(_ path: String) throws -> () -> Void {
 }
 
 func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+/// A database file written by an earlier schema: migrated up to `version` and given `rows`, then
+/// closed, for a store to open and migrate the rest of the way.
+func databaseAtSchema(_ version: String, in dir: TempDir, rows: @escaping @Sendable (Database) throws -> Void) async throws {
+    let queue = try DatabaseQueue(path: dir.database)
+    try Schema.migrator.migrate(queue, upTo: version)
+    try await queue.write(rows)
+    try queue.close()
+}
