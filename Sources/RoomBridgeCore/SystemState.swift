@@ -91,6 +91,48 @@ public struct Subscription: Sendable {
     public let events: AsyncThrowingStream<Event, any Error>
 }
 
+/// A subscriber that the state feeds on its own executor, for a transport that queues each
+/// event without suspending (``SystemState/subscribe(since:counted:receiver:)``): no task waits
+/// per subscriber, so an event reaches many of them in one pass.
+public struct EventReceiver: Sendable {
+    /// What ``receive`` did with an event.
+    public enum Delivery: Sendable, Hashable {
+        case accepted
+        /// The subscriber has `bufferLimit` events waiting: the state drops it and calls ``end``.
+        case tooSlow
+        /// The subscriber is gone: the state forgets it without calling ``end``.
+        case gone
+    }
+
+    /// Takes the next event, in order; called on the actor, so it must not block.
+    public let receive: @Sendable (Event) -> Delivery
+    /// Called after every receiver has taken an event (or the replayed ones), so that a
+    /// transport can send what it queued for many subscribers in one pass.
+    public let flush: @Sendable () -> Void
+    /// Called once when the state ends the subscription (too slow, or shutting down).
+    public let end: @Sendable (SubscriptionError) -> Void
+
+    public init(receive: @escaping @Sendable (Event) -> Delivery, flush: @escaping @Sendable () -> Void,
+                end: @escaping @Sendable (SubscriptionError) -> Void) {
+        self.receive = receive
+        self.flush = flush
+        self.end = end
+    }
+}
+
+/// What ``SystemState/subscribe(since:counted:receiver:)`` starts from.
+public struct ReceiverSubscription: Sendable {
+    /// As ``Subscription/snapshot``.
+    public let snapshot: StateSnapshot
+    /// As ``Subscription/resumedAfter``; the replayed events were passed to the receiver.
+    public let resumedAfter: UInt64?
+    /// Events the receiver may hold unsent before it answers `.tooSlow` (the buffer limit, plus
+    /// the replayed events).
+    public let bufferLimit: Int
+    /// For ``SystemState/unsubscribe(_:)``.
+    public let id: UInt64
+}
+
 /// The one place that holds the daemon's state.
 ///
 /// Adapters (NFC readers, the curtain client, the lending service) report changes through its
@@ -119,7 +161,32 @@ public actor SystemState {
     private var counters = StateSnapshot.Counters()
     private var presence = PresenceState()
     private var database = DatabaseState()
-    private var subscribers: [UInt64: (continuation: AsyncThrowingStream<Event, any Error>.Continuation, limit: Int, counted: Bool)] = [:]
+    private enum Sink {
+        case stream(AsyncThrowingStream<Event, any Error>.Continuation)
+        case receiver(EventReceiver)
+
+        func end(_ error: SubscriptionError) {
+            switch self {
+            case .stream(let continuation): continuation.finish(throwing: error)
+            case .receiver(let receiver): receiver.end(error)
+            }
+        }
+    }
+    /// A reference, so that the fan-out loop copies a pointer per subscriber rather than a tuple
+    /// of closures (perf showed those copies going through generic value witnesses).
+    private final class Subscriber {
+        let sink: Sink
+        let limit: Int
+        let counted: Bool
+
+        init(_ sink: Sink, limit: Int, counted: Bool) {
+            self.sink = sink
+            self.limit = limit
+            self.counted = counted
+        }
+    }
+    private var subscribers: [UInt64: Subscriber] = [:]
+    private var countedSubscribers: UInt64 = 0
     private var nextSubscriberID: UInt64 = 0
     private var closed = false
     /// The state as of the last change, readable without waiting for the actor.
@@ -259,24 +326,54 @@ public actor SystemState {
         }
         nextSubscriberID += 1
         let id = nextSubscriberID
-        subscribers[id] = (continuation, limit, counted)
-        updateSubscriberCount()
+        add(Subscriber(.stream(continuation), limit: limit, counted: counted), id)
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            Task { await self.removeSubscriber(id) }
+            Task { await self.unsubscribe(id) }
         }
         return Subscription(snapshot: snap, resumedAfter: resumedAfter, events: stream)
     }
 
-    private func removeSubscriber(_ id: UInt64) {
-        if subscribers.removeValue(forKey: id) != nil {
-            updateSubscriberCount()
+    /// Subscribes `receiver` to every change from now on, or from just after `since` (as
+    /// ``subscribe(since:bufferLimit:counted:)``); the replayed events are passed to it before
+    /// this returns. The receiver keeps its own buffer of at most the returned `bufferLimit`.
+    /// End it with ``unsubscribe(_:)``.
+    public func subscribe(since: UInt64? = nil, counted: Bool = true, receiver: EventReceiver) -> ReceiverSubscription {
+        let replay = since.flatMap { recent.events(after: $0, latest: seq) }
+        let limit = defaultBufferLimit + (replay?.count ?? 0)
+        let snap = snapshot()
+        let resumedAfter = replay == nil ? nil : since
+        nextSubscriberID += 1
+        let id = nextSubscriberID
+        let subscription = ReceiverSubscription(snapshot: snap, resumedAfter: resumedAfter, bufferLimit: limit, id: id)
+        defer { receiver.flush() }
+        for event in replay ?? [] where receiver.receive(event) != .accepted { return subscription }
+        if closed {
+            receiver.end(.shuttingDown)
+            return subscription
         }
+        add(Subscriber(.receiver(receiver), limit: defaultBufferLimit, counted: counted), id)
+        return subscription
     }
 
-    private func updateSubscriberCount() {
-        counters.subscribers = UInt64(subscribers.values.lazy.filter(\.counted).count)
+    /// Forgets a subscriber (nothing happens if it is already gone).
+    public func unsubscribe(_ id: UInt64) {
+        if remove(id) != nil { publish() }
+    }
+
+    private func add(_ subscriber: Subscriber, _ id: UInt64) {
+        subscribers[id] = subscriber
+        if subscriber.counted { countedSubscribers += 1 }
+        counters.subscribers = countedSubscribers
         publish()
+    }
+
+    /// Removes a subscriber and updates the count (the caller publishes).
+    private func remove(_ id: UInt64) -> Subscriber? {
+        guard let subscriber = subscribers.removeValue(forKey: id) else { return nil }
+        if subscriber.counted { countedSubscribers -= 1 }
+        counters.subscribers = countedSubscribers
+        return subscriber
     }
 
     /// Ends every subscription with ``SubscriptionError/shuttingDown``; later subscriptions end at once.
@@ -284,9 +381,10 @@ public actor SystemState {
         closed = true
         let all = subscribers
         subscribers.removeAll()
+        countedSubscribers = 0
         counters.subscribers = 0
         publish()
-        for s in all.values { s.continuation.finish(throwing: SubscriptionError.shuttingDown) }
+        for s in all.values { s.sink.end(.shuttingDown) }
     }
 
     // MARK: Changes reported by adapters
@@ -445,20 +543,32 @@ public actor SystemState {
         var dropped: [UInt64] = []
         var gone: [UInt64] = []
         for (id, sub) in subscribers {
-            switch sub.continuation.yield(event) {
-            case .enqueued: break
-            case .dropped: dropped.append(id)
-            case .terminated: gone.append(id)
-            @unknown default: break
+            switch sub.sink {
+            case .stream(let continuation):
+                switch continuation.yield(event) {
+                case .enqueued: break
+                case .dropped: dropped.append(id)
+                case .terminated: gone.append(id)
+                @unknown default: break
+                }
+            case .receiver(let receiver):
+                switch receiver.receive(event) {
+                case .accepted: break
+                case .tooSlow: dropped.append(id)
+                case .gone: gone.append(id)
+                }
             }
         }
-        for id in gone { subscribers.removeValue(forKey: id) }
+        for sub in subscribers.values {
+            if case .receiver(let receiver) = sub.sink { receiver.flush() }
+        }
+        for id in gone { _ = remove(id) }
         for id in dropped {
-            if let sub = subscribers.removeValue(forKey: id) {
+            if let sub = remove(id) {
                 if sub.counted { counters.subscribersDropped += 1 }
-                sub.continuation.finish(throwing: SubscriptionError.tooSlow(bufferLimit: sub.limit))
+                sub.sink.end(.tooSlow(bufferLimit: sub.limit))
             }
         }
-        if !gone.isEmpty || !dropped.isEmpty { updateSubscriberCount() }
+        if !gone.isEmpty || !dropped.isEmpty { publish() }
     }
 }

@@ -40,9 +40,37 @@ public protocol VarlinkReplySink: Sendable {
     /// Sends parameters already serialized as one JSON object (``JSONSerializer``'s output),
     /// e.g. an event shared by every subscriber; same rules as ``reply(_:continues:)``.
     func reply(encodedParameters: [UInt8], continues: Bool) async throws
+    /// The call's ``VarlinkReplyPoster`` when the call has `more` and the transport can queue
+    /// replies without a task; nil otherwise (the default).
+    var poster: (any VarlinkReplyPoster)? { get }
+}
+
+/// Queues continuing replies of one `more` call without suspending, for replies made outside
+/// the call's task, e.g. by an event source on its own executor that feeds many calls. Posted
+/// replies are written in order, after every reply the call's task has already sent, once
+/// ``flush()`` is called: an event posted to many calls is then written in one pass. Post
+/// nothing after the call's final reply.
+public protocol VarlinkReplyPoster: Sendable {
+    /// Queues one continuing reply, framed by ``VarlinkReply/framedBytes()`` (`continues`
+    /// set), unless `limit` posted replies are still waiting to be written (`.tooSlow`: the
+    /// peer does not read) or the connection is gone (`.closed`).
+    func post(framed: [UInt8], limit: Int) -> VarlinkPostResult
+    /// Starts writing what was posted.
+    func flush()
+}
+
+/// What ``VarlinkReplyPoster/post(framed:limit:)`` did.
+public enum VarlinkPostResult: Sendable, Hashable {
+    case queued
+    /// Not queued: `limit` posted replies are waiting to be written.
+    case tooSlow
+    /// Not queued: the connection is closed.
+    case closed
 }
 
 extension VarlinkReplySink {
+    public var poster: (any VarlinkReplyPoster)? { nil }
+
     /// Parses the bytes and sends them as parameters (for sinks that do not pass bytes through).
     public func reply(encodedParameters: [UInt8], continues: Bool) async throws {
         try await reply((try? JSONParser.parse(encodedParameters))?.objectValue ?? [:], continues: continues)
@@ -232,19 +260,22 @@ public final class VarlinkService: Sendable {
     /// NUL) included, are answered with ``VarlinkMessageError/varlinkError``.
     /// Replies are passed to `send` in order; `send` should suspend for backpressure and throw
     /// when the connection is gone.
-    public func handle(message: [UInt8], context: VarlinkCallContext, send: @escaping @Sendable (VarlinkReply) async throws -> Void) async {
+    /// - Parameter poster: the connection's way to queue replies without a task, for `more` calls.
+    public func handle(message: [UInt8], context: VarlinkCallContext, poster: (any VarlinkReplyPoster)? = nil,
+                       send: @escaping @Sendable (VarlinkReply) async throws -> Void) async {
         let call: VarlinkCall
         do { call = try VarlinkCall(bytes: message) } catch {
             try? await send(VarlinkReply(error.varlinkError))
             return
         }
-        await handle(call, context: context, send: send)
+        await handle(call, context: context, poster: poster, send: send)
     }
 
     /// Handles one call: validates it, dispatches it and sends its replies (none for `oneway`).
     /// Never throws; failures become error replies.
-    public func handle(_ call: VarlinkCall, context: VarlinkCallContext, send: @escaping @Sendable (VarlinkReply) async throws -> Void) async {
-        let sink = CallReplySink(call: call, send: send)
+    public func handle(_ call: VarlinkCall, context: VarlinkCallContext, poster: (any VarlinkReplyPoster)? = nil,
+                       send: @escaping @Sendable (VarlinkReply) async throws -> Void) async {
+        let sink = CallReplySink(call: call, poster: call.more && !call.oneway ? poster : nil, send: send)
         do {
             if call.upgrade { throw VarlinkError.invalidParameter("upgrade") }  // protocol upgrades are not supported
             guard let registered = interfaces[call.interface] else { throw VarlinkError.interfaceNotFound(call.interface) }
@@ -314,10 +345,12 @@ final class CallReplySink: VarlinkReplySink {
 
     let call: VarlinkCall
     let send: @Sendable (VarlinkReply) async throws -> Void
+    let poster: (any VarlinkReplyPoster)?
     private let state = Mutex(State())
 
-    init(call: VarlinkCall, send: @escaping @Sendable (VarlinkReply) async throws -> Void) {
+    init(call: VarlinkCall, poster: (any VarlinkReplyPoster)? = nil, send: @escaping @Sendable (VarlinkReply) async throws -> Void) {
         self.call = call
+        self.poster = poster
         self.send = send
     }
 

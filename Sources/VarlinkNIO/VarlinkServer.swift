@@ -145,6 +145,8 @@ public final class VarlinkServer: Sendable {
     private let finished: EventLoopPromise<Void>
     private let runStarted = Atomic<Bool>(false)
     private let limiter = LogRateLimiter()
+    /// One ``LoopQueue`` per event loop, made when a connection first lands on it.
+    private let loopQueues = Mutex<[ObjectIdentifier: LoopQueue]>([:])
 
     private init(
         service: VarlinkService, configuration: VarlinkServerConfiguration, logger: Logger,
@@ -314,6 +316,15 @@ public final class VarlinkServer: Sendable {
         await serve(channel: channel, handler: handler, messages: messages, id: accepted.token, context: context, logger: logger)
     }
 
+    private func loopQueue(for eventLoop: any EventLoop) -> LoopQueue {
+        loopQueues.withLock { queues in
+            if let queue = queues[ObjectIdentifier(eventLoop)] { return queue }
+            let queue = LoopQueue(eventLoop: eventLoop)
+            queues[ObjectIdentifier(eventLoop)] = queue
+            return queue
+        }
+    }
+
     /// Stops accepting, closes every client connection (cancelling running handlers), closes
     /// the listener and removes the socket file if this server created it. Waits for
     /// ``run()`` to return if it is running.
@@ -468,11 +479,14 @@ public final class VarlinkServer: Sendable {
     /// Answers, in order, the messages the connection's handler could not answer at once.
     private func callLoop(channel: any Channel, handler: NIOLoopBound<VarlinkConnectionHandler>, messages: AsyncStream<[UInt8]>,
                           id: UInt64, context: VarlinkCallContext) async {
+        // Every write and action for the channel goes through its loop's queue, in order.
+        let queue = loopQueue(for: channel.eventLoop)
+        let poster = ChannelReplyPoster(channel: channel, queue: queue)
         let send: @Sendable (VarlinkReply) async throws -> Void = { reply in
             // The client has gone: stop the call (a `more` call would otherwise run to its end for nobody).
             guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
             let promise = channel.eventLoop.makePromise(of: Void.self)
-            channel.writeAndFlush(ByteBuffer(bytes: reply.framedBytes()), promise: promise)
+            queue.submit(.write(channel, reply.framedBytes(), promise))
             let written = promise.futureResult
             // Replies queue in NIO while the socket accepts them. Once it does not (the client is
             // not reading), wait for this one; the connection's handler closes the connection if
@@ -483,10 +497,10 @@ public final class VarlinkServer: Sendable {
         }
         for await message in messages {
             guard beginCall(id) else { return }
-            await service.handle(message: message, context: context, send: send)
+            await service.handle(message: message, context: context, poster: poster, send: send)
             let closeNow = endCall(id)  // shutting down: the call has answered, now close
             // After the call's replies were submitted, so a reply the handler writes at once follows them.
-            channel.eventLoop.execute { handler.value.callFinished() }
+            queue.submit(.run { handler.value.callFinished() })
             if closeNow || Task.isCancelled { return }
         }
     }

@@ -134,6 +134,62 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
         #expect(counters.subscribersDropped == 1)
     }
 
+    /// A receiver subscription, as `Watch` uses over the socket: replayed events reach the
+    /// receiver before `subscribe` returns, then each event in order on the actor, each batch
+    /// followed by a flush; `.tooSlow`
+    /// drops it with the error, `.gone` forgets it silently, shutdown ends it.
+    @Test func receiverSubscribersGetEveryEventAndAreDroppedOrForgotten() async throws {
+        final class Log: Sendable {
+            let seqs = Mutex<[UInt64]>([])
+            let ends = Mutex<[SubscriptionError]>([])
+            /// The seqs received when each flush came.
+            let flushes = Mutex<[[UInt64]]>([])
+            let answer: Mutex<EventReceiver.Delivery>
+            init(_ answer: EventReceiver.Delivery = .accepted) { self.answer = Mutex(answer) }
+            var receiver: EventReceiver {
+                EventReceiver(receive: { event in
+                    self.seqs.withLock { $0.append(event.seq) }
+                    return self.answer.withLock { $0 }
+                }, flush: {
+                    let seen = self.seqs.withLock { $0 }
+                    self.flushes.withLock { $0.append(seen) }
+                }, end: { error in self.ends.withLock { $0.append(error) } })
+            }
+        }
+        let state = SystemState(bufferLimit: 8, replayLimit: 16, now: { t0 })
+        for i in 0..<3 { await state.recordTap(tap(String(i))) }
+        let resumed = Log(), slow = Log(), leaving = Log()
+        let r = await state.subscribe(since: 1, receiver: resumed.receiver)
+        #expect(r.resumedAfter == 1)
+        #expect(r.bufferLimit == 8 + 2)
+        #expect(resumed.seqs.withLock { $0 } == [2, 3])
+        let s = await state.subscribe(receiver: slow.receiver)
+        #expect(s.bufferLimit == 8 && s.snapshot.seq == 3)
+        _ = await state.subscribe(receiver: leaving.receiver)
+        #expect(await state.snapshot().counters.subscribers == 3)
+
+        slow.answer.withLock { $0 = .tooSlow }
+        leaving.answer.withLock { $0 = .gone }
+        await state.recordTap(tap("4"))
+        await state.recordTap(tap("5"))
+        #expect(resumed.seqs.withLock { $0 } == [2, 3, 4, 5])
+        // Flushed after the replay, and after each event once every receiver has it.
+        #expect(resumed.flushes.withLock { $0 } == [[2, 3], [2, 3, 4], [2, 3, 4, 5]])
+        #expect(slow.seqs.withLock { $0 } == [4])
+        #expect(slow.ends.withLock { $0 } == [.tooSlow(bufferLimit: 8)])
+        #expect(leaving.seqs.withLock { $0 } == [4])
+        #expect(leaving.ends.withLock { $0 }.isEmpty)
+        let counters = await state.snapshot().counters
+        #expect(counters.subscribers == 1 && counters.subscribersDropped == 1)
+
+        await state.shutdown()
+        #expect(resumed.ends.withLock { $0 } == [.shuttingDown])
+        let late = Log()
+        _ = await state.subscribe(receiver: late.receiver)
+        #expect(late.ends.withLock { $0 } == [.shuttingDown])
+        await state.unsubscribe(r.id)
+    }
+
     @Test func cancelledSubscriberIsForgotten() async throws {
         let state = SystemState(now: { t0 })
         let task = Task {

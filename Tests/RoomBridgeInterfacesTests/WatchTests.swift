@@ -215,6 +215,18 @@ import VarlinkNIO
         await stop(s)
     }
 
+    /// Watch needs a transport that posts replies (the socket server); an in-process call gets a
+    /// clear refusal rather than a call that never ends, and leaves no subscriber behind.
+    @Test func watchWithoutAPosterIsRefused() async throws {
+        let state = SystemState()
+        let service = try VarlinkService(
+            vendor: "test", product: "test", version: "0", url: "",
+            interfaces: [StateInterface(state: state, authorizer: Authorizer(groupName: "wheel", gid: nil), setLogLevel: { _ in })])
+        let replies = await service.replies(to: VarlinkCall(method: "io.roombridge.State.Watch", more: true))
+        #expect(replies.map(\.error) == ["org.varlink.service.MethodNotImplemented"])
+        #expect(await state.snapshot().counters.subscribers == 0)
+    }
+
     @Test func shutdownTellsWatchers() async throws {
         let s = try await serve(bufferLimit: 64)
         let client = try await VarlinkClient.connect(path: s.path)
