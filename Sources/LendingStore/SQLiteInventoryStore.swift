@@ -6,9 +6,11 @@ import Synchronization
 /// The SQLite (GRDB `DatabasePool`, WAL, `synchronous=FULL`) implementation of
 /// ``Lending/InventoryStore``. Open it with ``open(_:)``.
 ///
-/// Every call uses GRDB's async APIs, which run SQLite on GRDB's own dispatch queues, never on
-/// the cooperative pool (a point lookup pays two thread hops for it; docs/benchmarks.md, "Store
-/// at scale", measures them against the same query read synchronously). Every mutation is one
+/// SQLite never runs on the cooperative pool. Writes use GRDB's async APIs (GRDB's writer
+/// queue); reads run GRDB's synchronous read on the store's own read queue (``read(_:)``), one
+/// thread hop each way: GRDB's async read also hops through its reader pool's queues, which
+/// made a point lookup several times slower (docs/benchmarks.md, "Store at scale", measures
+/// both against the same query read synchronously). Every mutation is one
 /// `BEGIN IMMEDIATE` transaction; SQLite's single-writer lock plus the busy timeout serialize
 /// writers across processes, and the partial unique index
 /// `rentals_one_active_per_device` is the final arbiter of "one active rental per device".
@@ -28,6 +30,18 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 
     public func setOutboxRoutes(_ routes: [OutboxRoute]) { self.routes.withLock { $0 = routes } }
+
+    /// Where reads run: concurrent, so reads still run side by side on the pool's readers.
+    private let readQueue = DispatchQueue(label: "roombridge.store.read", attributes: .concurrent)
+
+    /// Runs `body` in a read transaction of the pool, on the read queue's threads.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readQueue.async { [pool] in
+                continuation.resume(with: Result { try pool.read(body) })
+            }
+        }
+    }
 
     /// Closes the connections (further calls fail). Blocks until running accesses finish;
     /// call it once at shutdown, off the cooperative pool if accesses may be long.

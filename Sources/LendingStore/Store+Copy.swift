@@ -5,7 +5,7 @@ import Lending
 // Handing everything over to another backend, and taking it in (`roombridgectl db migrate-to`).
 extension SQLiteInventoryStore: InventoryCopySource, InventoryCopyTarget {
     public func copyAll() async throws -> InventoryCopy {
-        try await pool.read { db in
+        try await read { db in
             var copy = InventoryCopy()
             copy.groups = try DeviceGroup.fetchAll(db, sql: "SELECT * FROM device_groups ORDER BY id")
             copy.devices = try Device.fetchAll(db, sql: "SELECT * FROM devices ORDER BY id")

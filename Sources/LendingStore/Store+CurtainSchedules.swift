@@ -5,7 +5,7 @@ import GRDB
 // The schedules the daemon keeps for curtains that keep none themselves.
 extension SQLiteInventoryStore: CurtainScheduleStore {
     public func keptSchedule(curtain: String) async throws -> CurtainSchedule? {
-        try await pool.read { db in
+        try await read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT open_minute, open_enabled, close_minute, close_enabled FROM curtain_schedules WHERE curtain = ?
                 """, arguments: [curtain]) else { return nil }

@@ -7,7 +7,7 @@ extension SQLiteInventoryStore {
     // MARK: Groups
 
     public func groups() async throws -> [DeviceGroup] {
-        try await pool.read { db in
+        try await read { db in
             try DeviceGroup.order(Column("sort_order"), Column("id")).fetchAll(db)
         }
     }
@@ -99,7 +99,7 @@ extension SQLiteInventoryStore {
 
     public func device(id: DeviceID) async throws -> DeviceRecord? {
         // The statement is prepared once per reader connection (cachedStatement), not per call.
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"), arguments: [id])
                 .map(Self.decodeDeviceRecord)
         }
@@ -120,7 +120,7 @@ extension SQLiteInventoryStore {
         if let cursor = page.cursor { clauses.append("d.id > ?"); arguments += [cursor] }
         let sql = "\(Self.deviceRecordSelect) \(Self.whereSQL(clauses)) ORDER BY d.id LIMIT ?"
         arguments += [page.limit + 1]
-        let rows = try await pool.read { [arguments] db in
+        let rows = try await read { [arguments] db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.decodeDeviceRecord)
         }
         return Self.page(rows, limit: page.limit) { $0.device.id }
@@ -136,7 +136,7 @@ extension SQLiteInventoryStore {
         }
         sql += " ORDER BY id DESC LIMIT ?"
         arguments += [page.limit + 1]
-        let entries = try await pool.read { [sql, arguments] db in
+        let entries = try await read { [sql, arguments] db in
             try DeviceLogEntry.fetchAll(db, sql: sql, arguments: arguments)
         }
         return Self.page(entries, limit: page.limit) { String($0.id) }

@@ -72,7 +72,7 @@ extension SQLiteInventoryStore {
             ORDER BY o.seq LIMIT ?
             """
         let bound = arguments
-        return try await pool.read { db in try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.decodeOutbox) }
+        return try await read { db in try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.decodeOutbox) }
     }
 
     public func markDelivered(seq: Int64, at: Date) async throws {
@@ -92,7 +92,7 @@ extension SQLiteInventoryStore {
     }
 
     public func outboxCounts() async throws -> [OutboxCounts] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db, sql: """
                 SELECT target,
                        SUM(state = 'pending'), SUM(state = 'pending' AND attempts > 0),
@@ -115,7 +115,7 @@ extension SQLiteInventoryStore {
         arguments += [page.limit + 1]
         let sql = "SELECT \(Self.outboxColumns) FROM outbox \(Self.whereSQL(clauses)) ORDER BY seq DESC LIMIT ?"
         let bound = arguments
-        let entries = try await pool.read { db in try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.decodeOutbox) }
+        let entries = try await read { db in try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.decodeOutbox) }
         return Self.page(entries, limit: page.limit) { String($0.seq) }
     }
 

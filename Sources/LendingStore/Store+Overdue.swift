@@ -25,7 +25,7 @@ extension SQLiteInventoryStore {
     }
 
     public func overdueCount(at now: Date) async throws -> Int {
-        try await pool.read { db in
+        try await read { db in
             try Int.fetchOne(db, sql: """
                 SELECT COUNT(*) FROM rentals WHERE returned_at IS NULL AND due_at IS NOT NULL AND due_at < ?
                 """, arguments: [Millis.from(now)]) ?? 0
@@ -33,7 +33,7 @@ extension SQLiteInventoryStore {
     }
 
     public func nextOverdueAnnouncement() async throws -> Date? {
-        try await pool.read { db in
+        try await read { db in
             // In due date order along rentals_overdue, stopping at the first not announced.
             try Int64.fetchOne(db, sql: """
                 SELECT r.due_at FROM rentals r

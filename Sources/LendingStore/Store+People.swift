@@ -47,7 +47,7 @@ extension SQLiteInventoryStore {
     }
 
     public func user(id: UserID) async throws -> User? {
-        try await pool.read { db in try Self.fetchUser(db, id: id) }
+        try await read { db in try Self.fetchUser(db, id: id) }
     }
 
     public func users(nameContains: String?, page: PageRequest) async throws -> Page<User> {
@@ -60,7 +60,7 @@ extension SQLiteInventoryStore {
         if let cursor = page.cursor { clauses.append("id > ?"); arguments += [cursor] }
         let sql = "SELECT id, name, registered_at FROM users \(Self.whereSQL(clauses)) ORDER BY id LIMIT ?"
         arguments += [page.limit + 1]
-        let users = try await pool.read { [arguments] db in
+        let users = try await read { [arguments] db in
             try User.fetchAll(db, sql: sql, arguments: arguments)
         }
         return Self.page(users, limit: page.limit) { $0.id }
@@ -90,13 +90,13 @@ extension SQLiteInventoryStore {
     }
 
     public func badges(userId: UserID) async throws -> [Badge] {
-        try await pool.read { db in
+        try await read { db in
             try Badge.filter(Column("user_id") == userId).order(Column("identifier")).fetchAll(db)
         }
     }
 
     public func allBadges(page: PageRequest) async throws -> Page<Badge> {
-        let badges = try await pool.read { db in
+        let badges = try await read { db in
             var query = Badge.order(Column("identifier")).limit(page.limit + 1)
             if let cursor = page.cursor { query = query.filter(Column("identifier") > cursor) }
             return try query.fetchAll(db)
@@ -120,7 +120,7 @@ extension SQLiteInventoryStore {
     }
 
     public func tagBindings(deviceId: DeviceID) async throws -> [TagBinding] {
-        try await pool.read { db in
+        try await read { db in
             try TagBinding.filter(Column("device_id") == deviceId).order(Column("uid")).fetchAll(db)
         }
     }
@@ -140,7 +140,7 @@ extension SQLiteInventoryStore {
 
     public func resolve(uid: String) async throws -> UIDBinding? {
         guard let canonical = CardIdentifier.canonical(uid) else { return nil }
-        return try await pool.read { db in
+        return try await read { db in
             if let row = try Row.fetchOne(db.cachedStatement(sql: """
                 \(Self.deviceRecordSelect) JOIN tag_bindings t ON t.device_id = d.id WHERE t.uid = ?
                 """), arguments: [canonical]) {

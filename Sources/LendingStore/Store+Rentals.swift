@@ -172,7 +172,7 @@ extension SQLiteInventoryStore {
     }
 
     private func fetchRentals(_ sql: String, _ arguments: StatementArguments) async throws -> [Rental] {
-        try await pool.read { db in
+        try await read { db in
             try Rental.fetchAll(db, sql: sql, arguments: arguments)
         }
     }

@@ -90,7 +90,7 @@ extension SQLiteInventoryStore {
     /// are refused from now on (reads still work) and the error is returned.
     @discardableResult
     public func checkIntegrity() async throws -> LendingError? {
-        let problems: [String] = try await pool.read { db in
+        let problems: [String] = try await read { db in
             var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check(10)").filter { $0 != "ok" }
             let doubled = try String.fetchAll(db, sql: """
                 SELECT device_id FROM rentals NOT INDEXED WHERE returned_at IS NULL
