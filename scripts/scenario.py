@@ -57,7 +57,9 @@ class Tour:
         self.sim("pn532-sim", self.pn532, "place", spec)
 
     def lift(self):
+        # Until the daemon has seen the tag leave, the same tag placed again is the same tap.
         self.sim("pn532-sim", self.pn532, "remove")
+        self.expect(lambda e: e["kind"] == "tagRemoved")
 
     def expect(self, predicate, timeout=10.0):
         deadline = time.monotonic() + timeout

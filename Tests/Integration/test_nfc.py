@@ -26,6 +26,18 @@ def wait_reader(w, state="connected", timeout=15):
     return w.wait_for(lambda e: e["kind"] == "reader" and e["reader"]["state"] == state, timeout, f"reader {state}")
 
 
+def lift(d, pn532):
+    """Removes the tag and waits until the daemon has seen it leave the field. A tag with the same
+    UID placed again before that is, to the reader, the same tag still lying there: no new tap."""
+    def removals():
+        out = subprocess.run([binary("roombridgectl"), "status", "--json", "--socket", d.socket_path],
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out)["counters"]["removals"]
+    before = removals()
+    pn532.ctl("remove")
+    eventually(lambda: removals() > before, what="the daemon to see the tag lifted")
+
+
 def connected_watcher(d):
     w = Watcher(d.socket_path)
     if not any(r["state"] == "connected" for r in w.state["readers"]):

@@ -8,7 +8,7 @@ import threading
 import ndef
 
 from conftest import binary, eventually
-from test_nfc import connected_watcher, device_message, spec
+from test_nfc import connected_watcher, device_message, lift, spec
 
 DEVICE_MIME = "application/vnd.roombridge.device+json"
 
@@ -78,7 +78,7 @@ def test_blank_tag_is_formatted_written_verified_and_bound(nfc_daemon, pn532):
     assert e["tagWrite"]["uid"] == "04C0FFEE000001"
     assert nfc_registered(d, "D-0001") is True
     # The next tap of that tag reads the device record.
-    pn532.ctl("remove")
+    lift(d, pn532)
     pn532.ctl("place", json.dumps({"type": "ntag213", "uid": "04C0FFEE000001", "memory": mem.hex()}))
     tap = w.wait_for(lambda e: e["kind"] == "tagArrived" and e["tap"]["uid"] == "04C0FFEE000001")["tap"]
     assert tap["device"]["deviceId"] == "D-0001"
@@ -99,7 +99,7 @@ def test_tag_bound_to_another_device_is_refused_unless_forced(nfc_daemon, pn532)
     _, records = tag_memory(pn532)
     assert json.loads(records[0].data)["deviceId"] == "D-0002", "the refused tag was written"
     # With --force it is re-registered.
-    pn532.ctl("remove")
+    lift(d, pn532)
     thread, result = start_write(d, "D-0001", "--force")
     pn532.ctl("place", spec(uid="04AB0000000002", kind="ntag215", ndef=original))
     thread.join(30)

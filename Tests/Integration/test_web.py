@@ -26,7 +26,7 @@ def notify_method():
     """The web page does not care how the daemon subscribes: the default only."""
     return "start-notify"
 from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
-from test_nfc import device_message, spec
+from test_nfc import device_message, lift, spec
 
 TZ = "Asia/Tokyo"
 
@@ -384,7 +384,7 @@ def test_kiosk_in_a_browser_badge_then_device_shows_lent_then_returned(daemon_fa
     armed = kiosk_shows(driver, "armed")
     assert re.fullmatch(r"Badge accepted: Ada Lovelace, now tap a device \(\d+ s\)", armed), armed
     assert "tone-info" in driver.find_element("id", "outcome").get_attribute("class")
-    pn532.ctl("remove")
+    lift(d, pn532)
 
     place(pn532, spec(ndef=device_message("D-0042")))
     # The issue's bound: on screen within 1 s of the daemon's outcome (the tap itself includes the
@@ -394,11 +394,11 @@ def test_kiosk_in_a_browser_badge_then_device_shows_lent_then_returned(daemon_fa
     assert "tone-success" in driver.find_element("id", "outcome").get_attribute("class")
     driver.save_screenshot(str(tmpdir_path / "kiosk-lent-en.png"))
     shutil.copy(tmpdir_path / "kiosk-lent-en.png", artefact_dir() / "kiosk-lent-en.png")
-    pn532.ctl("remove")
+    lift(d, pn532)
 
     place(pn532, spec(ndef=device_message("D-0042")))
     assert kiosk_shows(driver, "returned") == "Returned — thank you"
-    pn532.ctl("remove")
+    lift(d, pn532)
 
 
 def test_kiosk_in_a_browser_unknown_tag_and_japanese(daemon_factory, pn532, web_factory, browser_factory, tmpdir_path):
@@ -418,18 +418,18 @@ def test_kiosk_in_a_browser_unknown_tag_and_japanese(daemon_factory, pn532, web_
     assert kiosk_shows(en, "unknownTag") == "Unknown tag — ask an admin"
     assert "tone-refusal" in en.find_element("id", "outcome").get_attribute("class")
     assert kiosk_shows(ja, "unknownTag") == "不明なタグです — 管理者に連絡してください"
-    pn532.ctl("remove")
+    lift(d, pn532)
 
     place(pn532, BADGE)
     kiosk_shows(ja, "armed")
-    pn532.ctl("remove")
+    lift(d, pn532)
     place(pn532, spec(ndef=device_message("D-0042")))
     lent = kiosk_shows(ja, "lent")
     assert lent == "Pixel 7（D-0042）を Ada Lovelace さんに貸し出しました", lent
     assert english_words(ja.find_element("tag name", "body").text, ["Pixel 7", "D-0042", "Ada Lovelace"]) == []
     ja.save_screenshot(str(tmpdir_path / "kiosk-lent-ja.png"))
     shutil.copy(tmpdir_path / "kiosk-lent-ja.png", artefact_dir() / "kiosk-lent-ja.png")
-    pn532.ctl("remove")
+    lift(d, pn532)
 
 
 def artefact_dir():
@@ -830,7 +830,7 @@ def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532
 
     place(pn532, "isoa:04C0FFEE")
     eventually(lambda: (ctl_json(d, "status")[0].get("lastTap") or {}).get("uid") == "04C0FFEE", what="the tap")
-    pn532.ctl("remove")
+    lift(d, pn532)
     page = c.request("GET", "/users/U-0100")[2]
     assert "Last tap: 04C0FFEE" in text_of(page), text_of(page)
     status, _, _ = c.request("POST", "/users/U-0100/badge", {"csrf": c.token(page), "uid": "04C0FFEE", "kind": "iso14443a"})
@@ -841,7 +841,7 @@ def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532
     place(pn532, "isoa:04C0FFEE")
     eventually(lambda: (ctl_json(d, "status")[0]["lending"].get("lastOutcome") or {}).get("userId") == "U-0100",
                what="the badge to arm a session for U-0100")
-    pn532.ctl("remove")
+    lift(d, pn532)
 
     # Not signed in: no binding, and the POST is refused.
     anonymous = Client(web)
