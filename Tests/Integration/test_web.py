@@ -772,10 +772,14 @@ def test_admin_lends_by_id_and_returns_and_overdue_rows_are_highlighted(daemon, 
     assert rental.get("lentBy", "").startswith("web:"), rental  # the signed-in admin, through roombridge-web
 
     # The overdue rental is highlighted in both tables; the one due in 2030 is not.
+    # The page reads the active and the overdue rentals in two calls, a moment apart: at the due
+    # time itself one may see D-0001 overdue and the other not yet, so wait until both do.
     def overdue_rows():
         page = c.request("GET", "/rentals")[2]
-        return re.findall(r'<tr class="overdue">(.*?)</tr>', page) and page
-    page = eventually(overdue_rows, timeout=10, what="D-0001 to be overdue")
+        rows = re.findall(r'<tr( class="overdue")?>(.*?)</tr>', page)
+        d1 = [bool(cls) for cls, r in rows if "D-0001" in r]
+        return d1 and all(d1) and page
+    page = eventually(overdue_rows, timeout=10, what="D-0001 to be overdue in both tables")
     rows = re.findall(r'<tr( class="overdue")?>(.*?)</tr>', page)
     assert {("D-0001" in r, bool(cls)) for cls, r in rows if "D-000" in r} == {(True, True), (False, False)}, rows
 
