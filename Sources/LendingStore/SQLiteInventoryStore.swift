@@ -45,7 +45,13 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     /// Closes the connections (further calls fail). Blocks until running accesses finish;
     /// call it once at shutdown, off the cooperative pool if accesses may be long.
+    /// Closes the database, the writer last: the last connection to a WAL database that
+    /// closes checkpoints the WAL and deletes it, but only a connection that can write can do
+    /// that. GRDB's `DatabasePool.close()` closes its writer first and its readers after it, so
+    /// after any read the `-wal` (with everything since the last checkpoint) was left behind.
+    /// The idle readers are closed first here, so that a clean stop leaves only the database file.
     public func close() throws {
+        pool.invalidateReadOnlyConnections()
         try pool.close()
     }
 }

@@ -38,9 +38,15 @@ extension SQLiteInventoryStore {
         return parent.isEmpty ? "." : parent
     }
 
-    /// Calls `observer` for every ``StoreHealthEvent`` from now on.
+    /// Calls `observer` for every ``StoreHealthEvent`` from now on; at once with
+    /// ``StoreHealthEvent/integrityFailed(_:)`` when writes are already refused (the check at
+    /// open found damage, see ``verifyWriteGuards(_:)``).
     public func observeHealth(_ observer: @escaping @Sendable (StoreHealthEvent) -> Void) {
-        health.withLock { $0.observer = observer }
+        let refusal = health.withLock { s in
+            s.observer = observer
+            return s.refusal
+        }
+        if let refusal { observer(.integrityFailed(refusal)) }
     }
 
     /// Why writes are refused (a failed integrity check), or nil.
@@ -107,6 +113,66 @@ extension SQLiteInventoryStore {
             return nil
         }
         return refuseWrites(detail: problems.joined(separator: "; "))
+    }
+
+    /// Checks, before the store accepts its first write, the indexes that the write path trusts
+    /// to enforce lending's invariants, against the table itself (read with `NOT INDEXED`):
+    /// - `rentals_one_active_per_device` (the unique index that refuses a second active rental)
+    ///   must hold exactly the active rentals, each under its own device;
+    /// - `rentals_by_device` (what the lend re-counts through before it commits) must find each
+    ///   active rental under its device;
+    /// - `rentals_active_by_user` (the per-user limit) must hold exactly the active rentals, each
+    ///   under its own user;
+    /// - and no device has more than one active rental.
+    ///
+    /// `quick_check` at open does not compare index contents with the table, and the full
+    /// `integrity_check` runs after start on a reader, while writes are served: without this, a
+    /// damaged index page lets a lend through before that check ends (a double lend). One scan
+    /// of `rentals` plus a lookup per active rental; `docs/benchmarks.md` has its cost at open.
+    /// Returns what is wrong, empty when nothing is.
+    static func verifyWriteGuards(_ db: Database) throws -> [String] {
+        // Values are compared as SQLite gives them: a damaged page may hold anything.
+        struct Active: Hashable { let id: DatabaseValue; let key: DatabaseValue }
+        func active(_ rows: [Row], _ key: String) -> Set<Active> {
+            Set(rows.map { Active(id: $0["id"], key: $0[key]) })
+        }
+        func differing(_ a: Set<Active>, _ b: Set<Active>) -> String {
+            a.symmetricDifference(b).map(\.key.description).sorted().prefix(10).joined(separator: ", ")
+        }
+        let table = try Row.fetchAll(db, sql: """
+            SELECT id, device_id, user_id FROM rentals NOT INDEXED WHERE returned_at IS NULL
+            """)
+        var problems: [String] = []
+        let byDevice = active(table, "device_id")
+        let byUser = active(table, "user_id")
+        let doubled = Dictionary(grouping: table.map { ($0["device_id"] as DatabaseValue).description }, by: { $0 })
+            .filter { $0.value.count > 1 }.keys.sorted()
+        if !doubled.isEmpty {
+            problems.append("more than one active rental for \(doubled.prefix(10).joined(separator: ", "))")
+        }
+        let unique = active(try Row.fetchAll(db, sql: """
+            SELECT id, device_id FROM rentals INDEXED BY rentals_one_active_per_device WHERE returned_at IS NULL
+            """), "device_id")
+        if unique != byDevice {
+            problems.append("the index rentals_one_active_per_device does not match the active rentals (\(differing(unique, byDevice)))")
+        }
+        let perUser = active(try Row.fetchAll(db, sql: """
+            SELECT id, user_id FROM rentals INDEXED BY rentals_active_by_user WHERE returned_at IS NULL
+            """), "user_id")
+        if perUser != byUser {
+            problems.append("the index rentals_active_by_user does not match the active rentals (\(differing(perUser, byUser)))")
+        }
+        let lookup = try db.makeStatement(sql: """
+            SELECT id FROM rentals INDEXED BY rentals_by_device WHERE device_id = ? AND returned_at IS NULL
+            """)
+        for rental in byDevice {
+            let found = try DatabaseValue.fetchAll(lookup, arguments: [rental.key])
+            if found != [rental.id] {
+                problems.append("the index rentals_by_device does not find the active rental of \(rental.key.description)")
+                break
+            }
+        }
+        return problems
     }
 
     /// Active rentals of a device, counted through `rentals_by_device` rather than the partial

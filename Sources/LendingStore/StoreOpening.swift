@@ -142,7 +142,19 @@ extension SQLiteInventoryStore {
             try? pool.close()
             throw error
         }
-        return SQLiteInventoryStore(pool: pool, path: path, outboxRoutes: configuration.outboxRoutes)
+        let store = SQLiteInventoryStore(pool: pool, path: path, outboxRoutes: configuration.outboxRoutes)
+        // No write is accepted before the indexes that guard lending's invariants are known to
+        // match the table (the full integrity check runs later, while calls are served).
+        if configuration.integrityCheck != .none {
+            let problems: [String]
+            do {
+                problems = try pool.read(verifyWriteGuards)
+            } catch let error as DatabaseError {
+                problems = ["checking the rentals' indexes failed: \(error.message ?? "\(error)")"]
+            }
+            if !problems.isEmpty { store.refuseWrites(detail: problems.joined(separator: "; ")) }
+        }
+        return store
     }
 
     /// File-level checks before SQLite touches anything.
