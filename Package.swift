@@ -125,6 +125,7 @@ let package = Package(
         .target(name: "WebFront", dependencies: [
             "Varlink", "VarlinkNIO",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "MultipartKit", package: "multipart-kit"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

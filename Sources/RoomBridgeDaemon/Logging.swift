@@ -8,6 +8,7 @@ import Glibc
 #endif
 import Logging
 import Synchronization
+import VarlinkNIO
 
 /// The daemon's log level, shared by every logger so it can change at run time.
 public final class LogLevelBox: Sendable {
@@ -56,9 +57,10 @@ public struct JournalAwareLogHandler: LogHandler {
         } else {
             line = Self.timestamp() + " " + event.level.rawValue.uppercased() + " "
         }
-        line += event.message.description
+        // A value a client supplied cannot start a line of its own (LogText).
+        line += LogText.escaped(event.message.description)
         if !merged.isEmpty {
-            line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\(LogText.escaped($0.value.description))" }.joined(separator: " ")
         }
         line += "\n"
         // One write(2) per line keeps lines from concurrent loggers whole.

@@ -5,6 +5,7 @@ import Musl
 #endif
 import NIOCore
 import NIOPosix
+import Synchronization
 import Varlink
 
 /// Why a ``VarlinkClient`` could not connect or lost its connection.
@@ -17,8 +18,15 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
     case permissionDenied(path: String)
     /// Connecting failed for another reason.
     case connectFailed(path: String, reason: String)
-    /// The server closed the connection before the call was answered.
+    /// The server closed the connection before the call was answered. The call was written, so
+    /// the service may have carried it out.
     case connectionClosed
+    /// The connection was closed before the call was written: the service never saw it, so it
+    /// is safe to send it again on a new connection.
+    case closedBeforeSending
+    /// The connection broke after a call that changes something was sent and before its answer
+    /// came; whether the service carried it out is not known. Look before trying again.
+    case outcomeUnknown(method: String)
     /// The server sent something that is not a valid Varlink reply.
     case protocolError(String)
 
@@ -29,6 +37,8 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
         case .permissionDenied(let p): return "permission denied connecting to \(p) (are you in the socket's group?)"
         case .connectFailed(let p, let r): return "cannot connect to \(p): \(r)"
         case .connectionClosed: return "the service closed the connection"
+        case .closedBeforeSending: return "the connection was closed before the call was sent"
+        case .outcomeUnknown(let m): return "the connection broke after \(m) was sent and before it was answered; it may or may not have been carried out: look before trying again"
         case .protocolError(let m): return "invalid reply from the service: \(m)"
         }
     }
@@ -70,10 +80,32 @@ public final class VarlinkClient: Sendable {
     }
 
     /// Connects to the Varlink socket at `path`.
+    ///
+    /// A connect that the kernel refuses for now (`EAGAIN`: the service's listen backlog is
+    /// full, e.g. while another local user floods the socket with connects) is tried again,
+    /// backing off from 5 ms to 100 ms, until `busyTimeout` has passed.
     /// - Throws: ``VarlinkClientError`` (`socketNotFound`, `connectionRefused`, `permissionDenied`, `connectFailed`).
     public static func connect(
         path: String, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        maxMessageSize: Int = 16 << 20
+        maxMessageSize: Int = 16 << 20, busyTimeout: Duration = .seconds(5)
+    ) async throws -> VarlinkClient {
+        let deadline = ContinuousClock.now + busyTimeout
+        var pause = Duration.milliseconds(5)
+        while true {
+            do {
+                return try await connectOnce(path: path, eventLoopGroup: eventLoopGroup, maxMessageSize: maxMessageSize)
+            } catch {
+                guard errnoCode(of: error) == EAGAIN, ContinuousClock.now + pause < deadline else {
+                    throw mapConnectError(error, path: path)
+                }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(100))
+            }
+        }
+    }
+
+    private static func connectOnce(
+        path: String, eventLoopGroup: any EventLoopGroup, maxMessageSize: Int
     ) async throws -> VarlinkClient {
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelInitializer { channel in
@@ -81,25 +113,26 @@ public final class VarlinkClient: Sendable {
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(maxMessageSize: maxMessageSize))
                 }
             }
-        let channel: any Channel
-        do {
-            channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
-        } catch {
-            throw mapConnectError(error, path: path)
-        }
+        let channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
         let handler = try await channel.eventLoop.submit {
             NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ClientHandler.self), eventLoop: channel.eventLoop)
         }.get()
         return VarlinkClient(channel: channel, handler: handler, path: path)
     }
 
-    static func mapConnectError(_ error: any Error, path: String) -> VarlinkClientError {
+    /// The `errno` behind a failed connect, if it has one.
+    static func errnoCode(of error: any Error) -> Int32? {
         var code: Int32?
         if let io = error as? IOError { code = io.errnoCode }
         if let e = error as? NIOConnectionError {
             for attempt in e.connectionErrors { if let io = attempt.error as? IOError { code = io.errnoCode } }
         }
-        switch code {
+        return code
+    }
+
+    static func mapConnectError(_ error: any Error, path: String) -> VarlinkClientError {
+        if let mapped = error as? VarlinkClientError { return mapped }
+        switch errnoCode(of: error) {
         case ENOENT?, ENOTDIR?: return .socketNotFound(path: path)
         case ECONNREFUSED?: return .connectionRefused(path: path)
         case EACCES?, EPERM?: return .permissionDenied(path: path)
@@ -111,52 +144,73 @@ public final class VarlinkClient: Sendable {
     }
 
     /// Sends a call; `expectation` (if any) is registered before the write so replies match calls in order.
+    /// An expectation whose call was never written (the connection was already closed, or the
+    /// write failed) gets ``VarlinkClientError/closedBeforeSending``; one written and then left
+    /// unanswered gets ``VarlinkClientError/connectionClosed``.
     private func submit(_ call: VarlinkCall, expectation: Expectation?) -> EventLoopFuture<Void> {
         let bytes = call.framedBytes()
         let channel = self.channel
         let handler = self.handler
         let written = channel.eventLoop.makePromise(of: Void.self)
         channel.eventLoop.execute {
-            if let expectation, !handler.value.enqueue(expectation) {
-                written.fail(VarlinkClientError.connectionClosed)
-                return
+            var pending: PendingCall?
+            if let expectation {
+                guard let registered = handler.value.enqueue(expectation) else {
+                    written.fail(VarlinkClientError.closedBeforeSending)
+                    return
+                }
+                pending = registered
             }
             let promise = channel.eventLoop.makePromise(of: Void.self)
-            promise.futureResult.whenFailure { _ in channel.close(promise: nil) }
+            let sent = NIOLoopBound(pending, eventLoop: channel.eventLoop)
+            promise.futureResult.whenComplete { result in
+                switch result {
+                case .success: sent.value?.written = true
+                case .failure: channel.close(promise: nil)
+                }
+            }
             promise.futureResult.cascade(to: written)
             channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: promise)
         }
         return written.futureResult
     }
 
+    /// Whether the connection is still open (the service has not closed it, nor has it failed).
+    public var isActive: Bool { channel.isActive }
+
     /// Calls `method` and returns the reply's parameters.
+    ///
+    /// Cancelling the calling task ends the wait with `CancellationError` and leaves the
+    /// connection open for the other calls on it (the reply, when it comes, is discarded).
     /// - Throws: ``VarlinkError`` for an error reply, ``VarlinkClientError`` for transport problems.
     public func call(_ method: String, parameters: Parameters = [:]) async throws -> Parameters {
-        try await withTaskCancellationHandler {
+        let waiter = ReplyWaiter()
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Parameters, any Error>) in
+                guard waiter.install(continuation) else { return }
                 _ = submit(VarlinkCall(method: method, parameters: parameters)) { result in
                     switch result {
                     case .success(let reply):
                         if let error = reply.varlinkError {
-                            continuation.resume(throwing: error)
+                            waiter.resume(.failure(error))
                         } else if reply.continues {
                             // Streaming to a call without `more` breaks the reply/call pairing
                             // for the rest of the connection: give up on it.
                             let error = VarlinkClientError.protocolError("\(method) sent several replies although the call did not ask for more")
-                            continuation.resume(throwing: error)
+                            waiter.resume(.failure(error))
                             return .broken(error)
                         } else {
-                            continuation.resume(returning: reply.parameters)
+                            waiter.resume(.success(reply.parameters))
                         }
                         return .done
                     case .failure(let error):
-                        continuation.resume(throwing: error)
+                        waiter.resume(.failure(error))
                         return .done
                     }
                 }
             }
         } onCancel: {
-            channel.close(promise: nil)
+            waiter.resume(.failure(CancellationError()))
         }
     }
 
@@ -224,21 +278,23 @@ final class ClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private var decoder: VarlinkFrameDecoder
-    private var pending = CircularBuffer<VarlinkClient.Expectation>()
+    private var pending = CircularBuffer<PendingCall>()
     private var terminalError: (any Error)?
 
     init(maxMessageSize: Int) {
         decoder = VarlinkFrameDecoder(maxMessageSize: maxMessageSize)
     }
 
-    /// Registers the expectation for the next call; `false` if the connection is already gone.
-    func enqueue(_ expectation: @escaping VarlinkClient.Expectation) -> Bool {
-        if let terminalError {
-            _ = expectation(.failure(terminalError))
-            return false
+    /// Registers the expectation for the next call; nil if the connection is already gone (the
+    /// expectation has then been told ``VarlinkClientError/closedBeforeSending``).
+    func enqueue(_ expectation: @escaping VarlinkClient.Expectation) -> PendingCall? {
+        if terminalError != nil {
+            _ = expectation(.failure(VarlinkClientError.closedBeforeSending))
+            return nil
         }
-        pending.append(expectation)
-        return true
+        let call = PendingCall(expectation)
+        pending.append(call)
+        return call
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -248,10 +304,10 @@ final class ClientHandler: ChannelInboundHandler {
             while let message = try decoder.nextMessage() {
                 if message.isEmpty { continue }
                 let reply = try VarlinkReply(bytes: message)
-                guard let expectation = pending.first else {
+                guard let call = pending.first else {
                     throw VarlinkClientError.protocolError("reply without a call")
                 }
-                switch expectation(.success(reply)) {
+                switch call.expectation(.success(reply)) {
                 case .waiting: break
                 case .done: pending.removeFirst()
                 case .broken(let error):
@@ -280,8 +336,63 @@ final class ClientHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// Fails every call waiting for a reply: with `error` those that were written, with
+    /// ``VarlinkClientError/closedBeforeSending`` those whose write never completed.
     private func failAll(_ error: any Error) {
         if terminalError == nil { terminalError = error }
-        while let expectation = pending.popFirst() { _ = expectation(.failure(error)) }
+        while let call = pending.popFirst() {
+            let unsent = !call.written && (error as? VarlinkClientError) == .connectionClosed
+            _ = call.expectation(.failure(unsent ? VarlinkClientError.closedBeforeSending : error))
+        }
     }
 }
+
+/// One call waiting for its replies, on the connection's event loop.
+final class PendingCall {
+    let expectation: VarlinkClient.Expectation
+    /// Set once the call's bytes were handed to the socket: from then on the service may act on it.
+    var written = false
+
+    init(_ expectation: @escaping VarlinkClient.Expectation) { self.expectation = expectation }
+}
+
+/// The continuation of one ``VarlinkClient/call(_:parameters:)``, resumed exactly once: by the
+/// reply, the connection's failure, or the caller's cancellation, whichever comes first.
+final class ReplyWaiter: Sendable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<VarlinkClient.Parameters, any Error>)
+        /// Resumed; before the continuation was installed, the result it must get.
+        case finished(Result<VarlinkClient.Parameters, any Error>?)
+    }
+    private let state = Mutex(State.idle)
+
+    /// Stores the continuation; false (after resuming it) when the call already ended (cancelled).
+    func install(_ continuation: CheckedContinuation<VarlinkClient.Parameters, any Error>) -> Bool {
+        let early: Result<VarlinkClient.Parameters, any Error>?? = state.withLock { s in
+            if case .finished(let r) = s { return .some(r) }
+            s = .waiting(continuation)
+            return nil
+        }
+        guard let early else { return true }
+        continuation.resume(with: early ?? .failure(CancellationError()))
+        return false
+    }
+
+    func resume(_ result: Result<VarlinkClient.Parameters, any Error>) {
+        let continuation: CheckedContinuation<VarlinkClient.Parameters, any Error>? = state.withLock { s in
+            switch s {
+            case .idle:
+                s = .finished(result)
+                return nil
+            case .waiting(let c):
+                s = .finished(nil)
+                return c
+            case .finished:
+                return nil
+            }
+        }
+        continuation?.resume(with: result)
+    }
+}
+

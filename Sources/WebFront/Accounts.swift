@@ -43,12 +43,16 @@ public struct Accounts: Sendable {
         self.entries = entries
     }
 
+    /// Whether the accounts file has `name`.
+    public func has(_ name: String) -> Bool { entries[name] != nil }
+
     /// Whether `password` is `name`'s. Unknown names cost a hash too, so timing does not tell
     /// which names exist.
     public func verify(name: String, password: String) async -> Bool {
         let entry = entries[name]
         let probe = entry ?? Self.decoy
-        let derived = await PasswordHash.derive(password, salt: probe.salt, log2N: probe.log2N, r: probe.r, p: probe.p)
+        let derived = await PasswordHash.derive(password, salt: probe.salt, log2N: probe.log2N, r: probe.r, p: probe.p,
+                                                on: entry == nil ? PasswordHash.unknownQueue : PasswordHash.knownQueue)
         guard let entry, let derived else { return false }
         return PasswordHash.constantTimeEqual(derived, entry.hash)
     }
@@ -62,9 +66,13 @@ public struct Accounts: Sendable {
 public enum PasswordHash {
     /// N = 2^14, r = 8, p = 1: RFC 7914's interactive-login parameters.
     public static let defaultLog2N = 14
-    private static let queue = DispatchQueue(label: "roombridge-web.password-hash")
+    /// Checks of names in the accounts file, and of other names: apart, so that attempts for
+    /// unknown names never queue ahead of an admin's own sign-in.
+    static let knownQueue = DispatchQueue(label: "roombridge-web.password-hash")
+    static let unknownQueue = DispatchQueue(label: "roombridge-web.password-hash-unknown")
 
-    static func derive(_ password: String, salt: [UInt8], log2N: Int, r: Int, p: Int) async -> [UInt8]? {
+    static func derive(_ password: String, salt: [UInt8], log2N: Int, r: Int, p: Int,
+                       on queue: DispatchQueue = knownQueue) async -> [UInt8]? {
         await withCheckedContinuation { continuation in
             queue.async {
                 let key = try? KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: salt, outputByteCount: 32,

@@ -54,26 +54,26 @@ struct AdminPages: Sendable {
 
     /// Deletes a device that is not lent (its history and change log stay).
     func delete(_ id: String, actor: String?) async throws {
-        _ = try await link.call("io.roombridge.Inventory.DeleteDevice", DeleteDevice(id: id, actor: actor), returning: Deleted.self)
+        _ = try await link.write("io.roombridge.Inventory.DeleteDevice", DeleteDevice(id: id, actor: actor), returning: Deleted.self)
     }
 
     /// `actor`: the signed-in admin, recorded in the device's change log (the daemon trusts
     /// roombridge-web to name it).
     func add(_ form: Query, actor: String?) async throws -> String {
         let id = form["id"] ?? ""
-        _ = try await link.call("io.roombridge.Inventory.AddDevice", AddDevice(id: id, fields: Self.fields(form, editing: false), actor: actor),
+        _ = try await link.write("io.roombridge.Inventory.AddDevice", AddDevice(id: id, fields: Self.fields(form, editing: false), actor: actor),
                                 returning: Updated.self)
         return id
     }
 
     func update(_ id: String, _ form: Query, actor: String?) async throws {
-        _ = try await link.call("io.roombridge.Inventory.UpdateDevice", UpdateDevice(id: id, fields: Self.fields(form, editing: true), actor: actor),
+        _ = try await link.write("io.roombridge.Inventory.UpdateDevice", UpdateDevice(id: id, fields: Self.fields(form, editing: true), actor: actor),
                                 returning: Updated.self)
     }
 
     /// The add form (device nil) or the edit form, filled from `device` or from a refused `form`.
     func deviceForm(_ l: Localizer, viewer: Viewer, device: Device?, form: Query?, error: String?) async throws -> String {
-        let groups = try await link.call("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self).groups
+        let groups = try await link.read("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self).groups
         func value(_ key: String, _ current: String?) -> String { form?.raw(key) ?? current ?? "" }
         func input(_ key: String, _ label: String, _ current: String?, required: Bool = false) -> String {
             "<label>\(HTML.escape(l.t(label))) <input name=\"\(key)\" id=\"\(key)\" value=\"\(HTML.escape(value(key, current)))\"\(required ? " required" : "")></label>"

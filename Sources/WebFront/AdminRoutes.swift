@@ -47,16 +47,23 @@ struct AdminRoutes: Sendable {
                 return refused(.forbidden, l, l.t("admin.csrf"))
             }
             let name = form["name"] ?? ""
-            let next = form["next"].flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") ? $0 : nil } ?? "/devices"
-            guard await sessions.mayTry(name) else {
+            let next = form["next"].flatMap(Self.sameOriginPath) ?? "/devices"
+            let known = accounts?.has(name) ?? false
+            switch await sessions.beginAttempt(name, known: known) {
+            case .admitted: break
+            case .tooManyForName:
                 return WebServer.html(.tooManyRequests, admin.login(l, csrf: expected, next: next, error: l.t("admin.tooMany")))
+            case .busy:
+                var busy = WebServer.html(.serviceUnavailable, admin.login(l, csrf: expected, next: next, error: l.t("admin.busy")))
+                busy.headers[.retryAfter] = "1"
+                return busy
             }
-            guard let accounts, await accounts.verify(name: name, password: form.raw("password") ?? "") else {
-                await sessions.failed(name)
+            let verified = await accounts?.verify(name: name, password: form.raw("password") ?? "") ?? false
+            await sessions.endAttempt(name, known: known, succeeded: verified)
+            guard verified else {
                 logger.notice("failed sign-in as \(name)")
                 return WebServer.html(.unauthorized, admin.login(l, csrf: expected, next: next, error: l.t("admin.failed")))
             }
-            await sessions.succeeded(name)
             logger.notice("admin \(name) signed in")
             let (id, _) = await sessions.start(user: name)
             var response = Response(status: .seeOther, headers: [.location: next])
@@ -103,7 +110,7 @@ struct AdminRoutes: Sendable {
             guard v.user != nil else { return signIn(request) }
             let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
             return await WebServer.page(l, request) {
-                let device = try await admin.link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
+                let device = try await admin.link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
                 return try await admin.deviceForm($0, viewer: v, device: device, form: nil, error: nil)
             }
         }
@@ -133,7 +140,7 @@ struct AdminRoutes: Sendable {
                 return Response(status: .seeOther, headers: [.location: "/devices/\(HTML.urlComponent(id))"])
             } catch let error as VarlinkError where !error.name.hasSuffix(".NoSuchDevice") {
                 return await WebServer.page(l, request, status: .badRequest) {
-                    let device = try await admin.link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
+                    let device = try await admin.link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
                     return try await admin.deviceForm($0, viewer: v, device: device, form: form, error: Self.message(error, l))
                 }
             } catch {
@@ -147,6 +154,23 @@ struct AdminRoutes: Sendable {
         guard v.user != nil else { return refused(.unauthorized, l, l.t("admin.required")) }
         guard let token = form["csrf"], token == v.csrf else { return refused(.forbidden, l, l.t("admin.csrf")) }
         return nil
+    }
+
+    /// `next` when it is a path on this site, else nil: it starts with one `/`, and holds no
+    /// backslash, whitespace or control character (a browser reads `/\host` and `/\t/host` as
+    /// another origin, as it does `//host`), nor a percent-encoded one that a later decoding
+    /// could turn into such.
+    static func sameOriginPath(_ next: String) -> String? {
+        guard next.hasPrefix("/"), !next.hasPrefix("//") else { return nil }
+        for scalar in next.unicodeScalars {
+            if scalar == "\\" || scalar.properties.isWhitespace || scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                return nil
+            }
+        }
+        let lowered = next.lowercased()
+        for encoded in ["%5c", "%2f%2f", "%09", "%0a", "%0d", "%00"] where lowered.contains(encoded) { return nil }
+        if lowered.hasPrefix("/%2f") { return nil }
+        return next
     }
 
     func refused(_ status: HTTPResponse.Status, _ l: Localizer, _ text: String) -> Response {

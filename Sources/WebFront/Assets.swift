@@ -77,7 +77,8 @@ enum Assets {
             apply(panel, c);
           }
           panels.forEach(draw);
-          const events = new EventSource("/events");
+          // The events speak the page's language (a kiosk opened as /kiosk?lang=ja gets Japanese outcomes).
+          const events = new EventSource("/events?lang=" + encodeURIComponent(document.documentElement.lang || "en"));
           events.addEventListener("snapshot", function (e) {
             const s = JSON.parse(e.data);
             const states = s.curtainStates || (s.curtainState ? [s.curtainState] : []);
@@ -176,7 +177,8 @@ enum Assets {
             curtain.hidden = !text; curtain.textContent = text || "";
           }
 
-          const events = new EventSource("/events");
+          // The events speak the page's language (a kiosk opened as /kiosk?lang=ja gets Japanese outcomes).
+          const events = new EventSource("/events?lang=" + encodeURIComponent(document.documentElement.lang || "en"));
           events.addEventListener("snapshot", function (e) {
             const s = JSON.parse(e.data);
             document.body.dataset.live = "1";  // live: the daemon's state has arrived

@@ -13,7 +13,7 @@ struct CurtainPage: Sendable {
     /// The panels' DOM keys and curtains: one curtain keeps the key `curtain` (ids `curtain-open`, …), several
     /// are `curtain-NAME` (`curtain-left-open`, …); none configured is one disabled panel.
     func curtains() async throws -> [(key: String, curtain: Curtain)] {
-        let state = try await link.call("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self).state
+        let state = try await link.read("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self).state
         let all = state.allCurtains
         guard all.count > 1 else { return [(key: "curtain", curtain: all.first ?? state.curtain)] }
         return all.map { (key: "curtain-" + ($0.id ?? ""), curtain: $0) }
@@ -119,16 +119,16 @@ struct CurtainPage: Sendable {
         let method = "io.roombridge.Curtain."
         let name = form["curtain"].flatMap { $0.isEmpty ? nil : $0 }
         switch action {
-        case "open": _ = try await link.call(method + "Open", Named(name: name), returning: Empty.self)
-        case "close": _ = try await link.call(method + "Close", Named(name: name), returning: Empty.self)
-        case "stop": _ = try await link.call(method + "Stop", Named(name: name), returning: Empty.self)
-        case "reconnect": _ = try await link.call(method + "Reconnect", Named(name: name), returning: Empty.self)
+        case "open": _ = try await link.command(method + "Open", Named(name: name), returning: Empty.self)
+        case "close": _ = try await link.command(method + "Close", Named(name: name), returning: Empty.self)
+        case "stop": _ = try await link.command(method + "Stop", Named(name: name), returning: Empty.self)
+        case "reconnect": _ = try await link.command(method + "Reconnect", Named(name: name), returning: Empty.self)
         case "move":
             // An out-of-range or missing number goes to the daemon as -1, which refuses it with its own message.
-            _ = try await link.call(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1, name: name),
+            _ = try await link.command(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1, name: name),
                                     returning: Empty.self)
         case "schedule":
-            _ = try await link.call(method + "SetSchedule", Schedule(open: form["open"] ?? "", close: form["close"] ?? "",
+            _ = try await link.command(method + "SetSchedule", Schedule(open: form["open"] ?? "", close: form["close"] ?? "",
                                                                      openEnabled: form["openEnabled"] == "true",
                                                                      closeEnabled: form["closeEnabled"] == "true", name: name),
                                     returning: Empty.self)

@@ -3,52 +3,53 @@ import Varlink
 import VarlinkNIO
 
 /// roombridge-web's way to roombridged: Varlink calls on one pipelined connection, opened on
-/// first use and opened again after the daemon restarts. The web front end holds no state of
-/// its own beyond what it reads here; it never touches the database or the hardware.
-public actor DaemonLink {
-    public let socketPath: String
-    private var client: VarlinkClient?
-    private let logger: Logger
+/// first use and opened again whenever roombridged closed it (its idle timeout, a restart),
+/// under the shared client's rule (``ReconnectingVarlinkClient``): a read is asked again once on
+/// a new connection; a change is sent again only when it cannot have reached the daemon, and
+/// otherwise fails with `VarlinkClientError.outcomeUnknown`, which the page words as "not sure it
+/// was recorded". The web front end holds no state of its own beyond what it reads here; it
+/// never touches the database or the hardware.
+///
+/// Connections to the daemon: this one for calls, and one for the ``EventHub``'s Watch. No
+/// browser request opens another (docs/web.md).
+public struct DaemonLink: Sendable {
+    public var socketPath: String { client.path }
+    let client: ReconnectingVarlinkClient
 
     public init(socketPath: String, logger: Logger = Logger(label: "roombridge-web.daemon")) {
-        self.socketPath = socketPath
-        self.logger = logger
+        client = ReconnectingVarlinkClient(path: socketPath, logger: logger)
     }
 
-    private func connected() async throws -> VarlinkClient {
-        if let client { return client }
-        let fresh = try await VarlinkClient.connect(path: socketPath)
-        client = fresh
-        return fresh
-    }
-
-    /// Calls `method` with `parameters` and decodes the reply. A broken connection is dropped,
-    /// so the next call connects again (the daemon may have restarted).
+    /// Calls a method that changes nothing and decodes the reply.
     /// - Throws: `VarlinkError` (the daemon's typed error reply) or `VarlinkClientError`.
-    func call<P: Encodable & Sendable, R: Decodable & Sendable>(
+    func read<P: Encodable & Sendable, R: Decodable & Sendable>(
         _ method: String, _ parameters: P, returning type: R.Type
     ) async throws -> R {
-        let client = try await connected()
-        do {
-            return try await client.call(method, parameters, returning: type)
-        } catch let error as VarlinkClientError {
-            if self.client === client { self.client = nil }
-            logger.notice("call \(method) failed: \(error); will reconnect")
-            throw error
-        } catch let error as VarlinkError where error.closesConnection {
-            // The daemon closes the connection after this answer; the next call connects again.
-            if self.client === client { self.client = nil }
-            logger.notice("call \(method) was too large for roombridged; will reconnect")
-            throw error
-        }
+        try await client.call(method, parameters, returning: type, retry: .idempotent)
+    }
+
+    /// Calls a method that changes something and decodes the reply.
+    /// - Throws: `VarlinkError`, or `VarlinkClientError` (`outcomeUnknown` when the change was
+    ///   sent and no answer came).
+    func write<P: Encodable & Sendable, R: Decodable & Sendable>(
+        _ method: String, _ parameters: P, returning type: R.Type
+    ) async throws -> R {
+        try await client.call(method, parameters, returning: type, retry: .notIfSent)
+    }
+
+    /// Calls a method that sets something to a state given in full (a curtain's target, its
+    /// schedule), so that sending it twice has the effect of sending it once.
+    func command<P: Encodable & Sendable, R: Decodable & Sendable>(
+        _ method: String, _ parameters: P, returning type: R.Type
+    ) async throws -> R {
+        try await client.call(method, parameters, returning: type, retry: .idempotent)
     }
 
     /// Opens a dedicated connection for `io.roombridge.State.Watch` (a stream keeps its
     /// connection to itself) and returns its replies; `since` resumes after that event.
     func watch(since: Int? = nil) async throws -> (VarlinkClient, AsyncThrowingStream<VarlinkClient.Parameters, any Error>) {
-        let watcher = try await VarlinkClient.connect(path: socketPath)
         let parameters: VarlinkClient.Parameters = since.map { ["since": .int(Int64($0))] } ?? [:]
-        return (watcher, watcher.stream("io.roombridge.State.Watch", parameters: parameters))
+        return try await client.subscribe("io.roombridge.State.Watch", parameters: parameters)
     }
 }
 

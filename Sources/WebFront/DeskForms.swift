@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Varlink
+import VarlinkNIO
 
 /// The admin's forms on the rentals and users pages: lend by ID, return, renew, add a user, bind
 /// the badge that was just tapped. Each goes through roombridged's existing methods
@@ -21,33 +22,33 @@ struct DeskForms: Sendable {
         admin.change(router, "/rentals/lend", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, _, _ in
             let due = try form["due"].map { day throws(PageError) in try Self.endOfDay(day, l) }
-            _ = try await link.call("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due,
+            _ = try await link.write("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due,
                                                                       actor: v.user),
                                     returning: Ignored.self)
             return "/rentals"
         }
         admin.change(router, "/rentals/return", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, _, _, _ in
-            _ = try await link.call("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? "", actor: v.user), returning: Ignored.self)
+            _ = try await link.write("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? "", actor: v.user), returning: Ignored.self)
             return "/rentals"
         }
         admin.change(router, "/rentals/renew", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, _, _ in
             let due = try Self.endOfDay(form["due"] ?? "", l)
-            _ = try await link.call("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due, actor: v.user),
+            _ = try await link.write("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due, actor: v.user),
                                     returning: Ignored.self)
             return "/rentals"
         }
         admin.change(router, "/users/new", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.users(Query(nil), l, viewer: v, error: error) }) { form, _, _, _, _ in
             let id = form["id"] ?? ""
-            _ = try await link.call("io.roombridge.Inventory.AddUser", AddUser(id: id, name: form["name"] ?? ""), returning: Ignored.self)
+            _ = try await link.write("io.roombridge.Inventory.AddUser", AddUser(id: id, name: form["name"] ?? ""), returning: Ignored.self)
             return "/users/\(HTML.urlComponent(id))"
         }
         admin.change(router, "/users/:id/badge", localizer: localizer,
                      page: { l, v, error, _, context in try await pages.user(Self.id(context), l, viewer: v, error: error) }) { form, _, _, _, context in
             let id = Self.id(context)
-            _ = try await link.call("io.roombridge.Inventory.AddBadge",
+            _ = try await link.write("io.roombridge.Inventory.AddBadge",
                                     AddBadge(identifier: form["uid"] ?? "", kind: form["kind"] == "felica" ? "felica" : "iso14443a", userId: id),
                                     returning: Ignored.self)
             return "/users/\(HTML.urlComponent(id))"
@@ -89,6 +90,12 @@ extension AdminRoutes {
                 return Response(status: .seeOther, headers: [.location: next])
             } catch let error as VarlinkError {
                 return await WebServer.page(l, request, status: .badRequest) { try await page($0, v, Self.message(error, l), request, context) }
+            } catch VarlinkClientError.outcomeUnknown {
+                // Sent, and no answer: say so on the same page, which shows what the daemon now has.
+                logger.notice("admin \(v.user ?? "?") posted \(request.uri.path): no answer from roombridged; outcome unknown")
+                return await WebServer.page(l, request, status: .serviceUnavailable) {
+                    try await page($0, v, $0.t("error.outcomeUnknown"), request, context)
+                }
             } catch {
                 return WebServer.errorPage(error, l, path: request.uri.path)
             }

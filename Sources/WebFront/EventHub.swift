@@ -16,13 +16,12 @@ public enum HubMessage: Sendable, Equatable {
 
 /// Fans roombridged's `io.roombridge.State.Watch` out to any number of browsers.
 ///
-/// roombridge-web keeps ONE Watch connection for the live events. A browser that reconnects
-/// with `Last-Event-ID: n` is given the events after `n` from the daemon's own replay ring
-/// (`Watch(since: n)` on a connection of its own, read up to the event the hub had reached),
-/// then the live ones; while its replay runs, the live events for it are held back, so it sees
-/// every event once and in order. When the daemon no longer keeps the events after `n`
-/// (`state.replay_buffer`; docs/web.md), the browser gets a fresh snapshot instead. The hub's
-/// own Watch resumes the same way after the connection broke, when the daemon is the same run.
+/// roombridge-web keeps ONE Watch connection for the live events, and no browser request opens
+/// another: a browser that reconnects with `Last-Event-ID: n` is given the events after `n`
+/// from the hub's own ring of the last ``replayBuffer`` events (with their facts), then the
+/// live ones, in order. When the hub no longer keeps every event after `n`, the browser gets a
+/// fresh snapshot instead. The hub's own Watch resumes after its connection broke from the
+/// daemon's replay ring (`Watch(since:)`), when the daemon is the same run.
 public actor EventHub {
     private let link: DaemonLink
     private let logger: Logger
@@ -41,11 +40,13 @@ public actor EventHub {
 
     private struct Subscriber {
         let continuation: AsyncStream<HubMessage>.Continuation
-        /// Set while the browser waits for its replay: the `Last-Event-ID` it came with, and
-        /// the live messages held back until the replay is done.
+        /// Until the browser's first message: the `Last-Event-ID` it came with.
         var resumeAfter: Int?
-        var held: [HubMessage]? = nil
     }
+    /// The last events of the current daemon run, oldest first, for browsers that resume.
+    private var recent: [(DaemonEvent, OutcomeFacts)] = []
+    /// Events the hub keeps for browsers that resume (a few minutes of a busy desk).
+    static let replayBuffer = 512
     private var subscribers: [Int: Subscriber] = [:]
     private var nextSubscriber = 0
 
@@ -72,75 +73,35 @@ public actor EventHub {
 
     private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
-    /// Gives a new subscriber what it needs first, once the hub knows the daemon's state.
+    /// Gives a new subscriber what it needs first, once the hub knows the daemon's state: the
+    /// events after its `Last-Event-ID` when the hub still keeps all of them, else the snapshot.
     private func start(_ id: Int) {
         guard let subscriber = subscribers[id] else { return }
+        subscribers[id]?.resumeAfter = nil
         guard linkState == .online, let state else {
             subscriber.continuation.yield(.offline)
             return
         }
         guard let last = subscriber.resumeAfter, last <= state.seq else {
-            subscribers[id]?.resumeAfter = nil
             subscriber.continuation.yield(.snapshot(state))
             return
         }
-        if last == state.seq {
-            subscribers[id]?.resumeAfter = nil
+        if last == state.seq { return }
+        guard let first = recent.firstIndex(where: { $0.0.seq == last + 1 }) else {
+            subscriber.continuation.yield(.snapshot(state))
             return
         }
-        subscribers[id]?.held = []
-        let target = state.seq
-        Task {
-            let events = await replay(after: last, through: target)
-            finishReplay(id, events)
-        }
-    }
-
-    /// The events after `last` through `target`, from the daemon's replay ring, with their
-    /// facts; nil when the daemon no longer keeps them (or cannot be asked).
-    private func replay(after last: Int, through target: Int) async -> [(DaemonEvent, OutcomeFacts)]? {
-        do {
-            let (client, replies) = try await link.watch(since: last)
-            defer { Task { await client.close() } }
-            var events: [(DaemonEvent, OutcomeFacts)] = []
-            for try await parameters in replies {
-                let reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
-                if reply.state != nil { return nil }
-                if let e = reply.event {
-                    events.append((e, await facts(for: e)))
-                    if e.seq >= target { return events }
-                }
-            }
-        } catch {
-            logger.notice("replay after \(last) from roombridged failed: \(error)")
-        }
-        return nil
-    }
-
-    private func finishReplay(_ id: Int, _ events: [(DaemonEvent, OutcomeFacts)]?) {
-        guard let subscriber = subscribers[id] else { return }
-        if let events {
-            for (e, f) in events { subscriber.continuation.yield(.event(e, f)) }
-        } else if let state {
-            subscriber.continuation.yield(.snapshot(state))
-        }
-        for message in subscriber.held ?? [] { subscriber.continuation.yield(message) }
-        subscribers[id]?.held = nil
-        subscribers[id]?.resumeAfter = nil
+        for (e, f) in recent[first...] { subscriber.continuation.yield(.event(e, f)) }
     }
 
     private func publish(_ message: HubMessage) {
-        for (id, subscriber) in subscribers {
-            if subscriber.held != nil {
-                subscribers[id]?.held?.append(message)
-            } else {
-                subscriber.continuation.yield(message)
-            }
-        }
+        for subscriber in subscribers.values { subscriber.continuation.yield(message) }
     }
 
     private func began(_ snapshot: DaemonState) {
         let waiting = linkState == .starting
+        // The ring stays only while it runs up to this snapshot in the same daemon run.
+        if snapshot.startedAt != daemonRun || recent.last?.0.seq != snapshot.seq { recent.removeAll() }
         state = snapshot
         daemonRun = snapshot.startedAt
         if let name = snapshot.timeZone, let tz = TimeZone(identifier: name) { zone.withLock { $0 = tz } }
@@ -171,6 +132,9 @@ public actor EventHub {
         var facts = facts
         if event.presence != nil { facts.presence = state?.presence }
         if event.curtain != nil { facts.curtains = state?.allCurtains }
+        if let previous = recent.last, previous.0.seq + 1 != event.seq { recent.removeAll() }
+        recent.append((event, facts))
+        if recent.count > Self.replayBuffer { recent.removeFirst(recent.count - Self.replayBuffer) }
         publish(.event(event, facts))
     }
 
@@ -189,7 +153,7 @@ public actor EventHub {
     /// (its `startedAt` unchanged; a restarted daemon numbers its events from 1 again).
     private func resumePoint() async -> Int? {
         guard let state, let daemonRun else { return nil }
-        let now = try? await link.call("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self)
+        let now = try? await link.read("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self)
         return now?.state.startedAt == daemonRun ? state.seq : nil
     }
 
@@ -233,14 +197,14 @@ public actor EventHub {
         switch outcome.kind {
         case "lent":
             guard let id = outcome.deviceId else { return OutcomeFacts() }
-            let detail = try? await link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
+            let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
             return OutcomeFacts(model: detail?.device.model, dueAt: detail?.device.rental?.dueAt)
         case "returned":
             guard let id = outcome.deviceId else { return OutcomeFacts() }
-            let detail = try? await link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
+            let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
             return OutcomeFacts(model: detail?.device.model)
         case "armed":
-            let session = try? await link.call("io.roombridge.Lending.GetSession", NoParameters(), returning: SessionReply.self)
+            let session = try? await link.read("io.roombridge.Lending.GetSession", NoParameters(), returning: SessionReply.self)
             return OutcomeFacts(sessionExpiresAt: session?.session?.expiresAt)
         default:
             return OutcomeFacts()

@@ -52,7 +52,9 @@ public enum KioskView {
         case "returned":
             return make(.success, l.t("kiosk.returned"), l.t("kiosk.returnedDetail", ["device": device, "user": user]))
         case "armed":
-            return make(.info, l.t("kiosk.armed", ["user": user]), until: facts.sessionExpiresAt)
+            // The countdown's `{seconds}` is filled in by the page, so only when the session's end is known.
+            guard let until = facts.sessionExpiresAt else { return make(.info, l.t("kiosk.armedNoCountdown", ["user": user])) }
+            return make(.info, l.t("kiosk.armed", ["user": user]), until: until)
         case "disarmed":
             return make(.info, l.t("kiosk.disarmed"))
         case "badgeRequired":

@@ -23,8 +23,8 @@ struct Pages: Sendable {
     func devices(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
         let query = DeviceQuery(groupId: q["group"], status: q["status"], isLent: q.bool("lent"),
                                 isNfcRegistered: q.bool("nfc"), text: q["text"], limit: Self.pageSize, cursor: q["cursor"])
-        async let groups = link.call("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self)
-        let list = try await link.call("io.roombridge.Inventory.ListDevices", query, returning: DeviceList.self)
+        async let groups = link.read("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self)
+        let list = try await link.read("io.roombridge.Inventory.ListDevices", query, returning: DeviceList.self)
         let groupList = try await groups.groups
         let groupNames = Dictionary(groupList.map { ($0.id, $0.name) }) { a, _ in a }
         let yesNo = [("", l.t("common.all")), ("true", l.t("common.yes")), ("false", l.t("common.no"))]
@@ -64,9 +64,9 @@ struct Pages: Sendable {
     }
 
     func device(_ id: String, _ l: Localizer, viewer: Viewer) async throws -> String {
-        let detail = try await link.call("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
-        async let log = link.call("io.roombridge.Inventory.DeviceLog", DeviceLogQuery(id: id, limit: Self.pageSize), returning: LogList.self)
-        let history = try await link.call("io.roombridge.Lending.History", HistoryQuery(deviceId: id, limit: Self.pageSize), returning: RentalList.self)
+        let detail = try await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
+        async let log = link.read("io.roombridge.Inventory.DeviceLog", DeviceLogQuery(id: id, limit: Self.pageSize), returning: LogList.self)
+        let history = try await link.read("io.roombridge.Lending.History", HistoryQuery(deviceId: id, limit: Self.pageSize), returning: RentalList.self)
         let d = detail.device
         let facts: [(String, String)] = [
             ("device.model", d.model), ("device.serial", d.serialNumber), ("device.os", d.osVersion),
@@ -125,8 +125,8 @@ struct Pages: Sendable {
     struct PageQuery: Encodable, Sendable { var limit: Int }
 
     func rentals(_ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
-        async let overdue = link.call("io.roombridge.Lending.ListOverdue", PageQuery(limit: Self.pageSize), returning: RentalList.self)
-        let active = try await link.call("io.roombridge.Lending.ListActive", PageQuery(limit: 1000), returning: RentalList.self)
+        async let overdue = link.read("io.roombridge.Lending.ListOverdue", PageQuery(limit: Self.pageSize), returning: RentalList.self)
+        let active = try await link.read("io.roombridge.Lending.ListActive", PageQuery(limit: 1000), returning: RentalList.self)
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         if viewer.user != nil { body += lendForm(l, viewer: viewer) }
         body += "<h2>\(HTML.escape(l.t("rentals.overdue")))</h2>"
@@ -161,7 +161,7 @@ struct Pages: Sendable {
 
     func history(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
         let query = try historyQuery(q, l)
-        let list = try await link.call("io.roombridge.Lending.History", query, returning: RentalList.self)
+        let list = try await link.read("io.roombridge.Lending.History", query, returning: RentalList.self)
         let field = { (name: String, key: String, type: String) in
             "<label>\(HTML.escape(l.t(key))) <input type=\"\(type)\" name=\"\(name)\" id=\"\(name)\" value=\"\(HTML.escape(q[name] ?? ""))\"></label>"
         }
@@ -195,7 +195,7 @@ struct Pages: Sendable {
         var query = ExportQuery(deviceId: h.deviceId, userId: h.userId, since: h.since, until: h.until, timeZone: l.timeZone.identifier)
         var text = ""
         while true {
-            let page = try await link.call("io.roombridge.Lending.ExportHistory", query, returning: ExportPage.self)
+            let page = try await link.read("io.roombridge.Lending.ExportHistory", query, returning: ExportPage.self)
             text += page.text
             guard let next = page.nextCursor else { return text }
             query.cursor = next
@@ -207,7 +207,7 @@ struct Pages: Sendable {
     struct UserQuery: Encodable, Sendable { var nameContains: String?; var limit: Int; var cursor: String? }
 
     func users(_ q: Query, _ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
-        let list = try await link.call("io.roombridge.Inventory.ListUsers",
+        let list = try await link.read("io.roombridge.Inventory.ListUsers",
                                        UserQuery(nameContains: q["name"], limit: Self.pageSize, cursor: q["cursor"]), returning: UserList.self)
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         if viewer.user != nil {
@@ -240,8 +240,8 @@ struct Pages: Sendable {
     /// One user: their badges, what they have now, and for an admin the badge just tapped,
     /// ready to bind (the reader's last tap when it was not a device's tag).
     func user(_ id: String, _ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
-        async let active = link.call("io.roombridge.Lending.ListActive", ActiveQuery(userId: id, limit: Self.pageSize), returning: RentalList.self)
-        let detail = try await link.call("io.roombridge.Inventory.GetUser", UserID(id: id), returning: UserDetail.self)
+        async let active = link.read("io.roombridge.Lending.ListActive", ActiveQuery(userId: id, limit: Self.pageSize), returning: RentalList.self)
+        let detail = try await link.read("io.roombridge.Inventory.GetUser", UserID(id: id), returning: UserDetail.self)
         func t(_ key: String) -> String { HTML.escape(l.t(key)) }
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         body += "<dl class=\"facts\"><dt>\(t("users.name"))</dt><dd id=\"user-name\">\(HTML.escape(detail.user.name))</dd>"
@@ -252,7 +252,7 @@ struct Pages: Sendable {
             detail.badges.map { (cells: ["<code>\(HTML.escape($0.identifier))</code>", HTML.escape(l.t("badge.\($0.kind)"))], attributes: "") },
             id: "badges")
         if viewer.user != nil {
-            let state = try await link.call("io.roombridge.State.GetState", NoParameters(), returning: LastTapReply.self).state
+            let state = try await link.read("io.roombridge.State.GetState", NoParameters(), returning: LastTapReply.self).state
             body += "<h3>\(t("users.bindTitle"))</h3>"
             if let tap = state.lastTap, tap.device == nil {
                 let kind = tap.tagType == "FeliCa" ? "felica" : "iso14443a"

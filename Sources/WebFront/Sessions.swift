@@ -16,8 +16,19 @@ public actor Sessions {
     public static let maxFailures = 5
     public static let failureWindow = Duration.seconds(300)
 
+    /// Password checks allowed to run at once for names in the accounts file, and for other
+    /// names: each is a few hundred milliseconds of a core (scrypt), so an unauthenticated
+    /// client must not be able to queue them without bound. Past the limit a sign-in is refused
+    /// at once ("busy, try again"); attempts for unknown names never take a known admin's place.
+    public static let maxChecksKnown = 2
+    public static let maxChecksUnknown = 2
+
     private var sessions: [String: Session] = [:]
     private var failures: [String: [ContinuousClock.Instant]] = [:]
+    /// Sign-ins under way per name: they count against ``maxFailures`` from the moment they start.
+    private var attempting: [String: Int] = [:]
+    private var checksKnown = 0
+    private var checksUnknown = 0
     private let clock = ContinuousClock()
 
     public init() {}
@@ -52,17 +63,41 @@ public actor Sessions {
         if let id { sessions[id] = nil }
     }
 
-    /// Whether `name` may try to sign in now.
-    public func mayTry(_ name: String) -> Bool {
-        recentFailures(name) < Self.maxFailures
+    /// Whether a sign-in may start now.
+    public enum Admission: Sendable, Equatable {
+        /// Go ahead; call ``endAttempt(_:known:succeeded:)`` when the check is done.
+        case admitted
+        /// `name` has had ``maxFailures`` failed or unfinished sign-ins within ``failureWindow``.
+        case tooManyForName
+        /// As many password checks as allowed are running; try again in a moment.
+        case busy
     }
 
-    public func failed(_ name: String) {
-        failures[name, default: []].append(clock.now)
+    /// Starts a sign-in as `name` (`known`: the accounts file has the name). It counts as a
+    /// failure until it ends, so that simultaneous attempts cannot all get past the limit.
+    public func beginAttempt(_ name: String, known: Bool) -> Admission {
+        guard recentFailures(name) + attempting[name, default: 0] < Self.maxFailures else { return .tooManyForName }
+        if known {
+            guard checksKnown < Self.maxChecksKnown else { return .busy }
+            checksKnown += 1
+        } else {
+            guard checksUnknown < Self.maxChecksUnknown else { return .busy }
+            checksUnknown += 1
+        }
+        attempting[name, default: 0] += 1
+        return .admitted
     }
 
-    public func succeeded(_ name: String) {
-        failures[name] = nil
+    /// Ends a sign-in that ``beginAttempt(_:known:)`` admitted.
+    public func endAttempt(_ name: String, known: Bool, succeeded: Bool) {
+        if known { checksKnown -= 1 } else { checksUnknown -= 1 }
+        attempting[name, default: 1] -= 1
+        if attempting[name] == 0 { attempting[name] = nil }
+        if succeeded {
+            failures[name] = nil
+        } else {
+            failures[name, default: []].append(clock.now)
+        }
     }
 
     private func recentFailures(_ name: String) -> Int {

@@ -58,7 +58,7 @@ struct UserImport: Sendable {
             let kind = Self.kinds.contains(form["kind"] ?? "") ? form["kind"]! : "users"
             let call = Call(kind: kind, csv: csv, dryRun: form["dryRun"] != nil, partial: form["partial"] != nil, actor: v.user)
             do {
-                let report = try await link.call("io.roombridge.Inventory.Import", call, returning: Report.self)
+                let report = try await link.write("io.roombridge.Inventory.Import", call, returning: Report.self)
                 logger.notice("admin \(v.user ?? "?") imported \(kind) from \(file.filename ?? "?"): \(report.added.count) added, \(report.updated.count) updated, \(report.problems.count) bad lines, written: \(report.written)")
                 let refused = !report.written && !call.dryRun
                 return WebServer.html(refused ? .badRequest : .ok, result(report, call, filename: file.filename ?? "", l, viewer: v))
@@ -113,11 +113,3 @@ struct UserImport: Sendable {
     }
 }
 
-extension VarlinkError {
-    /// The daemon's answer to a message it cannot frame — over its `socket.max_message_size` —
-    /// after which it closes the connection (VarlinkConnectionHandler.channelRead): an
-    /// `org.varlink.service.InvalidParameter` that names no parameter.
-    var closesConnection: Bool {
-        name == Self.invalidParameterName && parameters["parameter"]?.stringValue == ""
-    }
-}

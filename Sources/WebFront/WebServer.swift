@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import Varlink
 import VarlinkNIO
@@ -17,9 +18,19 @@ public struct WebOptions: Sendable {
     public var accounts: Accounts?
     /// Mark cookies `Secure` (pages reached over HTTPS through a proxy).
     public var secureCookies: Bool
+    /// Open HTTP connections beyond which a new one is closed at once; keep it below the open
+    /// file limit (`LimitNOFILE` in the unit), so that connections that send nothing cannot
+    /// take the last descriptors the kiosk needs.
+    public var maxConnections: Int
+    /// How long a connection may stay quiet, or spend sending one request's head, before it is
+    /// closed (a request line sent a byte at a time does not keep it open; event streams do).
+    public var connectionTimeout: Duration
 
     public init(host: String = "127.0.0.1", port: Int = 8080, socketPath: String = "/run/roombridge/roombridge.sock",
-                timeZone: TimeZone? = nil, idleSeconds: Int = 6, accounts: Accounts? = nil, secureCookies: Bool = false) {
+                timeZone: TimeZone? = nil, idleSeconds: Int = 6, accounts: Accounts? = nil, secureCookies: Bool = false,
+                maxConnections: Int = 512, connectionTimeout: Duration = .seconds(30)) {
+        self.maxConnections = maxConnections
+        self.connectionTimeout = connectionTimeout
         self.host = host
         self.port = port
         self.socketPath = socketPath
@@ -38,8 +49,12 @@ public enum WebServer {
     public static func services(_ options: WebOptions, logger: Logger) -> [any Service] {
         let link = DaemonLink(socketPath: options.socketPath)
         let hub = EventHub(link: link)
+        let limit = ConnectionLimit(maximum: options.maxConnections)
         let app = Application(
             router: router(options, link: link, hub: hub),
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ConnectionLimit.Handler(limit: limit, logger: logger)],
+                idleTimeout: TimeAmount(options.connectionTimeout))),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "roombridge-web"),
             onServerRunning: { channel in
                 logger.info("roombridge-web listening on http://\(options.host):\(channel.localAddress?.port ?? options.port)/kiosk")
@@ -139,6 +154,9 @@ public enum WebServer {
         let status: HTTPResponse.Status
         let text: String
         switch error {
+        case VarlinkClientError.outcomeUnknown:
+            status = .serviceUnavailable
+            text = l.t("error.outcomeUnknown")
         case let e as VarlinkClientError:
             status = .serviceUnavailable
             text = l.t("error.daemon", ["reason": e.description])
@@ -160,6 +178,14 @@ public enum WebServer {
         }
         return html(status, HTML.page(l, title: l.t("error.title"), active: "", viewer: .anonymous,
                                       body: "<p class=\"error\" id=\"error\">\(HTML.escape(text))</p>"))
+    }
+
+    /// roombridge-web's log handler: standard error, with every control character a client could
+    /// send (a sign-in name, a path) escaped, so that one event is one line (`LogText`).
+    public static func logHandler(label: String, level: Logger.Level) -> any LogHandler {
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return EscapingLogHandler(handler)
     }
 
     static func html(_ status: HTTPResponse.Status, _ body: String) -> Response {

@@ -33,12 +33,18 @@ struct Serve: AsyncParsableCommand {
     var accounts: String?
     @Flag(help: "Mark cookies Secure (when browsers reach the pages over HTTPS through a proxy).")
     var secureCookies = false
+    @Option(help: "Open HTTP connections at most; more are closed at once. Keep it below the open file limit (LimitNOFILE).")
+    var maxConnections = 512
+    @Option(help: "Seconds a connection may stay quiet, or take to send a request's head, before it is closed.")
+    var connectionTimeout = 30
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         guard idleSeconds > 0 else { throw ValidationError("--idle-seconds must be positive") }
+        guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
+        guard connectionTimeout > 0 else { throw ValidationError("--connection-timeout must be positive") }
         if let timeZone, TimeZone(identifier: timeZone) == nil {
             throw ValidationError("unknown time zone '\(timeZone)': use a tz database name such as Asia/Tokyo")
         }
@@ -47,11 +53,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in WebServer.logHandler(label: label, level: level) }
         let logger = Logger(label: "roombridge-web")
         var loaded: Accounts?
         if let accounts {
@@ -65,7 +67,8 @@ struct Serve: AsyncParsableCommand {
         }
         let options = WebOptions(host: host, port: port, socketPath: socket,
                                  timeZone: timeZone.flatMap(TimeZone.init(identifier:)),
-                                 idleSeconds: idleSeconds, accounts: loaded, secureCookies: secureCookies)
+                                 idleSeconds: idleSeconds, accounts: loaded, secureCookies: secureCookies,
+                                 maxConnections: maxConnections, connectionTimeout: .seconds(connectionTimeout))
         let group = ServiceGroup(configuration: .init(services: WebServer.services(options, logger: logger).map { .init(service: $0) },
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

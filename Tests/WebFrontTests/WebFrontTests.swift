@@ -76,6 +76,37 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(m.countdownUntil == "2026-11-24T05:00:25Z")
     }
 
+    /// The kiosk after a quiet minute (issue 32): the session's end could not be read, so the
+    /// page has nothing to count down to and must not be handed `{seconds}`.
+    @Test func armedWithoutTheSessionsEndSaysItWithoutACountdown() {
+        let m = KioskView.message(for: outcome("armed"), facts: OutcomeFacts(), en)
+        #expect(m.headline == "Badge accepted: Alice, now tap a device")
+        #expect(m.countdownUntil == nil)
+        #expect(KioskView.message(for: outcome("armed"), facts: OutcomeFacts(), ja).headline == "社員証を確認しました: Alice さん、端末をタッチしてください")
+    }
+
+    /// No outcome, with or without its facts, in either language, leaves a placeholder on the
+    /// screen: the only one allowed is `{seconds}`, and only with a time for the page to count to.
+    @Test func noMessageCarriesAPlaceholder() {
+        let kinds = ["lent", "returned", "armed", "disarmed", "badgeRequired", "refused", "unknownTag", "unknownDevice", "failed", "other"]
+        let reasons: [String?] = [nil, "deviceBroken", "deviceDisposed", "alreadyLent", "alreadyReturned", "limitReached", "unregisteredTag", "x"]
+        let facts = [OutcomeFacts(), OutcomeFacts(model: "Pixel 7", dueAt: "2026-12-01T16:00:00Z", sessionExpiresAt: "2026-11-24T05:00:25Z")]
+        let placeholder = /\{[a-zA-Z]+\}/
+        for l in [en, ja] {
+            for kind in kinds {
+                for reason in reasons {
+                    for f in facts {
+                        for o in [outcome(kind, reason: reason), outcome(kind, device: nil, user: nil, reason: reason)] {
+                            let m = KioskView.message(for: o, facts: f, l)
+                            let left = Set((m.headline + (m.detail ?? "")).matches(of: placeholder).map { String($0.output) })
+                            #expect(left.isEmpty || (left == ["{seconds}"] && m.countdownUntil != nil), "\(kind) \(reason ?? "-"): \(m.headline)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test func curtainCornerOnlyWhenOneIsConfigured() {
         #expect(KioskView.curtain(Curtain(connection: "disabled", motion: "idle"), en) == nil)
         #expect(KioskView.curtain(Curtain(connection: "connected", motion: "idle", position: 100), en) == "Curtain: open")
@@ -195,11 +226,53 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
     @Test func failedSignInsAreLimitedPerName() async {
         let sessions = Sessions()
         for _ in 0..<Sessions.maxFailures {
-            #expect(await sessions.mayTry("alice"))
-            await sessions.failed("alice")
+            #expect(await sessions.beginAttempt("alice", known: true) == .admitted)
+            await sessions.endAttempt("alice", known: true, succeeded: false)
         }
-        #expect(await !sessions.mayTry("alice"))
-        #expect(await sessions.mayTry("bob"))
+        #expect(await sessions.beginAttempt("alice", known: true) == .tooManyForName)
+        #expect(await sessions.beginAttempt("bob", known: true) == .admitted)
+    }
+
+    /// Issue 33: 60 simultaneous sign-ins for one name were all checked. Attempts count from
+    /// the moment they start, so at most maxFailures are ever under way or failed.
+    @Test func simultaneousSignInsCountAsTheyStart() async {
+        let sessions = Sessions()
+        var admitted = 0
+        var outcomes: [Sessions.Admission] = []
+        for _ in 0..<60 {
+            let a = await sessions.beginAttempt("admin", known: true)
+            outcomes.append(a)
+            if a == .admitted { admitted += 1 }
+        }
+        // Two checks at once for known names; the rest are refused at once, none waits.
+        #expect(admitted == Sessions.maxChecksKnown)
+        #expect(outcomes.filter { $0 == .busy }.count == 60 - Sessions.maxChecksKnown)
+        // Finishing them frees their places; failures accumulate to the per-name limit.
+        for _ in 0..<admitted { await sessions.endAttempt("admin", known: true, succeeded: false) }
+        for _ in 0..<(Sessions.maxFailures - admitted) {
+            #expect(await sessions.beginAttempt("admin", known: true) == .admitted)
+            await sessions.endAttempt("admin", known: true, succeeded: false)
+        }
+        #expect(await sessions.beginAttempt("admin", known: true) == .tooManyForName)
+    }
+
+    /// Attempts for names nobody has fill their own places, never a known admin's.
+    @Test func unknownNamesDoNotStarveAKnownAdmin() async {
+        let sessions = Sessions()
+        var busy = 0
+        for n in 0..<100 where await sessions.beginAttempt("eve\(n)", known: false) == .busy { busy += 1 }
+        #expect(busy == 100 - Sessions.maxChecksUnknown)
+        #expect(await sessions.beginAttempt("admin", known: true) == .admitted)
+    }
+
+    @Test func signInGoesOnlyToAPathOfThisSite() {
+        for good in ["/devices", "/devices/D-0001?x=1", "/users/U%201"] {
+            #expect(AdminRoutes.sameOriginPath(good) == good)
+        }
+        for bad in ["//evil.example/x", "/\\127.0.0.1:8080/phish", "/\t/evil", "/%5C127.0.0.1/phish", "/%5c/x", "/%09/evil",
+                    "/%2F/evil", "https://evil.example/", "evil", "/ok\nSet-Cookie: x", "/\u{0085}x", ""] {
+            #expect(AdminRoutes.sameOriginPath(bad) == nil, "\(bad)")
+        }
     }
 
     @Test func sessionsAreFoundByTheirTokenOnly() async {

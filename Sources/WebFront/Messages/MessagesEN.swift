@@ -21,6 +21,7 @@ enum MessagesEN {
         "error.notFound": "Nothing here: {path}",
         "error.badDate": "Dates are YYYY-MM-DD: {value}",
         "error.reply": "roombridged refused: {message}",
+        "error.outcomeUnknown": "Not sure it was recorded: the connection to roombridged broke before it answered. Look at the list below before trying again.",
 
         "page.timeZone": "Times in {zone}",
         "admin.signIn": "Sign in",
@@ -30,6 +31,7 @@ enum MessagesEN {
         "admin.password": "Password",
         "admin.failed": "Wrong name or password.",
         "admin.tooMany": "Too many failed sign-ins; wait a few minutes and try again.",
+        "admin.busy": "Too many sign-ins at once; try again in a moment.",
         "admin.csrf": "This form has expired or did not come from this site; reload the page and try again.",
         "admin.required": "Sign in as an admin to change anything.",
         "admin.none": "No admin accounts are configured (--accounts); see docs/web.md.",
@@ -46,6 +48,7 @@ enum MessagesEN {
         "kiosk.returned": "Returned — thank you",
         "kiosk.returnedDetail": "{device} from {user}",
         "kiosk.armed": "Badge accepted: {user}, now tap a device ({seconds} s)",
+        "kiosk.armedNoCountdown": "Badge accepted: {user}, now tap a device",
         "kiosk.disarmed": "Session ended",
         "kiosk.badgeRequired": "Tap your badge first",
         "kiosk.badgeRequiredDetail": "then tap {device} again",

@@ -20,6 +20,7 @@ enum MessagesJA {
         "error.notFound": "見つかりません: {path}",
         "error.badDate": "日付は YYYY-MM-DD の形式で入力してください: {value}",
         "error.reply": "roombridged が拒否しました: {message}",
+        "error.outcomeUnknown": "記録されたか確認できません: roombridged の応答前に接続が切れました。やり直す前に下の一覧を確認してください。",
 
         "page.timeZone": "時刻は{zone}",
         "admin.signIn": "ログイン",
@@ -29,6 +30,7 @@ enum MessagesJA {
         "admin.password": "パスワード",
         "admin.failed": "ユーザー名またはパスワードが違います。",
         "admin.tooMany": "ログインの失敗が続いたため受け付けを停止しています。数分後にもう一度お試しください。",
+        "admin.busy": "ログインが集中しています。少し待ってからもう一度お試しください。",
         "admin.csrf": "このフォームは期限切れか、このサイトからのものではありません。ページを再読み込みしてやり直してください。",
         "admin.required": "変更するには管理者としてログインしてください。",
         "admin.none": "管理者アカウントが設定されていません（--accounts）。docs/web.md を参照してください。",
@@ -45,6 +47,7 @@ enum MessagesJA {
         "kiosk.returned": "返却しました — ありがとうございます",
         "kiosk.returnedDetail": "{device}（{user} さん）",
         "kiosk.armed": "社員証を確認しました: {user} さん、端末をタッチしてください（残り {seconds} 秒）",
+        "kiosk.armedNoCountdown": "社員証を確認しました: {user} さん、端末をタッチしてください",
         "kiosk.disarmed": "受付を終了しました",
         "kiosk.badgeRequired": "先に社員証をタッチしてください",
         "kiosk.badgeRequiredDetail": "そのあと {device} をもう一度タッチしてください",

@@ -1,0 +1,135 @@
+import Logging
+import Varlink
+
+/// Whether a call may be sent again after its connection broke before the answer came.
+public enum VarlinkCallRetry: Sendable, Hashable {
+    /// A read, or a change that has the same effect when repeated: sent again, once, on a new
+    /// connection whenever the old one broke before the answer.
+    case idempotent
+    /// A change: sent again only when it cannot have reached the service (it was never
+    /// written). When it was written and no answer came, the call fails with
+    /// ``VarlinkClientError/outcomeUnknown(method:)``: the caller must say "not sure it was
+    /// recorded, look before trying again" rather than guess.
+    case notIfSent
+}
+
+/// The rule every long-lived client of a Varlink service follows (roombridge-web,
+/// `roombridgectl watch`): calls on one pipelined connection, opened on first use and opened
+/// again whenever the service closed it — its idle timeout, a restart, a reply too large.
+///
+/// - A connection the service has already closed is never used: the next call connects anew.
+/// - A change (``VarlinkCallRetry/notIfSent``) is not sent on a connection that has been quiet
+///   for ``quietBeforeChange`` or longer, which the service may be closing at that very moment
+///   (its idle timeout); it gets a fresh connection instead, so that the one case where a
+///   change's outcome is unknown stays a real failure and not a timer's race.
+/// - A call whose connection broke is sent again once as its ``VarlinkCallRetry`` allows.
+/// - Streams (`more` calls) get a connection each, see ``subscribe(_:parameters:)``.
+public actor ReconnectingVarlinkClient {
+    public nonisolated let path: String
+    /// How long a connection may have been quiet before a change is sent on a fresh one.
+    public nonisolated let quietBeforeChange: Duration
+    private let logger: Logger
+    private var client: VarlinkClient?
+    private var lastUsed = ContinuousClock.now
+    /// Connections opened so far (for tests and the log).
+    public private(set) var connectionsOpened = 0
+    /// Whether the pooled connection is open now (the service may close it at any time).
+    public var isConnected: Bool { client?.isActive ?? false }
+
+    public init(path: String, quietBeforeChange: Duration = .seconds(1), logger: Logger = Logger(label: "varlink.client")) {
+        self.path = path
+        self.quietBeforeChange = quietBeforeChange
+        self.logger = logger
+    }
+
+    private func connection(for retry: VarlinkCallRetry) async throws -> VarlinkClient {
+        if let client, client.isActive {
+            let quiet = ContinuousClock.now - lastUsed
+            if retry == .idempotent || quiet < quietBeforeChange { return client }
+            // Left to the calls still on it, if any; it closes when the last one lets go.
+            drop(client)
+        }
+        let fresh = try await VarlinkClient.connect(path: path)
+        connectionsOpened += 1
+        if let client, client.isActive { return client }  // another call connected meanwhile
+        client = fresh
+        return fresh
+    }
+
+    private func drop(_ broken: VarlinkClient) {
+        if client === broken { client = nil }
+    }
+
+    /// Calls `method` and returns the reply's parameters, following the rule above.
+    /// - Throws: ``VarlinkError`` (the service's answer), ``VarlinkClientError`` (including
+    ///   ``VarlinkClientError/outcomeUnknown(method:)``), or `CancellationError`.
+    public func call(_ method: String, parameters: VarlinkClient.Parameters = [:],
+                     retry: VarlinkCallRetry) async throws -> VarlinkClient.Parameters {
+        var tries = 0
+        while true {
+            tries += 1
+            let client = try await connection(for: retry)
+            lastUsed = .now
+            do {
+                let reply = try await client.call(method, parameters: parameters)
+                lastUsed = .now
+                return reply
+            } catch let error as VarlinkClientError {
+                drop(client)
+                switch error {
+                case .closedBeforeSending where tries == 1:
+                    logger.debug("\(method) was not sent: the connection had closed; sending it on a new one")
+                case .connectionClosed where retry == .idempotent && tries == 1:
+                    logger.info("the connection to \(path) closed before \(method) was answered; asking again on a new one")
+                case .connectionClosed where retry == .notIfSent:
+                    logger.notice("the connection to \(path) closed after \(method) was sent, before its answer")
+                    throw VarlinkClientError.outcomeUnknown(method: method)
+                default:
+                    throw error
+                }
+            } catch let error as VarlinkError where error.closesConnection {
+                // The service closes the connection after this answer.
+                drop(client)
+                throw error
+            }
+        }
+    }
+
+    /// Calls `method` with Encodable parameters and decodes the reply, following the rule above.
+    public func call<P: Encodable & Sendable, R: Decodable & Sendable>(
+        _ method: String, _ parameters: P, returning type: R.Type, retry: VarlinkCallRetry
+    ) async throws -> R {
+        let reply = try await call(method, parameters: JSONValueEncoder().encodeObject(parameters), retry: retry)
+        do {
+            return try JSONValueDecoder().decode(R.self, from: reply)
+        } catch let error as DecodingError {
+            throw VarlinkClientError.protocolError("reply of \(method): field '\(JSONValueDecoder.fieldPath(of: error))' does not match \(R.self)")
+        }
+    }
+
+    /// Opens a connection of its own for the `more` call `method` and returns it with its
+    /// replies (a stream keeps its connection to itself; closing the client ends it).
+    public nonisolated func subscribe(
+        _ method: String, parameters: VarlinkClient.Parameters = [:]
+    ) async throws -> (VarlinkClient, AsyncThrowingStream<VarlinkClient.Parameters, any Error>) {
+        let watcher = try await VarlinkClient.connect(path: path)
+        return (watcher, watcher.stream(method, parameters: parameters))
+    }
+
+    /// Closes the pooled connection (calls after this connect again).
+    public func close() async {
+        if let client {
+            self.client = nil
+            await client.close()
+        }
+    }
+}
+
+extension VarlinkError {
+    /// The server's answer to a message it cannot frame — over its maximum message size — after
+    /// which it closes the connection (``VarlinkConnectionHandler``'s `channelRead`): an
+    /// `org.varlink.service.InvalidParameter` that names no parameter.
+    public var closesConnection: Bool {
+        name == Self.invalidParameterName && parameters["parameter"]?.stringValue == ""
+    }
+}

@@ -1,0 +1,130 @@
+"""The seams a person at the desk meets first: the kiosk and the admin pages after the daemon has
+closed roombridge-web's quiet connection (socket.idle_timeout), a page that fails and the one
+after it, and a browser that resumes its event stream. The real roombridged with pn532-sim for
+taps, the real roombridge-web, and what a person would see on the screen."""
+import re
+import threading
+import urllib.request
+
+from conftest import eventually
+from test_lending import BADGE, ctl, nfc_lending_daemon
+from test_nfc import device_message, lift, spec
+from test_web import SSE, Client, accounts_file, text_of, web_factory  # noqa: F401 (fixture)
+
+PLACEHOLDER = re.compile(r"\{[A-Za-z]+\}")
+IDLE = "2"  # seconds: the daemon closes a quiet connection after this
+
+
+def closed_idle(d, count):
+    """Waits until the daemon has closed `count` quiet connections in all (its debug log says so)."""
+    eventually(lambda: d.log().count("closing idle connection") >= count, timeout=15,
+               what=f"the daemon to close {count} idle connection(s)")
+    return d.log().count("closing idle connection")
+
+
+def web_connections_closed(d, web):
+    """Makes roombridge-web read from the daemon, then waits until the daemon closed that quiet
+    connection: the next call is the first after a quiet spell longer than the idle timeout."""
+    before = d.log().count("closing idle connection")
+    web.get("/devices")
+    return closed_idle(d, before + 1)
+
+
+def test_the_kiosk_after_a_quiet_spell_shows_the_countdown_and_the_lends_details(daemon_factory, pn532, web_factory):
+    d = nfc_lending_daemon(daemon_factory, pn532, "--socket-idle-timeout", IDLE, "--lending-repeat-window", "0",
+                           "--lending-loan-days", "7")
+    ctl(d, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "tags", "bind", "04A1B2C3D4E5F6", "--device", "D-0042")
+    web = web_factory(d)
+    events = SSE(web)
+    assert events.next()[1] == "snapshot"
+
+    web_connections_closed(d, web)
+    pn532.ctl("place", BADGE)
+    armed = events.until("outcome", lambda m: m["kind"] == "armed")[2]
+    # The session's end was read on a fresh connection: the page counts down to it.
+    assert armed["countdownUntil"], armed
+    assert armed["headline"] == "Badge accepted: Ada Lovelace, now tap a device ({seconds} s)"
+    lift(d, pn532)
+
+    web_connections_closed(d, web)
+    pn532.ctl("place", spec(ndef=device_message("D-0042")))
+    lent = events.until("outcome", lambda m: m["kind"] == "lent")[2]
+    assert re.fullmatch(r"Lent Pixel 7 \(D-0042\) to Ada Lovelace — due \w{3} \d{1,2} \w{3}", lent["headline"]), lent
+    assert not PLACEHOLDER.search(lent["headline"] + (lent.get("detail") or ""))
+    lift(d, pn532)
+    events.close()
+    assert "will reconnect" not in web.log_path.read_text()
+
+
+def test_an_admin_lend_after_a_quiet_spell_is_recorded_once(daemon, web_factory, tmpdir_path):
+    ctl(daemon, "users", "add", "U-0001", "--name", "Ada Lovelace")
+    ctl(daemon, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    daemon.terminate()
+    d = daemon
+    d.args += ["--socket-idle-timeout", IDLE]
+    d.start()
+    web = web_factory(d, "--accounts", str(accounts_file(tmpdir_path)))
+    admin = Client(web)
+    admin.sign_in()
+    page = admin.request("GET", "/rentals")[2]
+
+    web_connections_closed(d, web)
+    status, _, body = admin.request("POST", "/rentals/lend", {"csrf": admin.token(page), "device": "D-0001", "user": "U-0001"})
+    assert status == 303, text_of(body)
+    rentals = ctl(d, "rentals", "--json").stdout
+    assert rentals.count('"D-0001"') == 1, rentals
+    assert "Lent to Ada Lovelace" in text_of(web.get("/devices")[2])
+
+
+def test_a_page_that_fails_does_not_break_the_next_one(daemon, web_factory):
+    """GET /users/NOPE (404) cancelled the user page's other call, and the cancel closed the
+    shared connection: the next page was 503. Now a cancelled call only stops waiting."""
+    ctl(daemon, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    web = web_factory(daemon)
+    failures = []
+
+    def loop_missing_user():
+        for _ in range(60):
+            try:
+                web.get("/users/NOPE", expect=404)
+            except AssertionError as e:  # noqa: PERF203
+                failures.append(str(e))
+    looper = threading.Thread(target=loop_missing_user)
+    looper.start()
+    statuses = []
+    for _ in range(60):
+        req = urllib.request.Request(web.base + "/devices/D-0001")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                statuses.append(r.status)
+        except urllib.error.HTTPError as e:
+            statuses.append(e.code)
+    looper.join()
+    assert statuses == [200] * 60, statuses
+    assert failures == []
+    assert "will reconnect" not in web.log_path.read_text()
+
+
+def test_resuming_browsers_open_no_daemon_connections(daemon, web_factory):
+    """A browser's Last-Event-ID is served from roombridge-web's own ring: a burst of resumes
+    opens no connection to the daemon (each used to open its own Watch)."""
+    ctl(daemon, "users", "add", "U-0001", "--name", "Ada Lovelace")
+    ctl(daemon, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    web = web_factory(daemon)
+    first = SSE(web)
+    seq, kind, _ = first.next()
+    assert kind == "snapshot"
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001")
+    ctl(daemon, "return", "D-0001")
+    last = first.until("outcome", lambda m: m["kind"] == "returned")[0]
+    first.close()
+    opened = daemon.log().count("connection opened")
+    resumes = [SSE(web, last_event_id=seq) for _ in range(40)]
+    for r in resumes:
+        got = [r.next()]
+        while got[-1][0] != last:
+            got.append(r.next())
+        assert "snapshot" not in [e[1] for e in got], got
+        r.close()
+    assert daemon.log().count("connection opened") == opened, "a resume opened a daemon connection"
