@@ -13,6 +13,15 @@ public enum VarlinkCallRetry: Sendable, Hashable {
     case notIfSent
 }
 
+/// What a subscription kept open by ``ReconnectingVarlinkClient/resubscribing(_:parameters:retrying:)`` yields.
+public enum VarlinkSubscriptionEvent: Sendable {
+    /// One reply of the call.
+    case reply(VarlinkClient.Parameters)
+    /// The connection broke, or could not be opened (`error` says why); the call is opened
+    /// again after `retryIn`.
+    case interrupted(any Error, retryIn: Duration)
+}
+
 /// The rule every long-lived client of a Varlink service follows (roombridge-web,
 /// `roombridgectl watch`): calls on one pipelined connection, opened on first use and opened
 /// again whenever the service closed it — its idle timeout, a restart, a reply too large.
@@ -114,6 +123,48 @@ public actor ReconnectingVarlinkClient {
     ) async throws -> (VarlinkClient, AsyncThrowingStream<VarlinkClient.Parameters, any Error>) {
         let watcher = try await VarlinkClient.connect(path: path)
         return (watcher, watcher.stream(method, parameters: parameters))
+    }
+
+    /// Keeps the `more` call `method` open until the iterating task is cancelled: when its
+    /// connection breaks, or cannot be opened, the stream yields ``VarlinkSubscriptionEvent/interrupted(_:retryIn:)``
+    /// and opens the call again after a pause (0.2 s, doubling to 5 s; back to 0.2 s once a
+    /// reply arrived). `parameters` is asked before each opening, so that the caller can resume
+    /// where it was (`Watch(since:)`). An error reply ends the stream by throwing it, unless
+    /// `retrying` says the service will take the call again later (it is shutting down).
+    public nonisolated func resubscribing(
+        _ method: String,
+        parameters: @escaping @Sendable () async -> VarlinkClient.Parameters,
+        retrying: @escaping @Sendable (VarlinkError) -> Bool = { _ in false }
+    ) -> AsyncThrowingStream<VarlinkSubscriptionEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                var pause = Duration.milliseconds(200)
+                while !Task.isCancelled {
+                    var reason: any Error = VarlinkClientError.connectionClosed
+                    do {
+                        let (client, replies) = try await subscribe(method, parameters: await parameters())
+                        defer { Task { await client.close() } }
+                        for try await reply in replies {
+                            pause = .milliseconds(200)
+                            continuation.yield(.reply(reply))
+                        }
+                    } catch let error as VarlinkError where !retrying(error) {
+                        continuation.finish(throwing: error)
+                        return
+                    } catch is CancellationError {
+                        break
+                    } catch {
+                        reason = error
+                    }
+                    if Task.isCancelled { break }
+                    continuation.yield(.interrupted(reason, retryIn: pause))
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(5))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     /// Closes the pooled connection (calls after this connect again).

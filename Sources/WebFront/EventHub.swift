@@ -16,12 +16,16 @@ public enum HubMessage: Sendable, Equatable {
 
 /// Fans roombridged's `io.roombridge.State.Watch` out to any number of browsers.
 ///
-/// roombridge-web keeps ONE Watch connection for the live events, and no browser request opens
-/// another: a browser that reconnects with `Last-Event-ID: n` is given the events after `n`
-/// from the hub's own ring of the last ``replayBuffer`` events (with their facts), then the
-/// live ones, in order. When the hub no longer keeps every event after `n`, the browser gets a
-/// fresh snapshot instead. The hub's own Watch resumes after its connection broke from the
-/// daemon's replay ring (`Watch(since:)`), when the daemon is the same run.
+/// roombridge-web keeps ONE Watch connection for the live events. A browser that reconnects
+/// with `Last-Event-ID: n` is given the events after `n` from the hub's own ring of the last
+/// ``replayBuffer`` events (with their facts), then the live ones, in order. Events older than
+/// the ring (roombridge-web itself was restarted, say) are asked of the daemon's replay ring
+/// (`Watch(since:)`) by ONE backfill at a time, which every browser that waits for old events
+/// shares; when the daemon does not keep them either, the browser gets a fresh snapshot, and
+/// the hub remembers that, so later browsers asking as far back get theirs without asking the
+/// daemon. So browsers never turn into daemon connections: at most the Watch, one backfill and
+/// the calls' pooled connection (docs/web.md). The hub's own Watch resumes after its connection
+/// broke from the daemon's replay ring, when the daemon is the same run.
 public actor EventHub {
     private let link: DaemonLink
     private let logger: Logger
@@ -42,7 +46,15 @@ public actor EventHub {
         let continuation: AsyncStream<HubMessage>.Continuation
         /// Until the browser's first message: the `Last-Event-ID` it came with.
         var resumeAfter: Int?
+        /// While the browser waits for a backfill: the live messages held back from it (what it
+        /// is given when the backfill ends covers them).
+        var held: [HubMessage]? = nil
     }
+    /// The backfill under way, if any (one at a time, shared by every waiting browser).
+    private var backfilling = false
+    /// The daemon run's events up to this one are kept neither here nor by the daemon (a
+    /// backfill found so): a browser resuming at or before it gets a snapshot at once.
+    private var replayFloor = 0
     /// The last events of the current daemon run, oldest first, for browsers that resume.
     private var recent: [(DaemonEvent, OutcomeFacts)] = []
     /// Events the hub keeps for browsers that resume (a few minutes of a busy desk).
@@ -74,34 +86,110 @@ public actor EventHub {
     private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
     /// Gives a new subscriber what it needs first, once the hub knows the daemon's state: the
-    /// events after its `Last-Event-ID` when the hub still keeps all of them, else the snapshot.
+    /// events after its `Last-Event-ID` when the hub keeps all of them, else (once a backfill
+    /// has tried the daemon) the snapshot.
     private func start(_ id: Int) {
         guard let subscriber = subscribers[id] else { return }
-        subscribers[id]?.resumeAfter = nil
         guard linkState == .online, let state else {
+            subscribers[id]?.resumeAfter = nil
             subscriber.continuation.yield(.offline)
             return
         }
         guard let last = subscriber.resumeAfter, last <= state.seq else {
+            subscribers[id]?.resumeAfter = nil
             subscriber.continuation.yield(.snapshot(state))
             return
         }
-        if last == state.seq { return }
-        guard let first = recent.firstIndex(where: { $0.0.seq == last + 1 }) else {
+        if last == state.seq {
+            subscribers[id]?.resumeAfter = nil
+            return
+        }
+        if let first = recent.firstIndex(where: { $0.0.seq == last + 1 }) {
+            subscribers[id]?.resumeAfter = nil
+            for (e, f) in recent[first...] { subscriber.continuation.yield(.event(e, f)) }
+            return
+        }
+        if last <= replayFloor || (recent.first.map { last + 1 > $0.0.seq } ?? false) {
+            subscribers[id]?.resumeAfter = nil
             subscriber.continuation.yield(.snapshot(state))
             return
         }
-        for (e, f) in recent[first...] { subscriber.continuation.yield(.event(e, f)) }
+        // Older than the ring: wait, with the live messages held back, for the shared backfill.
+        if subscribers[id]?.held == nil { subscribers[id]?.held = [] }
+        backfill()
+    }
+
+    /// Asks the daemon once for the events the waiting browsers lack (from the oldest of them
+    /// up to the ring), then starts every waiting browser again.
+    private func backfill() {
+        guard !backfilling, let state else { return }
+        let wanted = subscribers.values.compactMap { $0.held != nil ? $0.resumeAfter : nil }
+        guard let after = wanted.min() else { return }
+        let through = (recent.first?.0.seq).map { $0 - 1 } ?? state.seq
+        guard after < through else { return finishBackfill(after: after, []) }
+        backfilling = true
+        Task {
+            let events = await replay(after: after, through: through)
+            finishBackfill(after: after, events)
+        }
+    }
+
+    private func finishBackfill(after: Int, _ events: [(DaemonEvent, OutcomeFacts)]?) {
+        backfilling = false
+        if let events, !events.isEmpty, events.last.map({ $0.0.seq + 1 == (recent.first?.0.seq ?? $0.0.seq + 1) }) == true {
+            recent.insert(contentsOf: events, at: 0)
+        } else {
+            replayFloor = max(replayFloor, after)
+        }
+        // Started again now, each waiting browser gets what it lacks up to this moment (the ring
+        // holds the live events that came meanwhile, or the snapshot or `offline` is current),
+        // so the messages held back for it are not sent again.
+        for (id, subscriber) in subscribers where subscriber.held != nil {
+            subscribers[id]?.held = nil
+            start(id)
+        }
+        // Keep the ring to its size (what was just served has been handed out).
+        if recent.count > Self.replayBuffer { recent.removeFirst(recent.count - Self.replayBuffer) }
+        backfill()
+    }
+
+    /// The events after `last` through `target`, from the daemon's replay ring, with their
+    /// facts; nil when the daemon no longer keeps them (or cannot be asked).
+    private func replay(after last: Int, through target: Int) async -> [(DaemonEvent, OutcomeFacts)]? {
+        do {
+            let (client, replies) = try await link.watch(since: last)
+            defer { Task { await client.close() } }
+            var events: [(DaemonEvent, OutcomeFacts)] = []
+            for try await parameters in replies {
+                let reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
+                if reply.state != nil { return nil }
+                if let e = reply.event {
+                    if e.seq > target { return events }
+                    events.append((e, await facts(for: e)))
+                    if e.seq >= target { return events }
+                }
+            }
+        } catch {
+            logger.notice("replay after \(last) from roombridged failed: \(error)")
+        }
+        return nil
     }
 
     private func publish(_ message: HubMessage) {
-        for subscriber in subscribers.values { subscriber.continuation.yield(message) }
+        for (id, subscriber) in subscribers {
+            if subscriber.held != nil {
+                subscribers[id]?.held?.append(message)
+            } else {
+                subscriber.continuation.yield(message)
+            }
+        }
     }
 
     private func began(_ snapshot: DaemonState) {
         let waiting = linkState == .starting
         // The ring stays only while it runs up to this snapshot in the same daemon run.
         if snapshot.startedAt != daemonRun || recent.last?.0.seq != snapshot.seq { recent.removeAll() }
+        if snapshot.startedAt != daemonRun { replayFloor = 0 }
         state = snapshot
         daemonRun = snapshot.startedAt
         if let name = snapshot.timeZone, let tz = TimeZone(identifier: name) { zone.withLock { $0 = tz } }
@@ -160,33 +248,34 @@ public actor EventHub {
     /// Keeps the Watch open until the task is cancelled, re-opening it after the daemon goes
     /// away (backing off from 0.2 s to 5 s between attempts).
     public func run() async {
-        var backoff = Duration.milliseconds(200)
-        while !Task.isCancelled {
-            do {
-                let since = await resumePoint()
-                let (client, replies) = try await link.watch(since: since)
-                defer { Task { await client.close() } }
-                for try await parameters in replies {
-                    let reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
+        // The shared client's rule: reopened after the daemon went away, backing off 0.2 s to 5 s.
+        let events = link.client.resubscribing("io.roombridge.State.Watch", parameters: { [self] in
+            await resumePoint().map { ["since": .int(Int64($0))] } ?? [:]
+        }, retrying: { _ in true })
+        do {
+            for try await item in events {
+                switch item {
+                case .interrupted(let error, let retryIn):
+                    logger.notice("Watch of roombridged at \(link.socketPath) ended (\(error)); again in \(retryIn)")
+                    lost()
+                case .reply(let parameters):
+                    guard let reply = try? JSONValueDecoder().decode(WatchReply.self, from: parameters) else {
+                        logger.error("roombridged sent a Watch reply this roombridge-web does not understand; are they the same version?")
+                        continue
+                    }
                     if let s = reply.state {
                         began(s)
-                        backoff = .milliseconds(200)
                         logger.info("watching roombridged at \(link.socketPath) from seq \(s.seq)")
                     } else if let after = reply.resumedAfter {
                         resumed()
-                        backoff = .milliseconds(200)
                         logger.info("watching roombridged at \(link.socketPath) again after seq \(after)")
                     } else if let e = reply.event {
                         received(e, await facts(for: e))
                     }
                 }
-                logger.notice("roombridged ended the Watch")
-            } catch {
-                logger.notice("Watch of roombridged failed: \(error)")
             }
-            lost()
-            try? await Task.sleep(for: backoff)
-            backoff = min(backoff * 2, .seconds(5))
+        } catch {
+            logger.error("Watch of roombridged ended: \(error)")
         }
     }
 

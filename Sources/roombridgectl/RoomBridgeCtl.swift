@@ -1,6 +1,7 @@
 import ArgumentParser
 import Diagnostics
 import Foundation
+import Synchronization
 import RoomBridgeCore
 import Varlink
 import VarlinkNIO
@@ -83,26 +84,71 @@ extension RoomBridgeCtl {
     }
 
     struct Watch: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print events as they happen, one line each, until interrupted.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print events as they happen, one line each, until interrupted.",
+            discussion: """
+                Outlives roombridged's restarts: when the daemon goes away, a line on stderr says so and
+                the watch waits for it to come back, then goes on after the last event it printed when the
+                daemon still has the ones missed meanwhile (else it says it started again).
+                """)
         @OptionGroup var options: GlobalOptions
 
         @Flag(name: .long, help: "Print the whole state first.")
         var state = false
 
+        /// Where the watch has got to: the daemon's run and the last event printed.
+        struct Position: Sendable {
+            var startedAt: JSONValue?
+            var seq: Int64?
+        }
+
         func run() async throws {
-            try await withClient(options) { client in
-                do {
-                    var curtains: [String: CurtainState] = [:]  // each curtain before the next event, to say what changed
-                    for try await reply in client.stream("io.roombridge.State.Watch", parameters: [:]) {
+            let path = options.socket
+            // The first connection reports as every command does (exit status and what to do).
+            try await withClient(options) { _ in }
+            let link = ReconnectingVarlinkClient(path: path)
+            let position = Mutex(Position())
+            let events = link.resubscribing("io.roombridge.State.Watch", parameters: {
+                // Resume only in the same daemon run: a restarted daemon numbers its events from 1 again.
+                let (seq, run) = position.withLock { ($0.seq, $0.startedAt) }
+                guard let seq, let run,
+                      let now = try? await link.call("io.roombridge.State.GetState", retry: .idempotent)["state"]?["startedAt"],
+                      now == run else { return [:] }
+                return ["since": .int(seq)]
+            }, retrying: { $0.name == "io.roombridge.State.ShuttingDown" })
+            var curtains: [String: CurtainState] = [:]  // each curtain before the next event, to say what changed
+            var interrupted = false
+            var first = true
+            do {
+                try await KioskTime.$current.withValue(await KioskTime.of(link)) {
+                    for try await item in events {
+                        let reply: VarlinkClient.Parameters
+                        switch item {
+                        case .interrupted(let error, _):
+                            if !interrupted {
+                                Output.err("roombridgectl: lost roombridged (\(error)); waiting for it to come back (Ctrl-C to stop)\n")
+                            }
+                            interrupted = true
+                            continue
+                        case .reply(let r):
+                            reply = r
+                        }
                         if let snapshot = reply["state"] {
+                            position.withLock { $0 = Position(startedAt: snapshot["startedAt"], seq: snapshot["seq"]?.intValue) }
+                            if interrupted { Output.err("roombridgectl: roombridged is back; it started again, so events in between were not kept\n") }
+                            defer { first = false; interrupted = false }
                             if options.json {
-                                if state { emit(snapshot.serialized()) }
+                                if state && first { emit(snapshot.serialized()) }
                                 continue
                             }
                             let s = try decode(StateSnapshot.self, snapshot)
                             curtains = Dictionary(s.curtains.map { ($0.id ?? "", $0) }, uniquingKeysWith: { $1 })
-                            if state { emit(Render.status(s)) }
+                            if state && first { emit(Render.status(s)) }
+                        } else if reply["resumedAfter"] != nil {
+                            if interrupted { Output.err("roombridgectl: roombridged is back; going on after the last event shown\n") }
+                            interrupted = false
                         } else if let event = reply["event"] {
+                            if let seq = event["seq"]?.intValue { position.withLock { $0.seq = seq } }
                             if options.json { emit(event.serialized()); continue }
                             let e = try decode(Event.self, event)
                             var previous: CurtainState? = nil
@@ -110,10 +156,14 @@ extension RoomBridgeCtl {
                             emit(Render.event(e, previousCurtain: previous))
                         }
                     }
-                } catch let error as VarlinkError {
-                    throw translate(error)
                 }
-                throw CtlError(exit: .protocolError, message: "roombridged ended the stream")
+            } catch let error as VarlinkError {
+                let translated = translate(error)
+                Output.err("roombridgectl: " + translated.message + "\n")
+                throw ExitCode(translated.exit.rawValue)
+            } catch let error as CtlError {
+                Output.err("roombridgectl: " + error.message + "\n")
+                throw ExitCode(error.exit.rawValue)
             }
         }
     }

@@ -7,7 +7,7 @@ import threading
 import urllib.request
 
 from conftest import eventually
-from test_lending import BADGE, ctl, nfc_lending_daemon
+from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
 from test_nfc import device_message, lift, spec
 from test_web import SSE, Client, accounts_file, text_of, web_factory  # noqa: F401 (fixture)
 
@@ -128,3 +128,84 @@ def test_resuming_browsers_open_no_daemon_connections(daemon, web_factory):
         assert "snapshot" not in [e[1] for e in got], got
         r.close()
     assert daemon.log().count("connection opened") == opened, "a resume opened a daemon connection"
+
+
+def test_ctl_watch_outlives_a_quiet_spell_and_a_restart_of_the_daemon(daemon_factory):
+    import subprocess
+    from conftest import binary
+    from test_cli import Lines
+    d = daemon_factory("--socket-idle-timeout", IDLE)
+    ctl(d, "users", "add", "U-0001", "--name", "Ada Lovelace")
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    err_path = d.tmp / "watch.err"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen([binary("roombridgectl"), "watch", "--socket", d.socket_path],
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        out = Lines(proc)
+        # A watch is never a quiet connection: an event after a spell longer than the idle timeout arrives.
+        before = d.log().count("closing idle connection")
+        ctl(d, "devices", "show", "D-0001")  # something for the daemon to close meanwhile
+        closed_idle(d, before + 1)
+        ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")
+        out.wait_for(lambda l: "D-0001" in l and "Ada Lovelace" in l, what="the lend on the watch")
+
+        d.terminate()
+        eventually(lambda: "lost roombridged" in err_path.read_text(), what="watch to say the daemon went away")
+        assert proc.poll() is None, "watch exited when the daemon stopped"
+        d.start(wait=False)
+        eventually(lambda: ctl(d, "status", check=False).returncode == 0, what="the daemon to be back")
+        ctl(d, "return", "D-0001")
+        out.wait_for(lambda l: "D-0001" in l and "eturned" in l, what="the return after the restart on the same watch")
+        assert "roombridged is back" in err_path.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_burst_of_old_resumes_after_a_restart_of_roombridge_web_shares_one_backfill(daemon_factory, web_factory):
+    """roombridge-web restarted keeps no events: browsers that come back with an old
+    Last-Event-ID are served from the daemon's replay ring by one shared backfill, and when the
+    daemon no longer keeps them either, by a snapshot, without a daemon connection each."""
+    import concurrent.futures
+    d = daemon_factory("--state-replay-buffer", "16")
+    ctl(d, "users", "add", "U-0001", "--name", "Ada Lovelace")
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")  # an event before, so that the browser has one to resume after
+    ctl(d, "return", "D-0001")
+    first = web_factory(d)
+    probe = SSE(first)
+    seen = probe.next()[0]
+    probe.close()
+    first.close()
+    ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")
+    ctl(d, "return", "D-0001")
+    latest = ctl_json(d, "status")[0]["seq"]
+    web = web_factory(d)
+    SSE(web).close()  # the hub is up and watching
+    opened = d.log().count("connection opened")
+
+    def resume(last):
+        s = SSE(web, last_event_id=last)
+        got = [s.next()]
+        while got[-1][1] != "snapshot" and got[-1][0] != latest:
+            got.append(s.next())
+        s.close()
+        return got
+    with concurrent.futures.ThreadPoolExecutor(30) as pool:
+        replays = list(pool.map(resume, [seen] * 30))
+    for got in replays:
+        assert [e[0] for e in got] == list(range(seen + 1, latest + 1)), got
+    # One backfill, and the pooled connection for the lend's details.
+    assert d.log().count("connection opened") - opened <= 2
+
+    # Events the daemon no longer keeps: more than its replay ring of 16 since event 1.
+    for _ in range(10):
+        ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")
+        ctl(d, "return", "D-0001")
+    latest = ctl_json(d, "status")[0]["seq"]
+    opened = d.log().count("connection opened")
+    with concurrent.futures.ThreadPoolExecutor(30) as pool:
+        replays = list(pool.map(resume, [1] * 30))
+    assert all(got[-1][1] == "snapshot" for got in replays), replays[0]
+    assert d.log().count("connection opened") - opened <= 1
