@@ -194,7 +194,7 @@ public enum Daemon {
         do {
             server = try await VarlinkServer.bind(
                 service: service,
-                configuration: VarlinkServerConfiguration(
+                configuration: VarlinkServerConfiguration.answeringShutdown(
                     listen: listen,
                     maxMessageSize: config.int("socket.max_message_size"),
                     maxConnections: config.int("socket.max_connections"),
@@ -325,6 +325,21 @@ struct StartupError: Error {
     init(_ exit: DaemonExit, _ message: String) {
         self.exit = exit
         self.message = message
+    }
+}
+
+extension VarlinkServerConfiguration {
+    /// The daemon's socket settings: a call that comes while the daemon stops gets
+    /// `io.roombridge.State.ShuttingDown`, not an end of file.
+    static func answeringShutdown(
+        listen: Listen, maxMessageSize: Int, maxConnections: Int, maxConnectionsPerUser: Int, reservedConnections: Int,
+        stallTimeout: Duration, idleTimeout: Duration, isPrivileged: @escaping @Sendable (PeerCredentials) -> Bool
+    ) -> VarlinkServerConfiguration {
+        var c = VarlinkServerConfiguration(listen: listen, maxMessageSize: maxMessageSize, maxConnections: maxConnections,
+                                           maxConnectionsPerUser: maxConnectionsPerUser, reservedConnections: reservedConnections,
+                                           stallTimeout: stallTimeout, idleTimeout: idleTimeout, isPrivileged: isPrivileged)
+        c.shuttingDownReply = VarlinkError("io.roombridge.State.ShuttingDown")
+        return c
     }
 }
 

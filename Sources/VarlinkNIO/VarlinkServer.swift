@@ -45,6 +45,10 @@ public struct VarlinkServerConfiguration: Sendable {
     public var acceptPeer: (@Sendable (PeerCredentials?) -> Bool)?
     /// Who may use the reserved slots besides root (e.g. members of the authorised group).
     public var isPrivileged: (@Sendable (PeerCredentials) -> Bool)?
+    /// The answer to a call that arrives, or is still waiting its turn, once shutdown has begun
+    /// (e.g. the service's `ShuttingDown` error); nil: such a call gets none and sees the
+    /// connection close.
+    public var shuttingDownReply: VarlinkError?
 
     public init(
         listen: Listen, maxMessageSize: Int = 65536, maxConnections: Int = 128,
@@ -145,6 +149,10 @@ public final class VarlinkServer: Sendable {
     private let finished: EventLoopPromise<Void>
     private let runStarted = Atomic<Bool>(false)
     private let limiter = LogRateLimiter()
+    /// The listen backlog asked for (the kernel caps it at `net.core.somaxconn`, 4096 by
+    /// default): one local user looping connect/close must not keep it full, so that root's
+    /// `roombridgectl status` gets in (its client also retries `EAGAIN`).
+    static let backlog: Int32 = 4096
     /// One ``LoopQueue`` per event loop, made when a connection first lands on it.
     private let loopQueues = Mutex<[ObjectIdentifier: LoopQueue]>([:])
 
@@ -220,7 +228,7 @@ public final class VarlinkServer: Sendable {
             var accepting: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             if getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) == 0, accepting == 0 {
-                guard listen(fd, 128) == 0 else {
+                guard listen(fd, Self.backlog) == 0 else {
                     throw VarlinkServerError.invalidInheritedSocket(fileDescriptor: fd, reason: "listen: \(errnoDescription(errno))")
                 }
             }
@@ -240,7 +248,7 @@ public final class VarlinkServer: Sendable {
             close(fd)
             throw .bindFailed(path: path, reason: errnoDescription(rc))
         }
-        guard listen(fd, 128) == 0 else {
+        guard listen(fd, Self.backlog) == 0 else {
             let code = errno
             close(fd)
             unlink(path)
@@ -365,7 +373,10 @@ public final class VarlinkServer: Sendable {
         guard let channels else { return }
         logger.info("shutting down")
         acceptor.stop()
-        for c in channels where !c.busy || gracePeriod <= .zero { c.channel.close(promise: nil) }
+        // Stop reading: a connection answers the calls it has already read (each gets
+        // `shuttingDownReply` unless it is running), then closes (see `serve`). Without a grace
+        // period everything closes at once.
+        for c in channels { c.channel.close(mode: gracePeriod > .zero ? .input : .all, promise: nil) }
         // Busy connections close themselves once their call has answered (see `connectionLoop`);
         // whatever is still open when the grace period ends is closed here.
         if gracePeriod > .zero, channels.contains(where: \.busy) {
@@ -460,7 +471,15 @@ public final class VarlinkServer: Sendable {
 
     private func serve(channel: any Channel, handler: NIOLoopBound<VarlinkConnectionHandler>, messages: AsyncStream<[UInt8]>,
                        id: UInt64, context: VarlinkCallContext, logger: Logger) async {
-        logger.debug("connection opened")
+        // Anyone who may open the socket can loop connect/close: their lines are rate-limited
+        // per user at every level; root's and the authorised group's are all kept.
+        let trusted = context.peer.map { $0.uid == 0 || configuration.isPrivileged?($0) == true } ?? false
+        let limiter = self.limiter
+        let key = "connection-\(context.peer.map { String($0.uid) } ?? "?")"
+        func note(_ text: String) {
+            if trusted { logger.debug("\(text)") } else { limiter.log(logger, .debug, key: key, text) }
+        }
+        note("connection opened")
         await withTaskGroup(of: Void.self) { group in
             // Ends when the channel closes (hang-up, stall timeout, shutdown) ...
             group.addTask { try? await channel.closeFuture.get() }
@@ -470,10 +489,12 @@ public final class VarlinkServer: Sendable {
             }
             _ = await group.next()
             // Whichever finished first: the other must stop too (a hang-up cancels the handler).
-            channel.close(promise: nil)
+            // Through the loop's queue, after the replies already submitted, so that a final
+            // reply (ShuttingDown) is written before the end of the connection.
+            loopQueue(for: channel.eventLoop).submit(.run { channel.close(promise: nil) })
             group.cancelAll()
         }
-        logger.debug("connection closed")
+        note("connection closed")
     }
 
     /// Answers, in order, the messages the connection's handler could not answer at once.
@@ -496,7 +517,13 @@ public final class VarlinkServer: Sendable {
             try await written.get()
         }
         for await message in messages {
-            guard beginCall(id) else { return }
+            guard beginCall(id) else {
+                // Shutting down: every call already read gets an answer, not an end of file.
+                if let refusal = configuration.shuttingDownReply, let call = try? VarlinkCall(bytes: message), !call.oneway {
+                    try? await send(VarlinkReply(refusal))
+                }
+                continue
+            }
             await service.handle(message: message, context: context, poster: poster, send: send)
             let closeNow = endCall(id)  // shutting down: the call has answered, now close
             // After the call's replies were submitted, so a reply the handler writes at once follows them.
