@@ -33,12 +33,12 @@ enum DatabaseBackend {
     /// cannot be used stops the daemon (exit 73), bad settings too (78); a PostgreSQL server that
     /// does not answer yet is a plain failure, which systemd retries.
     static func open(_ config: DaemonConfig, environment: [String: String], logger: Logger) async throws -> DatabaseBackend {
-        let url = config.string("database.url")
+        let url = config[.databaseURL]
         if url.isEmpty {
             do {
-                let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config.string("database.path"),
+                let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config[.databasePath],
                                                                                    outboxRoutes: OutboxSetup.routes(config)))
-                logger.info("database \(config.string("database.path")) open")
+                logger.info("database \(config[.databasePath]) open")
                 return .sqlite(store)
             } catch let error as StoreOpenError {
                 throw StartupError(.database, "database: \(error)")
@@ -46,7 +46,7 @@ enum DatabaseBackend {
         }
         let configuration: PostgresStoreConfiguration
         do {
-            let password = try Secrets.value(of: "database.password", in: config, environment: environment)
+            let password = try Secrets.value(of: .databasePassword, in: config, environment: environment)
             var c = try PostgresStoreConfiguration(url: url, password: password)
             c.outboxRoutes = OutboxSetup.routes(config)
             configuration = c
@@ -69,7 +69,7 @@ enum DatabaseBackend {
         switch self {
         case .sqlite(let store):
             return StoreService(store: store,
-                                integrityCheckInterval: .milliseconds(Int64(config.double("database.integrity_check_hours") * 3_600_000)),
+                                integrityCheckInterval: .milliseconds(Int64(config[.databaseIntegrityCheckHours] * 3_600_000)),
                                 logger: logger)
         case .postgresql(let store):
             return PostgresStoreService(store: store, state: state, lending: lending)
