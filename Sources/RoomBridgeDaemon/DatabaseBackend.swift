@@ -9,7 +9,8 @@ import ServiceLifecycle
 
 /// The lending database the configuration names: the SQLite file `database.path`, or PostgreSQL
 /// when `database.url` is set (its password from `database.password_file` or the systemd
-/// credential `database.password`, never from the configuration).
+/// credential `database.password`, never from the configuration; with neither, no password:
+/// the server's trust or peer authentication).
 enum DatabaseBackend {
     case sqlite(SQLiteInventoryStore)
     case postgresql(PostgresInventoryStore)
@@ -55,12 +56,19 @@ enum DatabaseBackend {
         }
         do {
             let store = try await PostgresInventoryStore.open(configuration, logger: Logger(label: "roombridged.database"))
-            logger.info("database \(configuration.displayURL) open")
+            logger.info("database \(configuration.displayURL) open (\(Self.authentication(configuration)))")
             return .postgresql(store)
         } catch let error as PostgresOpenError {
             if case .connectFailed = error { throw StartupError(.failure, "database: \(error)") }
             throw StartupError(.database, "database: \(error)")
         }
+    }
+
+    /// How the daemon authenticated to PostgreSQL, for the log: with a password (from `database.password_file` or
+    /// the credential), else without one, which the server accepts only with `trust` or `peer` (a Unix socket
+    /// whose peer is the role's namesake user) in pg_hba.conf.
+    static func authentication(_ configuration: PostgresStoreConfiguration) -> String {
+        configuration.password == nil ? "no password: trust or peer" : "password authentication"
     }
 
     /// The service that keeps the database for the daemon's life and closes it last.
