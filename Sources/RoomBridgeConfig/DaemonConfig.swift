@@ -9,7 +9,9 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
 
 /// The effective configuration: defaults, then the file, then flags.
 public struct DaemonConfig: Sendable, Equatable {
-    public private(set) var values: [String: ConfigValue]
+    /// Every key's value by name: the engine under the typed subscript, the parser and the flags; readers use
+    /// ``subscript(_:)`` with a ``ConfigKey``, the reload ``value(named:)``.
+    private(set) var values: [String: ConfigValue]
     /// The `[curtains.NAME]` tables, sorted by name (empty: the `[curtain]` keys describe one curtain);
     /// see ``CurtainEntry/all(in:)``.
     public internal(set) var curtains: [CurtainEntry] = []
