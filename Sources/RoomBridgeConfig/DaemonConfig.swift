@@ -10,7 +10,7 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
 /// The effective configuration: defaults, then the file, then flags.
 public struct DaemonConfig: Sendable, Equatable {
     /// Every key's value by name: the engine under the typed subscript, the parser and the flags; readers use
-    /// ``subscript(_:)`` with a ``ConfigKey``, the reload ``value(named:)``.
+    /// ``subscript(_:)`` with a ``ConfigKey``; the reload works by name through ``describe(_:)`` and ``adopt(_:from:)``.
     private(set) var values: [String: ConfigValue]
     /// The `[curtains.NAME]` tables, sorted by name (empty: the `[curtain]` keys describe one curtain);
     /// see ``CurtainEntry/all(in:)``.
@@ -35,8 +35,8 @@ public struct DaemonConfig: Sendable, Equatable {
     }
 
     /// The value of the key named `name` (`section.key`), untyped; nil when no key has that name.
-    /// For code that works by name (the reload's report); everything else reads typed keys.
-    public func value(named name: String) -> ConfigValue? { values[name] }
+    /// For this module's code that works by name; everything else reads typed keys.
+    func value(named name: String) -> ConfigValue? { values[name] }
 
     /// Sets the value of the key named `name` as it is (already validated, e.g. taken from another
     /// configuration); throws when no key has that name or the value is of another kind.
