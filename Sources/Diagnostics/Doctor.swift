@@ -57,7 +57,7 @@ public struct Doctor: Sendable {
         var findings: [Finding] = []
         var configFindings: [Finding] = []
         let config = checkConfig(&configFindings)
-        let path = socketPath ?? config?.string("socket.path") ?? "/run/roombridge/roombridge.sock"
+        let path = socketPath ?? config?[.socketPath] ?? "/run/roombridge/roombridge.sock"
         switch await RunningDaemon.ask(path) {
         case .success(let daemon):
             findings = daemon.findings

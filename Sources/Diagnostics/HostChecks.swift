@@ -7,11 +7,11 @@ struct ReaderChecks {
     let host: HostFacts
 
     func run(config: DaemonConfig) -> [Finding] {
-        guard config.bool("nfc.enabled") else {
+        guard config[.nfcEnabled] else {
             return [Finding("reader", "NFC readers", .skipped, "nfc.enabled is false")]
         }
         var out: [Finding] = []
-        let readers = config.strings("nfc.readers")
+        let readers = config[.nfcReaders]
         if readers.isEmpty {
             out.append(Finding("reader", "readers configured", .warning,
                                "nfc.readers is empty: libnfc's own configuration and scan decide",

@@ -8,6 +8,17 @@ public enum ConfigValue: Sendable, Equatable, CustomStringConvertible {
     case bool(Bool)
     case strings([String])
 
+    /// The kind of value this is.
+    public var kind: AnyConfigKey.Kind {
+        switch self {
+        case .string: .string
+        case .int: .int
+        case .double: .double
+        case .bool: .bool
+        case .strings: .strings
+        }
+    }
+
     /// The value as TOML source text.
     public var description: String {
         switch self {

@@ -45,11 +45,11 @@ public struct CurtainEntry: Sendable, Equatable {
     /// The curtains a configuration asks for, sorted by name; none when
     /// `curtain.enabled` is false. Without `[curtains.NAME]` tables, the one curtain of the `[curtain]` keys.
     public static func all(in config: DaemonConfig) -> [CurtainEntry] {
-        guard config.bool("curtain.enabled") else { return [] }
+        guard config[.curtainEnabled] else { return [] }
         if !config.curtains.isEmpty { return config.curtains }
-        let address = config.string("curtain.address")
+        let address = config[.curtainAddress]
         return [CurtainEntry(name: defaultName, address: address.isEmpty ? nil : address,
-                             profile: config.string("curtain.profile"))]
+                             profile: config[.curtainProfile])]
     }
 
     /// Why `name` cannot name a curtain, or nil.
@@ -77,10 +77,11 @@ extension DaemonConfig {
     /// describes (`curtain.address`, `curtain.profile`, the PIN and password keys).
     public func validateCurtains(origin: String) throws(ConfigError) {
         guard !curtains.isEmpty else { return }
-        let single = ["curtain.address", "curtain.profile", "curtain.pin", "curtain.pin_file",
-                      "curtain.password", "curtain.password_file"]
+        let single = [AnyConfigKey(.curtainAddress), AnyConfigKey(.curtainProfile), AnyConfigKey(.curtainPin),
+                      AnyConfigKey(.curtainPinFile), AnyConfigKey(.curtainPassword), AnyConfigKey(.curtainPasswordFile)]
+            .map(\.name)
         let defaults = DaemonConfig()
-        if let mixed = single.first(where: { self[$0] != defaults[$0] }) {
+        if let mixed = single.first(where: { value(named: $0) != defaults.value(named: $0) }) {
             let leaf = mixed.dropFirst("curtain.".count)
             throw ConfigError("\(origin): \(mixed) describes the single curtain, but [curtains.NAME] tables are given; "
                               + "move it into each curtain's table (\(leaf == "pin" || leaf == "password" ? "\(leaf)_file" : leaf) = …)")

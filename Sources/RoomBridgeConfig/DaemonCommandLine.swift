@@ -2,7 +2,7 @@ import Foundation
 
 extension DaemonConfig {
     /// Applies one command-line flag's value.
-    public mutating func apply(flag key: ConfigKey, value text: String, replacing: Bool) throws(ConfigError) {
+    public mutating func apply(flag key: AnyConfigKey, value text: String, replacing: Bool) throws(ConfigError) {
         let origin = "flag \(key.flag)"
         let value: ConfigValue
         switch key.kind {
@@ -21,7 +21,8 @@ extension DaemonConfig {
             default: throw ConfigError("\(origin): \(key.name) must be true or false, got \"\(text)\"")
             }
         case .strings:
-            let existing = replacing ? [] : strings(key.name)
+            var existing: [String] = []
+            if !replacing, case .strings(let current)? = values[key.name] { existing = current }
             value = .strings(existing + [text])
         }
         try set(key, value, origin: origin)

@@ -9,7 +9,9 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
 
 /// The effective configuration: defaults, then the file, then flags.
 public struct DaemonConfig: Sendable, Equatable {
-    public private(set) var values: [String: ConfigValue]
+    /// Every key's value by name: the engine under the typed subscript, the parser and the flags; readers use
+    /// ``subscript(_:)`` with a ``ConfigKey``; the reload works by name through ``describe(_:)`` and ``adopt(_:from:)``.
+    private(set) var values: [String: ConfigValue]
     /// The `[curtains.NAME]` tables, sorted by name (empty: the `[curtain]` keys describe one curtain);
     /// see ``CurtainEntry/all(in:)``.
     public internal(set) var curtains: [CurtainEntry] = []
@@ -21,53 +23,48 @@ public struct DaemonConfig: Sendable, Equatable {
         values = Dictionary(uniqueKeysWithValues: configKeys.map { ($0.name, $0.defaultValue) })
     }
 
-    public subscript(key: String) -> ConfigValue {
-        guard let v = values[key] else { preconditionFailure("unknown config key \(key)") }
-        return v
+    /// A key's value: the file's or a flag's, else the key's default. Every declared key has one, so a
+    /// read cannot fail; a key that is not declared does not compile (``ConfigKey``).
+    public subscript<Value>(key: ConfigKey<Value>) -> Value {
+        values[key.name].flatMap(Value.init(configValue:)) ?? key.defaultValue
     }
 
-    public func string(_ key: String) -> String {
-        if case .string(let s) = self[key] { return s }
-        preconditionFailure("\(key) is not a string")
+    /// Sets one key's value, checked as a value from the file would be.
+    public mutating func set<Value>(_ key: ConfigKey<Value>, to value: Value) throws(ConfigError) {
+        try set(key.erased, value.configValue, origin: "set")
     }
 
-    public func int(_ key: String) -> Int {
-        if case .int(let i) = self[key] { return i }
-        preconditionFailure("\(key) is not an int")
+    /// The value of the key named `name` (`section.key`), untyped; nil when no key has that name.
+    /// For this module's code that works by name; everything else reads typed keys.
+    func value(named name: String) -> ConfigValue? { values[name] }
+
+    /// Sets the value of the key named `name` as it is (already validated, e.g. taken from another
+    /// configuration); throws when no key has that name or the value is of another kind.
+    public mutating func replace(_ name: String, with value: ConfigValue) throws(ConfigError) {
+        guard let key = configKeys.first(where: { $0.name == name }) else { throw ConfigError("unknown config key \(name)") }
+        guard value.kind == key.kind else { throw ConfigError("\(name) must be \(key.kind.article)") }
+        values[name] = value
     }
 
-    public func double(_ key: String) -> Double {
-        if case .double(let d) = self[key] { return d }
-        preconditionFailure("\(key) is not a double")
+    /// A key's value as TOML text, for the log; `curtains` (the list of `[curtains.NAME]` tables) and
+    /// `outbox.targets` as their names. Throws when no key has that name.
+    public func describe(_ name: String) throws(ConfigError) -> String {
+        if name == "outbox.targets" { return "[" + outboxTargets.map(\.name).joined(separator: ", ") + "]" }
+        if name == "curtains" { return "[" + curtains.map(\.name).joined(separator: ", ") + "]" }
+        guard let value = values[name] else { throw ConfigError("unknown config key \(name)") }
+        return "\(value)"
     }
 
-    public func bool(_ key: String) -> Bool {
-        if case .bool(let b) = self[key] { return b }
-        preconditionFailure("\(key) is not a bool")
-    }
-
-    public func strings(_ key: String) -> [String] {
-        if case .strings(let a) = self[key] { return a }
-        preconditionFailure("\(key) is not a list")
-    }
-
-    /// Sets one key's value as it is (already validated, e.g. taken from another configuration).
-    public mutating func replace(_ key: String, with value: ConfigValue) {
-        precondition(values[key] != nil, "unknown config key \(key)")
-        values[key] = value
-    }
-
-    /// A key's value as TOML text, for the log; `curtains` (the list of `[curtains.NAME]` tables) as its names.
-    public func describe(_ key: String) -> String {
-        if key == "outbox.targets" { return "[" + outboxTargets.map(\.name).joined(separator: ", ") + "]" }
-        return key == "curtains" ? "[" + curtains.map(\.name).joined(separator: ", ") + "]" : "\(self[key])"
-    }
-
-    /// Takes one key's value (or with `curtains` the curtain list) from `other`.
-    public mutating func adopt(_ key: String, from other: DaemonConfig) {
-        if key == "curtains" { curtains = other.curtains } else if key == "outbox.targets" {
-            outboxTargets = other.outboxTargets
-        } else { replace(key, with: other[key]) }
+    /// Takes one key's value (or with `curtains` the curtain list, with `outbox.targets` the targets) from
+    /// `other`. Throws when no key has that name.
+    public mutating func adopt(_ name: String, from other: DaemonConfig) throws(ConfigError) {
+        switch name {
+        case "curtains": curtains = other.curtains
+        case "outbox.targets": outboxTargets = other.outboxTargets
+        default:
+            guard let value = other.values[name] else { throw ConfigError("unknown config key \(name)") }
+            try replace(name, with: value)
+        }
     }
 
     /// The kiosk's time zone (`lending.time_zone`), else the system's (`TZ`, `/etc/localtime`).
@@ -78,7 +75,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// The name of ``kioskTimeZone`` as people know it: `lending.time_zone` as written, else the
     /// system zone's (``systemTimeZoneName(environment:localtime:)``).
     public var kioskTimeZoneName: String {
-        string("lending.time_zone").isEmpty ? Self.systemTimeZoneName() : string("lending.time_zone")
+        self[.lendingTimeZone].isEmpty ? Self.systemTimeZoneName() : self[.lendingTimeZone]
     }
 
     /// The system's time zone name as Foundation finds it (`TZ`, else the zone `/etc/localtime`
@@ -116,7 +113,7 @@ public struct DaemonConfig: Sendable, Equatable {
             || (key.hasPrefix("curtain.") && key != "curtain.enabled") || key == "curtains"
     }
 
-    mutating func set(_ key: ConfigKey, _ value: ConfigValue, origin: String) throws(ConfigError) {
+    mutating func set(_ key: AnyConfigKey, _ value: ConfigValue, origin: String) throws(ConfigError) {
         if let problem = key.validate(value) {
             throw ConfigError("\(origin): \(key.name) \(problem)")
         }
@@ -133,7 +130,7 @@ public struct DaemonConfig: Sendable, Equatable {
                 out += "\n[\(section)]\n"
             }
             out += "# \(key.help)\n"
-            out += "\(key.leaf) = \(self[key.name])\n"
+            out += "\(key.leaf) = \(values[key.name] ?? key.defaultValue)\n"
         }
         for entry in curtains {
             out += "\n[curtains.\(entry.name)]\n"

@@ -89,12 +89,12 @@ extension Secrets {
     /// The HMAC secret of an outbox target: its `secret_file`, else the systemd credential
     /// `outbox.targets.NAME.secret`; nil: requests are not signed.
     public static func secret(of target: OutboxTargetEntry, environment: [String: String]) throws(ConfigError) -> String? {
-        try value(file: target.secretFile, credential: "outbox.targets.\(target.name).secret", environment: environment)
+        try value(of: .secret(of: target), in: DaemonConfig(), environment: environment)
     }
 
     /// The bearer token of an outbox target: its `token_file`, else the systemd credential
     /// `outbox.targets.NAME.token`; nil: no `Authorization` header.
     public static func token(of target: OutboxTargetEntry, environment: [String: String]) throws(ConfigError) -> String? {
-        try value(file: target.tokenFile, credential: "outbox.targets.\(target.name).token", environment: environment)
+        try value(of: .token(of: target), in: DaemonConfig(), environment: environment)
     }
 }

@@ -21,7 +21,7 @@ public struct ReaderEntry: Sendable, Equatable {
 
     /// The configured readers; none configured means one reader that libnfc chooses.
     public static func all(in config: DaemonConfig) -> [ReaderEntry] {
-        let entries = config.strings("nfc.readers")
+        let entries = config[.nfcReaders]
         return entries.isEmpty ? [ReaderEntry(name: "reader", connstring: nil)] : entries.map(ReaderEntry.init(parsing:))
     }
 }

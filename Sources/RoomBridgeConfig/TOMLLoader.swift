@@ -148,7 +148,7 @@ extension DaemonConfig {
         outboxTargets = entries
     }
 
-    private static func convert(_ raw: any TOMLValueConvertible, to kind: ConfigKey.Kind) -> ConfigValue? {
+    private static func convert(_ raw: any TOMLValueConvertible, to kind: AnyConfigKey.Kind) -> ConfigValue? {
         switch kind {
         case .string:
             return raw.type == .string ? raw.string.map(ConfigValue.string) : nil
@@ -178,7 +178,7 @@ extension DaemonConfig {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("[") {
                 let name = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] \t"))
-                current = name.split(separator: "#")[0].trimmingCharacters(in: .whitespaces)
+                current = String(name.prefix { $0 != "#" }).trimmingCharacters(in: .whitespaces)
                 if section == nil && current == key { return index + 1 }
                 continue
             }

@@ -7,7 +7,7 @@ struct EventRing: Sendable {
     private var head = 0
 
     init(capacity: Int) {
-        precondition(capacity > 0, "capacity must be positive")
+        precondition(capacity > 0, "capacity must be positive")  // invariant: SystemState checks it first
         self.capacity = capacity
         storage.reserveCapacity(min(capacity, 4096))
     }

@@ -218,6 +218,8 @@ public actor SystemState {
     ///     is configured. ``declareCurtains(_:)`` replaces it with the configured list.
     public init(bufferLimit: Int = 1024, replayLimit: Int = 1024, curtain: CurtainState = CurtainState(),
                 timeZone: String = "UTC", now: @escaping @Sendable () -> Date = { Date() }) {
+        // Invariants of the caller: the daemon passes state.subscriber_buffer and state.replay_buffer, which
+        // the configuration accepts only when positive (ConfigKeys.swift).
         precondition(bufferLimit > 0, "bufferLimit must be positive")
         precondition(replayLimit > 0, "replayLimit must be positive")
         self.now = now

@@ -21,8 +21,8 @@ struct CurtainSettings: Sendable, Equatable {
     static func all(in config: DaemonConfig, environment: [String: String]) throws(ConfigError) -> [CurtainSettings] {
         var out: [CurtainSettings] = []
         for entry in CurtainEntry.all(in: config) {
-            out.append(CurtainSettings(entry: entry, adapter: config.string("curtain.adapter"),
-                                       notify: config.string("curtain.notify"),
+            out.append(CurtainSettings(entry: entry, adapter: config[.curtainAdapter],
+                                       notify: config[.curtainNotify],
                                        password: try Secrets.password(of: entry, in: config, environment: environment),
                                        pin: try Secrets.pin(of: entry, in: config, environment: environment)))
         }

@@ -67,7 +67,7 @@ public enum Daemon {
             return DaemonExit.ok.rawValue
         }
 
-        let levels = LogLevelBox(Logger.Level(configName: config.string("log.level")) ?? .info)
+        let levels = LogLevelBox(Logger.Level(configName: config[.logLevel]) ?? .info)
         let journal = JournalAwareLogHandler.stderrIsJournal(environment: environment)
         LoggingSystem.bootstrap { label in
             JournalAwareLogHandler(label: label, levels: levels, journal: journal)
@@ -93,10 +93,10 @@ public enum Daemon {
     static func setup(_ config: DaemonConfig, configPath: String?) -> DaemonSetup {
         // The single curtain's address, or with [curtains.NAME] tables the first one's (State has them all).
         let address = CurtainEntry.all(in: config).first?.address ?? ""
-        let url = config.string("database.url")
-        return DaemonSetup(configPath: configPath, databasePath: url.isEmpty ? config.string("database.path") : url,
-                           socketPath: config.string("socket.path"), nfcEnabled: config.bool("nfc.enabled"),
-                           nfcReaders: config.strings("nfc.readers"), curtainEnabled: config.bool("curtain.enabled"),
+        let url = config[.databaseURL]
+        return DaemonSetup(configPath: configPath, databasePath: url.isEmpty ? config[.databasePath] : url,
+                           socketPath: config[.socketPath], nfcEnabled: config[.nfcEnabled],
+                           nfcReaders: config[.nfcReaders], curtainEnabled: config[.curtainEnabled],
                            curtainAddress: address.isEmpty ? nil : address)
     }
 
@@ -106,9 +106,9 @@ public enum Daemon {
         // SIGHUP reloads the configuration (see ReloadService); trapped before anything is
         // bound, so that a SIGHUP right after READY=1 never takes the default action (exit).
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        let curtainEnabled = config.bool("curtain.enabled")
+        let curtainEnabled = config[.curtainEnabled]
         let kioskZone = config.kioskTimeZoneName  // a name: a TimeZone is made where times are computed
-        let state = SystemState(bufferLimit: config.int("state.subscriber_buffer"), replayLimit: config.int("state.replay_buffer"),
+        let state = SystemState(bufferLimit: config[.stateSubscriberBuffer], replayLimit: config[.stateReplayBuffer],
                                 curtain: CurtainState(connection: .disabled), timeZone: kioskZone)
         let curtainSettings: [CurtainSettings]
         do {
@@ -134,18 +134,18 @@ public enum Daemon {
 
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
-        if config.bool("nfc.enabled") {
+        if config[.nfcEnabled] {
             let readers = ReaderEntry.all(in: config)
             await state.declareReaders(readers.map(\.name))  // so READY's status line names them
-            let modulations = config.strings("nfc.modulations").compactMap(PollModulation.init(rawValue:))
+            let modulations = config[.nfcModulations].compactMap(PollModulation.init(rawValue:))
             let service = NFCReaderService(readers: readers.map { ReaderConfiguration(connstring: $0.connstring, modulations: modulations) },
                                            logger: Logger(label: "roombridged.nfc"))
             nfc = (readers, service, TagRegistrar(nfc: service, store: store, state: state, logger: Logger(label: "roombridged.tags")))
         }
 
-        let authGroup = config.string("auth.group")
+        let authGroup = config[.authGroup]
         let authorizer = Authorizer(groupName: authGroup, gid: GroupDirectory.gid(named: authGroup),
-                                    actorUsers: Set(config.strings("auth.actor_users")), userName: UserDirectory.name(uid:))
+                                    actorUsers: Set(config[.authActorUsers]), userName: UserDirectory.name(uid:))
         if authorizer.gid == nil {
             logger.warning("auth.group \(authGroup) does not exist: only root may call methods that change things; create it with: groupadd --system \(authGroup)")
         }
@@ -180,7 +180,7 @@ public enum Daemon {
         if let activated = VarlinkServerConfiguration.Listen.systemdActivatedSocket() {
             listen = activated
         } else {
-            let groupName = config.string("socket.group")
+            let groupName = config[.socketGroup]
             var gid: UInt32? = nil
             if !groupName.isEmpty {
                 gid = GroupDirectory.gid(named: groupName)
@@ -188,7 +188,7 @@ public enum Daemon {
                     logger.warning("socket.group \(groupName) does not exist; the socket keeps the daemon's group. Create it with: groupadd --system \(groupName)")
                 }
             }
-            listen = .path(config.string("socket.path"), mode: UInt32(config.string("socket.mode"), radix: 8) ?? 0o660, group: gid)
+            listen = .path(config[.socketPath], mode: UInt32(config[.socketMode], radix: 8) ?? 0o660, group: gid)
         }
         let server: VarlinkServer
         do {
@@ -196,12 +196,12 @@ public enum Daemon {
                 service: service,
                 configuration: VarlinkServerConfiguration.answeringShutdown(
                     listen: listen,
-                    maxMessageSize: config.int("socket.max_message_size"),
-                    maxConnections: config.int("socket.max_connections"),
-                    maxConnectionsPerUser: config.int("socket.max_connections_per_user"),
-                    reservedConnections: config.int("socket.reserved_connections"),
-                    stallTimeout: .milliseconds(Int64(config.double("socket.stall_timeout") * 1000)),
-                    idleTimeout: .milliseconds(Int64(config.double("socket.idle_timeout") * 1000)),
+                    maxMessageSize: config[.socketMaxMessageSize],
+                    maxConnections: config[.socketMaxConnections],
+                    maxConnectionsPerUser: config[.socketMaxConnectionsPerUser],
+                    reservedConnections: config[.socketReservedConnections],
+                    stallTimeout: .milliseconds(Int64(config[.socketStallTimeout] * 1000)),
+                    idleTimeout: .milliseconds(Int64(config[.socketIdleTimeout] * 1000)),
                     isPrivileged: { authorizer.allows($0) }),
                 logger: Logger(label: "roombridged.varlink"))
         } catch let error as VarlinkServerError {
@@ -230,8 +230,8 @@ public enum Daemon {
                                                 logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
-        let digestAt = ReminderSchedule.secondsOfDay(config.string("reminders.digest_at"))
-        let dueNoticeAt = ReminderSchedule.secondsOfDay(config.string("reminders.due_notice_at"))
+        let digestAt = ReminderSchedule.secondsOfDay(config[.remindersDigestAt])
+        let dueNoticeAt = ReminderSchedule.secondsOfDay(config[.remindersDueNoticeAt])
         if digestAt != nil || dueNoticeAt != nil {
             let reminders = ReminderSchedule(digestAt: digestAt, dueNoticeAt: dueNoticeAt, timeZone: config.kioskTimeZone)
             // Runs without targets too, writing nothing, so that targets added by a reload get reminders.
@@ -253,7 +253,7 @@ public enum Daemon {
             },
             notifier: SystemdNotifier(environment: environment),
             apply: { [bridge] new, changed in
-                if let level = Logger.Level(configName: new.string("log.level")) { levels.level = level }
+                if let level = Logger.Level(configName: new[.logLevel]) { levels.level = level }
                 let settings = lendingSettings(new)
                 await lending.reconfigure(policy: settings.policy, location: settings.location)
                 if changed.contains("nfc.readers") { await bridge?.reconfigure(ReaderEntry.all(in: new)) }
@@ -287,12 +287,12 @@ public enum Daemon {
 
     /// The lending policy and location a configuration asks for.
     static func lendingSettings(_ config: DaemonConfig) -> (policy: LendingPolicy, location: String) {
-        let loanDays = config.int("lending.loan_days")
-        let limit = config.int("lending.max_active_per_user")
-        let location = config.string("lending.location").isEmpty ? ProcessInfo.processInfo.hostName : config.string("lending.location")
-        return (LendingPolicy(armDuration: TimeInterval(config.int("lending.arm_seconds")),
+        let loanDays = config[.lendingLoanDays]
+        let limit = config[.lendingMaxActivePerUser]
+        let location = config[.lendingLocation].isEmpty ? ProcessInfo.processInfo.hostName : config[.lendingLocation]
+        return (LendingPolicy(armDuration: TimeInterval(config[.lendingArmSeconds]),
                               defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil,
-                              repeatWindow: config.double("lending.repeat_window"),
+                              repeatWindow: config[.lendingRepeatWindow],
                               maxActivePerUser: limit > 0 ? limit : nil),
                 location)
     }

@@ -9,7 +9,8 @@ import ServiceLifecycle
 
 /// The lending database the configuration names: the SQLite file `database.path`, or PostgreSQL
 /// when `database.url` is set (its password from `database.password_file` or the systemd
-/// credential `database.password`, never from the configuration).
+/// credential `database.password`, never from the configuration; with neither, no password:
+/// the server's trust or peer authentication).
 enum DatabaseBackend {
     case sqlite(SQLiteInventoryStore)
     case postgresql(PostgresInventoryStore)
@@ -33,12 +34,12 @@ enum DatabaseBackend {
     /// cannot be used stops the daemon (exit 73), bad settings too (78); a PostgreSQL server that
     /// does not answer yet is a plain failure, which systemd retries.
     static func open(_ config: DaemonConfig, environment: [String: String], logger: Logger) async throws -> DatabaseBackend {
-        let url = config.string("database.url")
+        let url = config[.databaseURL]
         if url.isEmpty {
             do {
-                let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config.string("database.path"),
+                let store = try await SQLiteInventoryStore.open(StoreConfiguration(path: config[.databasePath],
                                                                                    outboxRoutes: OutboxSetup.routes(config)))
-                logger.info("database \(config.string("database.path")) open")
+                logger.info("database \(config[.databasePath]) open")
                 return .sqlite(store)
             } catch let error as StoreOpenError {
                 throw StartupError(.database, "database: \(error)")
@@ -46,7 +47,7 @@ enum DatabaseBackend {
         }
         let configuration: PostgresStoreConfiguration
         do {
-            let password = try Secrets.value(of: "database.password", in: config, environment: environment)
+            let password = try Secrets.value(of: .databasePassword, in: config, environment: environment)
             var c = try PostgresStoreConfiguration(url: url, password: password)
             c.outboxRoutes = OutboxSetup.routes(config)
             configuration = c
@@ -55,12 +56,19 @@ enum DatabaseBackend {
         }
         do {
             let store = try await PostgresInventoryStore.open(configuration, logger: Logger(label: "roombridged.database"))
-            logger.info("database \(configuration.displayURL) open")
+            logger.info("database \(configuration.displayURL) open (\(Self.authentication(configuration)))")
             return .postgresql(store)
         } catch let error as PostgresOpenError {
             if case .connectFailed = error { throw StartupError(.failure, "database: \(error)") }
             throw StartupError(.database, "database: \(error)")
         }
+    }
+
+    /// How the daemon authenticated to PostgreSQL, for the log: with a password (from `database.password_file` or
+    /// the credential), else without one, which the server accepts only with `trust` or `peer` (a Unix socket
+    /// whose peer is the role's namesake user) in pg_hba.conf.
+    static func authentication(_ configuration: PostgresStoreConfiguration) -> String {
+        configuration.password == nil ? "no password: trust or peer" : "password authentication"
     }
 
     /// The service that keeps the database for the daemon's life and closes it last.
@@ -69,7 +77,7 @@ enum DatabaseBackend {
         switch self {
         case .sqlite(let store):
             return StoreService(store: store,
-                                integrityCheckInterval: .milliseconds(Int64(config.double("database.integrity_check_hours") * 3_600_000)),
+                                integrityCheckInterval: .milliseconds(Int64(config[.databaseIntegrityCheckHours] * 3_600_000)),
                                 logger: logger)
         case .postgresql(let store):
             return PostgresStoreService(store: store, state: state, lending: lending)

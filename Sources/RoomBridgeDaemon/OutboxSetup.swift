@@ -30,12 +30,12 @@ enum OutboxSetup {
     }
 
     static func settings(_ config: DaemonConfig) -> OutboxDelivery.Settings {
-        func duration(_ key: String) -> Duration { .milliseconds(Int64(config.double(key) * 1000)) }
+        func duration(_ key: ConfigKey<Double>) -> Duration { .milliseconds(Int64(config[key] * 1000)) }
         return OutboxDelivery.Settings(
-            backoff: OutboxBackoff(base: duration("outbox.retry_base"), cap: duration("outbox.retry_max")),
-            pollInterval: duration("outbox.poll_interval"),
-            retention: .seconds(Int64(config.int("outbox.retention_days")) * 86400),
-            failingAlert: duration("outbox.failing_alert"))
+            backoff: OutboxBackoff(base: duration(.outboxRetryBase), cap: duration(.outboxRetryMax)),
+            pollInterval: duration(.outboxPollInterval),
+            retention: .seconds(Int64(config[.outboxRetentionDays]) * 86400),
+            failingAlert: duration(.outboxFailingAlert))
     }
 
     /// A target's trouble as the `outbox` event of watch.

@@ -25,19 +25,19 @@ struct PresenceService: Service {
 
     /// The service for `config`, or nil when no region is configured (presence stays off).
     static func configured(_ config: DaemonConfig, state: SystemState) -> PresenceService? {
-        let regions = config.strings("presence.regions").compactMap { try? Region(parsing: $0) }
+        let regions = config[.presenceRegions].compactMap { try? Region(parsing: $0) }
         guard !regions.isEmpty else { return nil }
         let settings = PresenceSettings(
-            exitAfter: .milliseconds(Int64(config.double("presence.exit_after") * 1000)),
-            rssiWindow: .milliseconds(Int64(config.double("presence.rssi_window") * 1000)),
-            distance: DistanceModel(a: config.double("presence.distance_a"), b: config.double("presence.distance_b"),
-                                    c: config.double("presence.distance_c")))
-        let adapter = [config.string("presence.adapter"), config.string("curtain.adapter")].first { !$0.isEmpty }
-        let place = config.string("presence.default_place")
+            exitAfter: .milliseconds(Int64(config[.presenceExitAfter] * 1000)),
+            rssiWindow: .milliseconds(Int64(config[.presenceRSSIWindow] * 1000)),
+            distance: DistanceModel(a: config[.presenceDistanceA], b: config[.presenceDistanceB],
+                                    c: config[.presenceDistanceC]))
+        let adapter = [config[.presenceAdapter], config[.curtainAdapter]].first { !$0.isEmpty }
+        let place = config[.presenceDefaultPlace]
         return PresenceService(state: state,
                                configuration: PresenceScannerConfiguration(regions: regions, settings: settings,
                                                                            adapterName: adapter),
-                               defaultPlace: place.isEmpty ? nil : place, history: config.bool("presence.history"),
+                               defaultPlace: place.isEmpty ? nil : place, history: config[.presenceHistory],
                                logger: Logger(label: "roombridged.presence"))
     }
 

@@ -44,9 +44,9 @@ struct ReloadService: Service {
         }
     }
 
-    /// Keys whose values never go into the log (the curtain's password and PIN).
+    /// Keys whose values never go into the log: the plain keys of secrets (the curtain's password and PIN).
     static func isSecret(_ key: String) -> Bool {
-        key == "curtain.password" || key == "curtain.pin"
+        SecretKey.all.contains { $0.plainKey?.name == key }
     }
 
     /// Applies the configuration file's current contents; returns the configuration now in effect.
@@ -68,7 +68,9 @@ struct ReloadService: Service {
             logger.notice("SIGHUP: configuration reloaded; nothing changed")
         } else {
             let describe = { (keys: [String]) in
-                keys.map { "\($0) = \(Self.isSecret($0) ? "(not shown)" : new.describe($0))" }.joined(separator: ", ")
+                keys.map { key in
+                    "\(key) = \(Self.isSecret(key) ? "(not shown)" : (try? new.describe(key)) ?? "(unknown key)")"
+                }.joined(separator: ", ")
             }
             let later = restart.isEmpty ? "" : "; needs a restart to take effect: \(describe(restart))"
             logger.notice("SIGHUP: configuration reloaded; applied: \(applied.isEmpty ? "nothing" : describe(applied))\(later)")
@@ -76,7 +78,13 @@ struct ReloadService: Service {
         // Keys that need a restart keep their running values, so that they are reported again
         // at the next reload until the daemon is restarted.
         var effective = current
-        for key in applied { effective.adopt(key, from: new) }
+        for key in applied {
+            do throws(ConfigError) {
+                try effective.adopt(key, from: new)
+            } catch {
+                logger.error("SIGHUP: \(key) keeps its running value: \(error)")
+            }
+        }
         return effective
     }
 }

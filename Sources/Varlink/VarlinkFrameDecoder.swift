@@ -25,6 +25,7 @@ public struct VarlinkFrameDecoder: Sendable {
     private var scanIndex = 0
 
     public init(maxMessageSize: Int = 65536) {
+        // Invariant of the caller: socket.max_message_size is accepted only when positive (ConfigKeys.swift).
         precondition(maxMessageSize > 0)
         self.maxMessageSize = maxMessageSize
     }

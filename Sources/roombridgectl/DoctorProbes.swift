@@ -24,7 +24,7 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 /// libnfc sees a reader (a scan; roombridged is not running, so nothing holds the device).
 struct ReaderProbe: DoctorProbe {
     func run(config: DaemonConfig?, host: HostFacts) async -> [Finding] {
-        guard let config, config.bool("nfc.enabled") else { return [] }
+        guard let config, config[.nfcEnabled] else { return [] }
         // libnfc prints its own errors on stderr, e.g. "Unable to find USB busses" from
         // usbbus_prepare() (libnfc/buses/usbbus.c) on a machine without usbfs. nfc_init's
         // nfc_context_new() (libnfc/nfc-internal.c) takes the log level from LIBNFC_LOG_LEVEL and
@@ -43,15 +43,15 @@ struct ReaderProbe: DoctorProbe {
 /// Kernel Bluetooth (libbluetooth), then bluetoothd, the adapter and the curtain on the system bus.
 struct BluetoothProbe: DoctorProbe {
     func run(config: DaemonConfig?, host: HostFacts) async -> [Finding] {
-        if let config, !config.bool("curtain.enabled") {
+        if let config, !config[.curtainEnabled] {
             return [Finding("bluetooth", "curtain", .skipped, "curtain.enabled is false")]
         }
         let findings = await offPool { BluetoothKernelProbe.findings() }
         var checks: [BluetoothCheck] = []
         do {
             let bus = try await DBusConnection.open(.system)
-            let address = config?.string("curtain.address") ?? ""
-            let adapter = config?.string("curtain.adapter") ?? ""
+            let address = config?[.curtainAddress] ?? ""
+            let adapter = config?[.curtainAdapter] ?? ""
             checks += await BluetoothDiagnostics.blueZChecks(bus: bus, adapterName: adapter.isEmpty ? nil : adapter,
                                                              deviceAddress: address.isEmpty ? nil : address)
             await bus.close()
@@ -75,7 +75,7 @@ struct BluetoothProbe: DoctorProbe {
 struct DatabaseProbe: DoctorProbe {
     func run(config: DaemonConfig?, host: HostFacts) async -> [Finding] {
         guard let config else { return [] }
-        let path = config.string("database.path")
+        let path = config[.databasePath]
         let inspection = await offPool { SQLiteInventoryStore.inspect(path: path) }
         var out: [Finding] = []
         switch inspection.schema {

@@ -86,7 +86,7 @@ def test_offline_refuses_honestly_and_reconnects(pg, tmpdir_path):
     try:
         seed(d, devices=("D-0001", "D-0002"))
         # The pool's own logger is quieter; the daemon's level (info) stays.
-        assert "database postgresql://" in d.log() and " open" in d.log(), d.log()
+        assert "database postgresql://" in d.log() and " open (password authentication)" in d.log(), d.log()
         c = Connection(d.socket_path)
         r = c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0001")
         assert "error" not in r, r
@@ -319,3 +319,72 @@ def test_a_lend_at_one_kiosk_reaches_watch_at_the_other(pg, tmpdir_path):
         finally:
             b.close()
             a.close()
+
+
+# --- Without a password: trust and peer authentication ----------------------------------------------
+
+def allow(pg: PgServer, *rules: str):
+    """Puts `rules` before the server's own pg_hba.conf lines (the first matching line wins) and has the
+    server read the file again; the caller waits until the rules are in force."""
+    hba = pg.dir / "data" / "pg_hba.conf"
+    hba.write_text("".join(rule + "\n" for rule in rules) + hba.read_text())
+    assert pg.psql("SELECT pg_reload_conf()") == "t"
+
+
+def psql_as(user: str, role: str, host: str, port: str, database: str) -> subprocess.CompletedProcess:
+    """psql run as the Unix user `user`, logging in as `role` without a password."""
+    return subprocess.run(["runuser", "-u", user, "--", "psql", "-X", "-A", "-t", "-w", "-h", host, "-p", port,
+                           "-U", role, "-d", database, "-c", "SELECT 1"],
+                          capture_output=True, text=True, timeout=60)
+
+
+def lend_one(d: Daemon):
+    seed(d)
+    c = Connection(d.socket_path)
+    try:
+        r = c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0001")
+        assert "error" not in r, r
+    finally:
+        c.close()
+
+
+def test_trust_authentication_needs_no_password(pg, tmpdir_path):
+    """A role the server trusts over TCP: no password file, no credential; the daemon says it used none."""
+    port = (pg.dir / "port").read_text().strip()
+    pg.psql("CREATE ROLE rb_trust LOGIN")
+    pg.psql("CREATE DATABASE rb_trust OWNER rb_trust")
+    allow(pg, "host all rb_trust 127.0.0.1/32 trust")
+    # Until the server has read the rule, a login without a password is refused (scram-sha-256).
+    eventually(lambda: psql_as("root", "rb_trust", "127.0.0.1", port, "rb_trust").returncode == 0,
+               what="the server trusting rb_trust over TCP")
+    url = f"postgresql://rb_trust@127.0.0.1:{port}/rb_trust?sslmode=disable"
+    d = Daemon(tmpdir_path, ["--database-url", url]).start()
+    try:
+        assert f"database {url} open (no password: trust or peer)" in d.log(), d.log()
+        lend_one(d)
+        assert pg.psql("SELECT device_id, user_id FROM rentals", "rb_trust") == "D-0001|U-0001"
+    finally:
+        d.close()
+
+
+def test_peer_authentication_over_the_unix_socket(pg, tmpdir_path):
+    """Debian's usual local setup: `peer` on the Unix socket, the role named after the Unix user. The daemon
+    runs as root and logs in as the role root; the server checks the socket's peer, not a password."""
+    port = (pg.dir / "port").read_text().strip()
+    pg.psql("CREATE ROLE root LOGIN")
+    pg.psql("CREATE DATABASE rb_peer OWNER root")
+    allow(pg, "local all root peer")
+    # peer, not the socket's trust, decides once the server has read the rule: nobody may not be root.
+    def peer_in_force():
+        r = psql_as("nobody", "root", str(pg.dir), port, "rb_peer")
+        return r.returncode != 0 and "Peer authentication failed" in r.stderr
+    eventually(peer_in_force, what="peer authentication for the role root on the socket")
+    url = f"postgresql://root@/rb_peer?host={pg.dir}&port={port}&sslmode=disable"
+    d = Daemon(tmpdir_path, ["--database-url", url]).start()
+    try:
+        assert f"database postgresql://root@/rb_peer?host={pg.dir}&port={port}&sslmode=disable open " \
+               "(no password: trust or peer)" in d.log(), d.log()
+        lend_one(d)
+        assert pg.psql("SELECT device_id, user_id FROM rentals", "rb_peer") == "D-0001|U-0001"
+    finally:
+        d.close()

@@ -10,9 +10,9 @@ import Testing
 
     @Test func defaultsWithoutAFile() throws {
         let c = try load(nil)
-        #expect(c.string("socket.path") == "/run/roombridge/roombridge.sock")
-        #expect(c.int("lending.arm_seconds") == 30)
-        #expect(c.strings("nfc.readers") == [])
+        #expect(c[.socketPath] == "/run/roombridge/roombridge.sock")
+        #expect(c[.lendingArmSeconds] == 30)
+        #expect(c[.nfcReaders] == [])
     }
 
     @Test func fileThenFlagsWin() throws {
@@ -25,16 +25,16 @@ import Testing
             """
         let c = try load(toml, ["--socket-max-connections", "9", "--nfc-readers=back=pn53x_usb:",
                                 "--no-curtain-enabled", "--socket-stall-timeout", "2.5"])
-        #expect(c.string("socket.path") == "/tmp/a.sock")
-        #expect(c.int("socket.max_connections") == 9)
-        #expect(c.strings("nfc.readers") == ["back=pn53x_usb:"])
-        #expect(c.bool("curtain.enabled") == false)
-        #expect(c.double("socket.stall_timeout") == 2.5)
+        #expect(c[.socketPath] == "/tmp/a.sock")
+        #expect(c[.socketMaxConnections] == 9)
+        #expect(c[.nfcReaders] == ["back=pn53x_usb:"])
+        #expect(c[.curtainEnabled] == false)
+        #expect(c[.socketStallTimeout] == 2.5)
     }
 
     @Test func repeatedListFlagsAccumulate() throws {
         let c = try load(nil, ["--nfc-readers", "a=x:", "--nfc-readers", "b=y:"])
-        #expect(c.strings("nfc.readers") == ["a=x:", "b=y:"])
+        #expect(c[.nfcReaders] == ["a=x:", "b=y:"])
     }
 
     @Test func unknownKeyNamesKeyAndLine() {
@@ -98,7 +98,7 @@ import Testing
 
     @Test func aDatabaseURLMayNotCarryAPassword() throws {
         let url = "postgresql://kiosk@db.example:5432/inventory?sslmode=require"
-        #expect(try load("[database]\nurl = \"\(url)\"\n").string("database.url") == url)
+        #expect(try load("[database]\nurl = \"\(url)\"\n")[.databaseURL] == url)
         for bad in ["postgresql://kiosk:secret@db.example/inventory", "postgresql://kiosk@db.example/inventory?password=secret"] {
             do {
                 _ = try load(nil, ["--database-url", bad])
@@ -142,5 +142,35 @@ import Testing
         let help = DaemonCommandLine.helpText()
         for key in configKeys { #expect(help.contains(key.flag)) }
     }
-}
 
+    @Test func typedKeysReadTheFilesValueOrTheDefault() throws {
+        let c = try load("[socket]\ngroup = \"kiosk\"\n[presence]\nhistory = true\n")
+        #expect(c[.socketGroup] == "kiosk")
+        #expect(c[.presenceHistory])
+        #expect(c[.socketMaxConnections] == 64)
+        #expect(c[.authActorUsers] == ["roombridge-web"])
+        #expect(DaemonConfig()[.presenceHistory] == false)
+    }
+
+    @Test func settingATypedKeyChecksTheValueAsTheFileWould() throws {
+        var c = DaemonConfig()
+        try c.set(.lendingLoanDays, to: 14)
+        #expect(c[.lendingLoanDays] == 14)
+        #expect(throws: ConfigError.self) { try c.set(.lendingArmSeconds, to: 0) }
+        #expect(c[.lendingArmSeconds] == 30)
+    }
+
+    /// The reload works by name; a name that is no key is an error, never a crash.
+    @Test func byNameAnUnknownKeyIsAnErrorNotACrash() throws {
+        var c = DaemonConfig()
+        #expect(c.value(named: "database.password") == nil)
+        #expect(throws: ConfigError.self) { try c.replace("database.password", with: .string("x")) }
+        #expect(throws: ConfigError.self) { try c.replace("log.level", with: .int(1)) }
+        #expect(throws: ConfigError.self) { try c.describe("database.password") }
+        #expect(throws: ConfigError.self) { try c.adopt("database.password", from: DaemonConfig()) }
+        #expect(c == DaemonConfig())
+        try c.replace("log.level", with: .string("debug"))
+        #expect(c[.logLevel] == "debug")
+        #expect(try c.describe("log.level") == "\"debug\"")
+    }
+}

@@ -30,7 +30,7 @@ import Testing
             CurtainEntry(name: "right", address: "C4:7C:8D:6A:3E:22", profile: "switchbot",
                          passwordFile: "/etc/roombridge/right.password"),
         ])
-        #expect(c.string("curtain.adapter") == "hci1")
+        #expect(c[.curtainAdapter] == "hci1")
         // curtain.enabled = false still turns every curtain off.
         #expect(CurtainEntry.all(in: try load(Self.pair, ["--no-curtain-enabled"])) == [])
     }
@@ -84,9 +84,9 @@ import Testing
         let new = try load(Self.pair.replacingOccurrences(of: "[curtains.right]", with: "[curtains.middle]"))
         #expect(new.changedKeys(since: old) == ["curtains"])
         #expect(DaemonConfig.isReloadable("curtains"))
-        #expect(new.describe("curtains") == "[left, middle]")
+        #expect(try new.describe("curtains") == "[left, middle]")
         var effective = old
-        effective.adopt("curtains", from: new)
+        try effective.adopt("curtains", from: new)
         #expect(effective == new)
         var again = DaemonConfig()
         try again.apply(toml: old.renderTOML(), file: "printed")

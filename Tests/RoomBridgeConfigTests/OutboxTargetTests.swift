@@ -30,7 +30,7 @@ import Testing
                               secretFile: "/etc/roombridge/intranet.secret", timeout: 3),
             OutboxTargetEntry(name: "slack", url: "https://hooks.slack.example/T1/B2", format: "slack", events: ["overdue"]),
         ])
-        #expect(c.double("outbox.retry_max") == 60)
+        #expect(c[.outboxRetryMax] == 60)
         #expect(try load(nil).outboxTargets.isEmpty)
         // The printed configuration reads back the same.
         var again = DaemonConfig()

@@ -27,14 +27,14 @@ import Testing
     @Test func aPrivateFileWinsOverThePlainKey() throws {
         let path = try write("password", "s3cret\n", mode: 0o600)
         let c = try config("[curtain]\npassword = \"plain\"\npassword_file = \"\(path)\"\n")
-        #expect(try Secrets.value(of: "curtain.password", in: c, environment: [:]) == "s3cret")
+        #expect(try Secrets.value(of: .curtainPassword, in: c, environment: [:]) == "s3cret")
     }
 
     @Test func aWorldReadableFileIsRefusedWithTheFix() throws {
         let path = try write("password", "s3cret", mode: 0o644)
         let c = try config("[curtain]\npassword_file = \"\(path)\"\n")
         #expect {
-            _ = try Secrets.value(of: "curtain.password", in: c, environment: [:])
+            _ = try Secrets.value(of: .curtainPassword, in: c, environment: [:])
         } throws: { error in
             let text = "\(error)"
             return text.contains("can be read by every user") && text.contains("chmod 600 \(path)")
@@ -44,21 +44,41 @@ import Testing
     @Test func theSystemdCredentialIsUsedWhenNoFileIsNamed() throws {
         _ = try write("curtain.pin", "1234\n", mode: 0o400)
         let c = DaemonConfig()
-        #expect(try Secrets.pin("curtain.pin", in: c, environment: ["CREDENTIALS_DIRECTORY": directory]) == 1234)
+        #expect(try Secrets.pin(.curtainPIN, in: c, environment: ["CREDENTIALS_DIRECTORY": directory]) == 1234)
         // Without a credential, the plain key (default 8888).
-        #expect(try Secrets.pin("curtain.pin", in: c, environment: [:]) == 8888)
-        #expect(try Secrets.value(of: "curtain.password", in: c, environment: ["CREDENTIALS_DIRECTORY": directory]) == nil)
+        #expect(try Secrets.pin(.curtainPIN, in: c, environment: [:]) == 8888)
+        #expect(try Secrets.value(of: .curtainPassword, in: c, environment: ["CREDENTIALS_DIRECTORY": directory]) == nil)
     }
 
     @Test func aPINThatIsNotANumberSaysWhatItMustBe() throws {
         let path = try write("pin", "88a8", mode: 0o600)
         let c = try config("[curtain]\npin_file = \"\(path)\"\n")
         #expect {
-            _ = try Secrets.pin("curtain.pin", in: c, environment: [:])
+            _ = try Secrets.pin(.curtainPIN, in: c, environment: [:])
         } throws: { error in "\(error)".contains("0 to 65535") }
     }
 
     @Test func aRelativeFileKeyIsRefused() {
         #expect(throws: ConfigError.self) { _ = try config("[curtain]\npassword_file = \"password\"\n") }
+    }
+
+    /// database.password has no plain key: without a file or credential there is no password (trust or peer
+    /// authentication). It used to fall back to a key database.password that does not exist, and crashed.
+    @Test func theDatabasePasswordComesFromItsFileOrCredentialOrNowhere() throws {
+        #expect(SecretKey.databasePassword.plainKey == nil)
+        #expect(try Secrets.value(of: .databasePassword, in: DaemonConfig(), environment: [:]) == nil)
+        let credentials = ["CREDENTIALS_DIRECTORY": directory]
+        #expect(try Secrets.value(of: .databasePassword, in: DaemonConfig(), environment: credentials) == nil)
+        _ = try write("database.password", "from-credential\n", mode: 0o400)
+        #expect(try Secrets.value(of: .databasePassword, in: DaemonConfig(), environment: credentials) == "from-credential")
+        let path = try write("db", "from-file\n", mode: 0o600)
+        let c = try config("[database]\npassword_file = \"\(path)\"\n")
+        #expect(try Secrets.value(of: .databasePassword, in: c, environment: credentials) == "from-file")
+    }
+
+    @Test func onlyTheCurtainSecretsHavePlainKeysAndTheyAreDeclared() {
+        let plain = SecretKey.all.compactMap(\.plainKey?.name)
+        #expect(plain == ["curtain.password", "curtain.pin"])
+        for name in plain { #expect(configKeys.contains { $0.name == name }) }
     }
 }
