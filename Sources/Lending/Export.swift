@@ -52,8 +52,8 @@ public enum RentalExport {
         public var timeZone: TimeZone
         /// Prefix a UTF-8 byte order mark so that Excel opens non-ASCII names correctly.
         public var byteOrderMark: Bool
-        /// Prefix `'` to cells starting with `=`, `+`, `-`, `@`, tab or CR, so a spreadsheet
-        /// does not run them as formulas (OWASP "CSV injection").
+        /// Prefix `'` to cells a spreadsheet could run as a formula (OWASP "CSV injection"): see
+        /// ``RentalExport/looksLikeFormula(_:)``.
         public var neutralizeFormulas: Bool
 
         public init(timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!, byteOrderMark: Bool = false,
@@ -70,10 +70,25 @@ public enum RentalExport {
         "rented_at", "due_at", "returned_at", "returned_by", "location", "return_location", "lent_by", "return_note",
     ]
 
+    /// Whether a spreadsheet could take `value` for a formula: its first character that is not
+    /// blank or invisible — spaces of any kind (NBSP, ideographic), tab, CR, LF, the zero-width
+    /// characters and the byte order mark, which spreadsheets skip or trim when they guess a
+    /// cell's type — is `=`, `+`, `-` or `@`, or their full-width forms `＝＋－＠` (which an input
+    /// method types and which some spreadsheets normalise), or the cell starts with tab or CR.
+    public static func looksLikeFormula(_ value: String) -> Bool {
+        guard let first = value.unicodeScalars.first else { return false }
+        if first == "\t" || first == "\r" { return true }
+        let lead = value.unicodeScalars.first { scalar in
+            !(scalar.properties.isWhitespace || scalar.properties.isDefaultIgnorableCodePoint || scalar == "\u{FEFF}")
+        }
+        guard let lead else { return false }
+        return "=+-@\u{FF1D}\u{FF0B}\u{FF0D}\u{FF20}\u{2212}".unicodeScalars.contains(lead)
+    }
+
     /// One RFC 4180 field: quoted when it contains `"`, `,`, CR or LF; quotes doubled.
     public static func csvField(_ value: String, neutralizeFormulas: Bool = false) -> String {
         var v = value
-        if neutralizeFormulas, let first = v.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) {
+        if neutralizeFormulas, looksLikeFormula(v) {
             v = "'" + v
         }
         if v.contains(where: { $0 == "\"" || $0 == "," || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) {

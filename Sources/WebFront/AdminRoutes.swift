@@ -26,12 +26,12 @@ struct AdminRoutes: Sendable {
     }
 
     /// A submitted form (`application/x-www-form-urlencoded`, at most 64 KiB).
-    static func form(_ request: Request, _ context: BasicRequestContext) async throws -> Query {
+    static func form(_ request: Request, _ context: WebRequestContext) async throws -> Query {
         let body = try await request.body.collect(upTo: 64 << 10)
         return Query(String(buffer: body))
     }
 
-    func add(to router: Router<BasicRequestContext>, localizer: @escaping @Sendable (Request) -> Localizer) {
+    func add(to router: Router<WebRequestContext>, localizer: @escaping @Sendable (Request) -> Localizer) {
         router.get("/login") { request, _ -> Response in
             let l = localizer(request)
             let token = request.cookies[Self.loginCookie]?.value ?? Sessions.token()
@@ -49,7 +49,7 @@ struct AdminRoutes: Sendable {
             let name = form["name"] ?? ""
             let next = form["next"].flatMap(Self.sameOriginPath) ?? "/devices"
             let known = accounts?.has(name) ?? false
-            switch await sessions.beginAttempt(name, known: known) {
+            switch await sessions.beginAttempt(name, known: known, source: context.source) {
             case .admitted: break
             case .tooManyForName:
                 return WebServer.html(.tooManyRequests, admin.login(l, csrf: expected, next: next, error: l.t("admin.tooMany")))
@@ -59,7 +59,7 @@ struct AdminRoutes: Sendable {
                 return busy
             }
             let verified = await accounts?.verify(name: name, password: form.raw("password") ?? "") ?? false
-            await sessions.endAttempt(name, known: known, succeeded: verified)
+            await sessions.endAttempt(name, known: known, source: context.source, succeeded: verified)
             guard verified else {
                 logger.notice("failed sign-in as \(name)")
                 return WebServer.html(.unauthorized, admin.login(l, csrf: expected, next: next, error: l.t("admin.failed")))

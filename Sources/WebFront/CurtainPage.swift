@@ -147,7 +147,7 @@ struct CurtainPage: Sendable {
     static let actions: Set<String> = ["open", "close", "stop", "move", "reconnect", "schedule"]
 
     /// GET /curtain and the POSTs of its forms.
-    func add(to router: Router<BasicRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
+    func add(to router: Router<WebRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
         let logger = Logger(label: "roombridge-web.curtain")
         router.get("/curtain") { request, _ in
             let v = await admin.viewer(request)

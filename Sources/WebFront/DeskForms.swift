@@ -18,7 +18,7 @@ struct DeskForms: Sendable {
     struct AddBadge: Encodable, Sendable { var identifier: String; var kind: String; var userId: String }
     struct Ignored: Decodable, Sendable {}
 
-    func add(to router: Router<BasicRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
+    func add(to router: Router<WebRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
         admin.change(router, "/rentals/lend", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, _, _ in
             let due = try form["due"].map { day throws(PageError) in try Self.endOfDay(day, l) }
@@ -66,7 +66,7 @@ struct DeskForms: Sendable {
         return date.addingTimeInterval(86_400 - 60).formatted(Date.ISO8601FormatStyle())
     }
 
-    static func id(_ context: BasicRequestContext) -> String {
+    static func id(_ context: WebRequestContext) -> String {
         (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
     }
 }
@@ -76,9 +76,9 @@ extension AdminRoutes {
     /// session's CSRF token (403). `perform` sends it to the daemon and returns where to go next
     /// (303); when the daemon refuses it, `page` is shown again with the daemon's message (400;
     /// if that page cannot be shown either, e.g. an unknown user, the error page says why).
-    func change(_ router: Router<BasicRequestContext>, _ path: RouterPath, localizer: @escaping @Sendable (Request) -> Localizer,
-                page: @escaping @Sendable (Localizer, Viewer, String, Request, BasicRequestContext) async throws -> String,
-                perform: @escaping @Sendable (Query, Viewer, Localizer, Request, BasicRequestContext) async throws -> String) {
+    func change(_ router: Router<WebRequestContext>, _ path: RouterPath, localizer: @escaping @Sendable (Request) -> Localizer,
+                page: @escaping @Sendable (Localizer, Viewer, String, Request, WebRequestContext) async throws -> String,
+                perform: @escaping @Sendable (Query, Viewer, Localizer, Request, WebRequestContext) async throws -> String) {
         router.post(path) { request, context -> Response in
             let l = localizer(request)
             let form = try await Self.form(request, context)

@@ -22,6 +22,11 @@ public actor Sessions {
     /// at once ("busy, try again"); attempts for unknown names never take a known admin's place.
     public static let maxChecksKnown = 2
     public static let maxChecksUnknown = 2
+    /// Checks of unknown names one client address may have under way at once, so that one
+    /// source cannot hold every place for unknown names. (Known names are not bounded per
+    /// source: behind a reverse proxy every client has the proxy's address, and an attacker
+    /// there must not keep the admin out.)
+    public static let maxUnknownChecksPerSource = 1
 
     private var sessions: [String: Session] = [:]
     private var failures: [String: [ContinuousClock.Instant]] = [:]
@@ -29,6 +34,7 @@ public actor Sessions {
     private var attempting: [String: Int] = [:]
     private var checksKnown = 0
     private var checksUnknown = 0
+    private var unknownChecksBySource: [String: Int] = [:]
     private let clock = ContinuousClock()
 
     public init() {}
@@ -75,22 +81,30 @@ public actor Sessions {
 
     /// Starts a sign-in as `name` (`known`: the accounts file has the name). It counts as a
     /// failure until it ends, so that simultaneous attempts cannot all get past the limit.
-    public func beginAttempt(_ name: String, known: Bool) -> Admission {
+    public func beginAttempt(_ name: String, known: Bool, source: String = "?") -> Admission {
         guard recentFailures(name) + attempting[name, default: 0] < Self.maxFailures else { return .tooManyForName }
         if known {
             guard checksKnown < Self.maxChecksKnown else { return .busy }
             checksKnown += 1
         } else {
-            guard checksUnknown < Self.maxChecksUnknown else { return .busy }
+            guard checksUnknown < Self.maxChecksUnknown,
+                  unknownChecksBySource[source, default: 0] < Self.maxUnknownChecksPerSource else { return .busy }
             checksUnknown += 1
+            unknownChecksBySource[source, default: 0] += 1
         }
         attempting[name, default: 0] += 1
         return .admitted
     }
 
     /// Ends a sign-in that ``beginAttempt(_:known:)`` admitted.
-    public func endAttempt(_ name: String, known: Bool, succeeded: Bool) {
-        if known { checksKnown -= 1 } else { checksUnknown -= 1 }
+    public func endAttempt(_ name: String, known: Bool, source: String = "?", succeeded: Bool) {
+        if known {
+            checksKnown -= 1
+        } else {
+            checksUnknown -= 1
+            unknownChecksBySource[source, default: 1] -= 1
+            if unknownChecksBySource[source] == 0 { unknownChecksBySource[source] = nil }
+        }
         attempting[name, default: 1] -= 1
         if attempting[name] == 0 { attempting[name] = nil }
         if succeeded {

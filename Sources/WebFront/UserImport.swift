@@ -34,7 +34,7 @@ struct UserImport: Sendable {
         var written: Bool
     }
 
-    func add(to router: Router<BasicRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
+    func add(to router: Router<WebRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
         router.post("/users/import") { request, _ -> Response in
             let l = localizer(request)
             let v = await admin.viewer(request)

@@ -63,8 +63,8 @@ public enum WebServer {
         return [app, WatchService(hub: hub)]
     }
 
-    static func router(_ options: WebOptions, link: DaemonLink, hub: EventHub) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    static func router(_ options: WebOptions, link: DaemonLink, hub: EventHub) -> Router<WebRequestContext> {
+        let router = Router(context: WebRequestContext.self)
         let pages = Pages(link: link)
         let admin = AdminRoutes(accounts: options.accounts, sessions: Sessions(), admin: AdminPages(link: link),
                                 secureCookies: options.secureCookies)

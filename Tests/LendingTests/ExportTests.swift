@@ -22,6 +22,20 @@ struct ExportTests {
         #expect(RentalExport.csvField(value, neutralizeFormulas: true) == expected)
     }
 
+    /// Issue 33: cells that only look safe — a formula behind a space, NBSP, ideographic space,
+    /// zero-width space, byte order mark or line feed, or written with a full-width sign.
+    @Test(arguments: [" =1+1", "\u{00A0}=1+1", "\u{3000}=1+1", "\u{200B}=1+1", "\u{FEFF}=1+1", "\n=1+1",
+                      "\u{FF1D}1+1", "\u{FF0B}81", "\u{FF0D}2", "\u{FF20}SUM(A1)", "\u{2212}2", "\t=1", "\r=1"])
+    func formulasBehindBlanksOrInFullWidthAreNeutralized(_ value: String) {
+        #expect(RentalExport.looksLikeFormula(value))
+        #expect(RentalExport.csvField(value, neutralizeFormulas: true).contains("'" + value))
+    }
+
+    @Test(arguments: ["plain", " a=b", "\u{00A0}Pixel 7", "", "   ", "ギャラクシー S24", "D-0042"])
+    func ordinaryCellsAreLeftAlone(_ value: String) {
+        #expect(!RentalExport.looksLikeFormula(value))
+    }
+
     let rentals = [
         Rental(id: 1, deviceId: "D-1", model: "Pixel 7, \"Pro\"", osVersion: "14", serialNumber: "SN1",
                userId: "U-1", userName: "Yamada\nTaro", rentedAt: Date(timeIntervalSince1970: 1_767_225_600),

@@ -256,13 +256,20 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(await sessions.beginAttempt("admin", known: true) == .tooManyForName)
     }
 
-    /// Attempts for names nobody has fill their own places, never a known admin's.
+    /// Attempts for names nobody has fill their own places, never a known admin's; one source
+    /// holds at most one of them.
     @Test func unknownNamesDoNotStarveAKnownAdmin() async {
         let sessions = Sessions()
         var busy = 0
-        for n in 0..<100 where await sessions.beginAttempt("eve\(n)", known: false) == .busy { busy += 1 }
+        for n in 0..<100 where await sessions.beginAttempt("eve\(n)", known: false, source: "10.0.0.\(n % 4)") == .busy { busy += 1 }
         #expect(busy == 100 - Sessions.maxChecksUnknown)
-        #expect(await sessions.beginAttempt("admin", known: true) == .admitted)
+        #expect(await sessions.beginAttempt("admin", known: true, source: "10.0.0.0") == .admitted)
+        let one = Sessions()
+        #expect(await one.beginAttempt("eve", known: false, source: "10.0.0.9") == .admitted)
+        #expect(await one.beginAttempt("mallory", known: false, source: "10.0.0.9") == .busy)
+        #expect(await one.beginAttempt("mallory", known: false, source: "10.0.0.8") == .admitted)
+        await one.endAttempt("eve", known: false, source: "10.0.0.9", succeeded: false)
+        #expect(await one.beginAttempt("trent", known: false, source: "10.0.0.9") == .admitted)
     }
 
     @Test func signInGoesOnlyToAPathOfThisSite() {
