@@ -396,12 +396,9 @@ public final class VarlinkServer: Sendable {
         }
     }
 
-    /// Marks the call finished; true when the connection should now close (shutting down).
-    private func endCall(_ id: UInt64) -> Bool {
-        state.withLock { s in
-            s.busy.remove(id)
-            return s.shuttingDown
-        }
+    /// Marks the call finished.
+    private func endCall(_ id: UInt64) {
+        state.withLock { s in _ = s.busy.remove(id) }
     }
 
     /// Runs on the accept thread for every new connection: applies the admission policy and the
@@ -525,10 +522,12 @@ public final class VarlinkServer: Sendable {
                 continue
             }
             await service.handle(message: message, context: context, poster: poster, send: send)
-            let closeNow = endCall(id)  // shutting down: the call has answered, now close
+            // Shutting down: the calls already read get their answer next (the connection no
+            // longer reads, so the loop ends when they are answered, and the connection closes).
+            endCall(id)
             // After the call's replies were submitted, so a reply the handler writes at once follows them.
             queue.submit(.run { handler.value.callFinished() })
-            if closeNow || Task.isCancelled { return }
+            if Task.isCancelled { return }
         }
     }
 }

@@ -165,6 +165,28 @@ import Varlink
         await #expect(throws: VarlinkClientError.socketNotFound(path: path)) { try await VarlinkClient.connect(path: path) }
     }
 
+    /// Issue 33: at SIGTERM, callers whose calls were read but not yet running got an end of
+    /// file. Now the running call finishes, every call already read is answered with the
+    /// service's shutting-down error, and only then does the connection close.
+    @Test func callsReadBeforeShutdownAreAnsweredNotDropped() async throws {
+        let probe = Probe()
+        let shuttingDown = VarlinkError("org.example.test.ShuttingDown")
+        try await withServer(probe: probe, configure: { $0.shuttingDownReply = shuttingDown }) { path, server in
+            let raw = try RawClient(path: path)
+            try await raw.send(VarlinkCall(method: "org.example.test.Sleep", parameters: ["ms": 400, "tag": "running"]).framedBytes()
+                + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 1]).framedBytes()
+                + VarlinkCall(method: "org.example.test.Note", parameters: ["text": "x"], oneway: true).framedBytes()
+                + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 2, "b": 2]).framedBytes())
+            try await eventually("the first call to run") { probe.entries.contains("start running") }
+            let stopping = Task { await server.shutdown(gracePeriod: .seconds(5)) }
+            #expect(try await raw.readReply().parameters == ["tag": "running"])
+            #expect(try await raw.readReply().varlinkError == shuttingDown)
+            #expect(try await raw.readReply().varlinkError == shuttingDown)  // the oneway call got none
+            try await raw.waitForClose()
+            await stopping.value
+        }
+    }
+
     @Test func oversizedMessageGetsErrorThenClose() async throws {
         try await withServer(configure: { $0.maxMessageSize = 1024 }) { path, _ in
             let raw = try RawClient(path: path)
