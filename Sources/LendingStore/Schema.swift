@@ -18,6 +18,7 @@ enum Schema {
         migrator.registerMigration("v7") { db in try db.execute(sql: v7) }
         migrator.registerMigration("v8") { db in try db.execute(sql: v8) }
         migrator.registerMigration("v9") { db in try db.execute(sql: v9) }
+        migrator.registerMigration("v10") { db in try db.execute(sql: v10) }
         return migrator
     }
 
@@ -328,4 +329,12 @@ enum Schema {
         static let deviceIsLent = "device is lent"
         static let userHasDevices = "user has devices"
     }
+
+    /// Version 10: a device with a bound tag is NFC-registered (glossary "registered tag"):
+    /// binding sets the flag from now on (``SQLiteInventoryStore/bindTag(_:)``); this sets it
+    /// for the devices bound before.
+    static let v10 = """
+        UPDATE devices SET is_nfc_registered = 1
+         WHERE is_nfc_registered = 0 AND EXISTS (SELECT 1 FROM tag_bindings t WHERE t.device_id = devices.id);
+        """
 }

@@ -104,18 +104,22 @@ extension SQLiteInventoryStore {
         return Self.page(badges, limit: page.limit) { $0.identifier }
     }
 
+    /// Binds a tag's UID to a device, which makes the device NFC-registered (as writing its tag
+    /// does, ``registerTag(uid:deviceId:at:by:)``): a bound UID is a registered tag.
     public func bindTag(_ binding: TagBinding) async throws {
-        let uid = try Self.canonicalUID(binding.uid)
-        try await write { db in
-            try Self.bind(db, uid: uid, deviceId: binding.deviceId, at: binding.boundAt)
-        }
+        try await registerTag(uid: binding.uid, deviceId: binding.deviceId, at: binding.boundAt, by: nil)
     }
 
     public func unbindTag(uid: String) async throws {
         let canonical = CardIdentifier.canonical(uid) ?? uid
         try await write { db in
-            try db.execute(sql: "DELETE FROM tag_bindings WHERE uid = ?", arguments: [canonical])
-            if db.changesCount == 0 { throw LendingError.noSuchTagBinding(uid) }
+            guard let deviceId = try String.fetchOne(db, sql: "DELETE FROM tag_bindings WHERE uid = ? RETURNING device_id",
+                                                     arguments: [canonical]) else { throw LendingError.noSuchTagBinding(uid) }
+            // Its last tag gone, the device is no longer NFC-registered.
+            if try !Self.exists(db, "SELECT 1 FROM tag_bindings WHERE device_id = ?", [deviceId]) {
+                try db.execute(sql: "UPDATE devices SET is_nfc_registered = 0 WHERE id = ? AND is_nfc_registered = 1", arguments: [deviceId])
+                if db.changesCount == 1 { _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "true", "false", Date(), nil) }
+            }
         }
     }
 

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -317,5 +317,11 @@ enum PostgresSchema {
         ALTER TABLE outbox DROP CONSTRAINT outbox_kind_check;
         ALTER TABLE outbox ADD CONSTRAINT outbox_kind_check
             CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest'));
+        """
+
+    /// Version 10: as SQLite's v10, a device with a bound tag is NFC-registered.
+    static let v10 = """
+        UPDATE devices SET is_nfc_registered = true
+         WHERE NOT is_nfc_registered AND EXISTS (SELECT 1 FROM tag_bindings t WHERE t.device_id = devices.id);
         """
 }

@@ -126,20 +126,26 @@ extension PostgresInventoryStore {
         return StoreConventions.page(badges, limit: page.limit) { $0.identifier }
     }
 
+    /// Binds a tag's UID to a device, which makes the device NFC-registered (as writing its tag
+    /// does): a bound UID is a registered tag.
     public func bindTag(_ binding: TagBinding) async throws {
-        let uid = try StoreConventions.canonicalUID(binding.uid)
-        let logger = self.logger
-        try await transaction { c in
-            try await Self.bind(c, uid: uid, deviceId: binding.deviceId, at: binding.boundAt, logger: logger)
-        }
+        try await registerTag(uid: binding.uid, deviceId: binding.deviceId, at: binding.boundAt, by: nil)
     }
 
     public func unbindTag(uid: String) async throws {
         let canonical = CardIdentifier.canonical(uid) ?? uid
         let logger = self.logger
         try await transaction { c in
-            let deleted = try await Self.changed(c, "DELETE FROM tag_bindings WHERE uid = \(canonical) RETURNING 1", logger: logger)
-            if deleted == 0 { throw LendingError.noSuchTagBinding(uid) }
+            guard let deviceId = try await Self.rows(c, "DELETE FROM tag_bindings WHERE uid = \(canonical) RETURNING device_id",
+                                                     logger: logger, { try $0[0].decode(String.self) }).first
+            else { throw LendingError.noSuchTagBinding(uid) }
+            // Its last tag gone, the device is no longer NFC-registered.
+            if try await !Self.exists(c, "SELECT 1 FROM tag_bindings WHERE device_id = \(deviceId)", logger: logger) {
+                let changed = try await Self.changed(c, """
+                    UPDATE devices SET is_nfc_registered = false WHERE id = \(deviceId) AND is_nfc_registered RETURNING 1
+                    """, logger: logger)
+                if changed == 1 { _ = try await Self.log(c, deviceId, .update, "isNFCRegistered", "true", "false", Date(), nil, logger: logger) }
+            }
         }
     }
 

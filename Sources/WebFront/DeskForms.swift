@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import struct Lending.KioskDay
 import Logging
 import Varlink
 import VarlinkNIO
@@ -62,8 +63,8 @@ struct DeskForms: Sendable {
     /// The end of a due day (YYYY-MM-DD) in the kiosk's time zone, on the wire: due on that day,
     /// overdue after it.
     static func endOfDay(_ day: String, _ l: Localizer) throws(PageError) -> String {
-        guard let start = WireTime.startOfDay(day, in: l.timeZone), let date = WireTime.parse(start) else { throw .badDate(day) }
-        return date.addingTimeInterval(86_400 - 60).formatted(Date.ISO8601FormatStyle())
+        guard let end = KioskDay(day)?.end(in: l.timeZone) else { throw .badDate(day) }
+        return end.formatted(Date.ISO8601FormatStyle())
     }
 
     static func id(_ context: WebRequestContext) -> String {

@@ -96,13 +96,4 @@ public enum WireTime {
         return try? Date.ISO8601FormatStyle().parse(text)
     }
 
-    /// Midnight of a `YYYY-MM-DD` day in `timeZone`, as an ISO 8601 UTC wire time; nil if not a day.
-    public static func startOfDay(_ day: String, in timeZone: TimeZone) -> String? {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = timeZone
-        f.dateFormat = "yyyy-MM-dd"
-        guard let date = f.date(from: day) else { return nil }
-        return date.formatted(Date.ISO8601FormatStyle())
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import struct Lending.KioskDay
 
 /// The read-only pages. Each reads what it shows from roombridged through `DaemonLink`, asking
 /// for the range it shows (filters and dates go to the daemon; nothing is fetched whole and
@@ -152,7 +153,7 @@ struct Pages: Sendable {
     func historyQuery(_ q: Query, _ l: Localizer) throws(PageError) -> HistoryQuery {
         func day(_ key: String) throws(PageError) -> String? {
             guard let value = q[key] else { return nil }
-            guard let wire = WireTime.startOfDay(value, in: l.timeZone) else { throw .badDate(value) }
+            guard let wire = KioskDay(value)?.start(in: l.timeZone)?.formatted(Date.ISO8601FormatStyle()) else { throw .badDate(value) }
             return wire
         }
         return HistoryQuery(deviceId: q["device"], userId: q["user"], since: try day("since"), until: try day("until"),
@@ -345,7 +346,7 @@ struct Query: Sendable {
 }
 
 /// A request the pages cannot answer, said in the request's language.
-enum PageError: Error, Sendable {
+enum PageError: Error, Sendable, Equatable {
     case badDate(String)
     /// A form posted to an action the page does not have.
     case unknownAction(String)

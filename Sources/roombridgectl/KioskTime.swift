@@ -30,12 +30,6 @@ struct KioskTime: Sendable {
         return KioskTime(name: name, zone: zone)
     }
 
-    private func calendar() -> Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        return calendar
-    }
-
     /// `2026-11-24 18:40` in the zone, for table cells (the header carries the label).
     func minutes(_ date: Date) -> String { String(LendingFormat.spreadsheet(date, timeZone: zone).dropLast(3)) }
 
@@ -50,17 +44,11 @@ struct KioskTime: Sendable {
 
     /// The first instant of a calendar day in the zone (`--since 2026-11-01`); nil if there is no such day.
     func startOfDay(year: Int, month: Int, day: Int) -> Date? {
-        let calendar = calendar()
-        let components = DateComponents(year: year, month: month, day: day)
-        guard let start = calendar.date(from: components),
-              calendar.dateComponents([.year, .month, .day], from: start) == components else { return nil }
-        return start
+        KioskDay(year: year, month: month, day: day).start(in: zone)
     }
 
     /// The last second of a calendar day in the zone (`--due 2026-12-01`: due back that day).
     func endOfDay(year: Int, month: Int, day: Int) -> Date? {
-        startOfDay(year: year, month: month, day: day).flatMap {
-            calendar().date(byAdding: DateComponents(day: 1, second: -1), to: $0)
-        }
+        KioskDay(year: year, month: month, day: day).end(in: zone)
     }
 }

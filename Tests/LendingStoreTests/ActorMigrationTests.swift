@@ -62,3 +62,26 @@ import Testing
         #expect(seqs == [4, 2, 1])
     }
 }
+
+/// Version 10: devices bound before it are NFC-registered after it.
+@Suite struct NFCRegistrationMigrationTests {
+    @Test func aDeviceBoundBeforeVersion10IsRegisteredAfterIt() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        try await databaseAtSchema("v9", in: dir) { db in
+            try db.execute(sql: "INSERT INTO device_groups (id, name, sort_order) VALUES ('g', 'G', 0)")
+            for id in ["D-1", "D-2"] {
+                try db.execute(sql: """
+                    INSERT INTO devices (id, group_id, model, serial_number, os_version, status, connector_type, registered_at, note, is_nfc_registered)
+                    VALUES (?, 'g', 'M', 'S', '1', 'normal', 'USB-C', 0, NULL, 0)
+                    """, arguments: [id])
+            }
+            try db.execute(sql: "INSERT INTO tag_bindings (uid, device_id, bound_at) VALUES ('04A1B2C3D4E5F6', 'D-1', 0)")
+        }
+        let store = try await SQLiteInventoryStore.open(config(dir.database))
+        defer { try? store.close() }
+        #expect(try await store.diagnostics().appliedMigrations.contains("v10"))
+        #expect(try await store.device(id: "D-1")?.device.isNFCRegistered == true)
+        #expect(try await store.device(id: "D-2")?.device.isNFCRegistered == false)
+    }
+}

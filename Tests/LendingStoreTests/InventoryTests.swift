@@ -178,6 +178,30 @@ struct InventoryTests {
 }
 
 /// The validation rules, applied by the store to every change.
+/// Issue 32: a device whose tag was bound with `tag bind` lent when tapped, yet showed
+/// "NFC tag: no". A bound UID is a registered tag, whichever way it was bound.
+@Suite("NFC registration follows the bindings (SQLite and PostgreSQL)") struct NFCRegistrationTests {
+    @Test(arguments: Backend.all) func bindingRegistersAndUnbindingTheLastTagUnregisters(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 2, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
+        try await store.bindTag(TagBinding(uid: "04A1B2C3D4E5F6", deviceId: "D-001", boundAt: base))
+        try await store.bindTag(TagBinding(uid: "04B1B2B3B4B5B6", deviceId: "D-001", boundAt: base))
+        #expect(try await store.device(id: "D-001")?.device.isNFCRegistered == true)
+        #expect(try await store.device(id: "D-002")?.device.isNFCRegistered == false)
+        let registered = try await store.devices(DeviceFilter(isNFCRegistered: true), page: .first).items
+        #expect(registered.map(\.device.id) == ["D-001"])
+        try await store.unbindTag(uid: "04A1B2C3D4E5F6")
+        #expect(try await store.device(id: "D-001")?.device.isNFCRegistered == true)  // one tag left
+        try await store.unbindTag(uid: "04B1B2B3B4B5B6")
+        #expect(try await store.device(id: "D-001")?.device.isNFCRegistered == false)
+        let log = try await store.deviceLog(deviceId: "D-001", page: .first).items
+            .filter { $0.field == "isNFCRegistered" && $0.operation == .update }
+        let changes = Set(log.map { [$0.oldValue ?? "", $0.newValue ?? ""] })
+        #expect(log.count == 2 && changes == [["false", "true"], ["true", "false"]])
+    }
+}
+
 @Suite("Validation by the store (SQLite and PostgreSQL)") struct StoreValidationTests {
     func rule(_ body: () async throws -> Void) async -> ValidationRule? {
         do { try await body() } catch let error as LendingError {

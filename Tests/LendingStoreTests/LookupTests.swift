@@ -52,7 +52,9 @@ import Testing
 
         #expect(try await store.device(id: "D-100") == DeviceRecord(device: device, activeRental: nil))
         let record = try #require(try await store.device(id: "D-101"))
-        #expect(record.device == bare)
+        var registered = bare
+        registered.isNFCRegistered = true  // its tag is bound now
+        #expect(record.device == registered)
         #expect(record.activeRental == lent)
         #expect(lent.dueAt == at(86_400) && lent.location == "desk" && lent.lentBy == "unix:alice" && lent.returnedAt == nil)
         #expect(try await store.devices(DeviceFilter(), page: PageRequest(limit: 10)).items == [DeviceRecord(device: device), record])

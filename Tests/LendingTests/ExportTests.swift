@@ -72,3 +72,28 @@ struct ExportTests {
         #expect(parsed[0]["returnNote"] as? String == "=cracked, \"badly\"" && parsed[1]["returnNote"] is NSNull)
     }
 }
+
+/// One definition of a kiosk day for every front (issue 32: the web and the CLI disagreed on when a due day ends).
+@Suite struct KioskDayTests {
+    let tokyo = TimeZone(identifier: "Asia/Tokyo")!
+
+    @Test func aDayStartsAtMidnightAndEndsAtItsLastSecondInTheZone() throws {
+        let day = try #require(KioskDay("2026-11-24"))
+        #expect(day.start(in: tokyo)?.formatted(Date.ISO8601FormatStyle()) == "2026-11-23T15:00:00Z")
+        #expect(day.end(in: tokyo)?.formatted(Date.ISO8601FormatStyle()) == "2026-11-24T14:59:59Z")
+    }
+
+    @Test(arguments: ["24.11.2026", "2026-2-3", "2026-02-30", "", "2026-13-01"])
+    func whatIsNotADayIsRefused(_ text: String) {
+        #expect(KioskDay(text)?.start(in: tokyo) == nil)
+    }
+
+    /// A day without its midnight (a zone that moves its clocks at 00:00) still has a start and an end.
+    @Test func aDayThatSkipsMidnightStillEnds() throws {
+        let santiago = try #require(TimeZone(identifier: "America/Santiago"))
+        let day = try #require(KioskDay("2026-09-06"))
+        let start = try #require(day.start(in: santiago))
+        let end = try #require(day.end(in: santiago))
+        #expect(end.timeIntervalSince(start) == 23 * 3600 - 1)
+    }
+}

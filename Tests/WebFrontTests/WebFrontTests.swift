@@ -196,9 +196,11 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(q.bool("status") == nil)
     }
 
-    @Test func historyDaysAreMidnightInTheKiosksTimeZone() {
-        #expect(WireTime.startOfDay("2026-11-24", in: tokyo) == "2026-11-23T15:00:00Z")
-        #expect(WireTime.startOfDay("24.11.2026", in: tokyo) == nil)
+    /// Issue 32: the web stored 23:59:00 for "due that day", the CLI 23:59:59. Both use KioskDay now.
+    @Test func aDueDayEndsAtItsLastSecondInTheKiosksTimeZone() throws {
+        let l = Localizer(language: .en, timeZone: tokyo)
+        #expect(try DeskForms.endOfDay("2026-12-03", l) == "2026-12-03T14:59:59Z")
+        #expect(throws: PageError.badDate("24.11.2026")) { try DeskForms.endOfDay("24.11.2026", l) }
     }
 
     @Test func htmlIsEscaped() {
