@@ -209,3 +209,18 @@ def test_a_burst_of_old_resumes_after_a_restart_of_roombridge_web_shares_one_bac
         replays = list(pool.map(resume, [1] * 30))
     assert all(got[-1][1] == "snapshot" for got in replays), replays[0]
     assert d.log().count("connection opened") - opened <= 1
+
+
+def test_a_device_whose_tag_was_bound_is_nfc_registered_everywhere(daemon, web_factory):
+    """`tags bind` made the tag lend the device, yet the CLI, the JSON and the web said "NFC: no"."""
+    ctl(daemon, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(daemon, "devices", "add", "D-0002", "--group", "android-phone", "--model", "Pixel 8")
+    ctl(daemon, "tags", "bind", "04ED2C4CAC92A2", "--device", "D-0001")
+    shown = ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]
+    assert shown["isNfcRegistered"] is True, shown
+    assert re.search(r"NFC tag:\s+yes", ctl(daemon, "devices", "show", "D-0001").stdout)
+    web = web_factory(daemon)
+    listed = text_of(web.get("/devices?nfc=true")[2])
+    assert "D-0001" in listed and "D-0002" not in listed
+    ctl(daemon, "tags", "unbind", "04ED2C4CAC92A2")
+    assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["isNfcRegistered"] is False
