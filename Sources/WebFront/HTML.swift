@@ -51,6 +51,16 @@ enum HTML {
         return out + "</select>"
     }
 
+    /// Links to this page in the other languages (the choice is remembered, `LanguageChoice`).
+    static func languageSwitch(_ l: Localizer) -> String {
+        Language.allCases.map { language in
+            let name = language == .en ? "English" : "日本語"
+            return language == l.language
+                ? "<span id=\"lang-\(language.rawValue)\" aria-current=\"true\">\(name)</span>"
+                : "<a href=\"?lang=\(language.rawValue)\" hreflang=\"\(language.rawValue)\" lang=\"\(language.rawValue)\" id=\"lang-\(language.rawValue)\">\(name)</a>"
+        }.joined(separator: " | ")
+    }
+
     /// The page around `body`: the language, the navigation and the stylesheet.
     static func page(_ l: Localizer, title: String, active: String, viewer: Viewer, body: String) -> String {
         let nav = ["devices", "rentals", "history", "users", "curtain", "kiosk"].map { item in
@@ -72,7 +82,8 @@ enum HTML {
             <title>\(escape(title)) — \(escape(l.t("app.name")))</title>
             <link rel="stylesheet" href="/static/site.css"></head>
             <body><header><strong>\(escape(l.t("app.name")))</strong> <nav>\(nav)</nav> \(account)
-            <span id="time-zone">\(escape(l.t("page.timeZone", ["zone": l.timeZone.identifier])))</span></header>
+            <span id="time-zone">\(escape(l.t("page.timeZone", ["zone": l.timeZone.identifier])))</span>
+            <span class="languages">\(languageSwitch(l))</span></header>
             <main><h1>\(escape(title))</h1>
             \(body)
             </main></body></html>

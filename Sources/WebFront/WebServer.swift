@@ -69,11 +69,9 @@ public enum WebServer {
         let admin = AdminRoutes(accounts: options.accounts, sessions: Sessions(), admin: AdminPages(link: link),
                                 secureCookies: options.secureCookies)
         @Sendable func localizer(_ request: Request) -> Localizer {
-            let query = Query(request.uri.query)
-            let language = query["lang"].flatMap(Language.init(rawValue:))
-                ?? Language.preferred(acceptLanguage: request.headers[.acceptLanguage])
-            return Localizer(language: language, timeZone: options.timeZone ?? hub.daemonTimeZone ?? .current)
+            Localizer(language: LanguageChoice.language(of: request), timeZone: options.timeZone ?? hub.daemonTimeZone ?? .current)
         }
+        router.add(middleware: LanguageChoice(secure: options.secureCookies))
 
         router.get("/") { _, _ in Response(status: .seeOther, headers: [.location: "/kiosk"]) }
         router.get("/static/site.css") { _, _ in asset(Assets.css, type: "text/css; charset=utf-8") }

@@ -224,3 +224,18 @@ def test_a_device_whose_tag_was_bound_is_nfc_registered_everywhere(daemon, web_f
     assert "D-0001" in listed and "D-0002" not in listed
     ctl(daemon, "tags", "unbind", "04ED2C4CAC92A2")
     assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["isNfcRegistered"] is False
+
+
+def test_a_language_chosen_once_holds_on_every_page_after_it(daemon, web_factory):
+    """`?lang=ja` was lost after the first link, and there was no switch."""
+    web = web_factory(daemon)
+    client = Client(web)
+    status, headers, page = client.request("GET", "/devices?lang=ja")
+    assert status == 200 and "rb_lang=ja" in headers["Set-Cookie"]
+    assert 'id="lang-en"' in page and 'href="?lang=en"' in page  # the switch, in the header
+    # The next pages, without ?lang= and with an English browser, stay Japanese.
+    for path in ["/rentals", "/users", "/history"]:
+        assert '<html lang="ja">' in client.request("GET", path)[2], path
+    status, headers, page = client.request("GET", "/rentals?lang=en")
+    assert "rb_lang=en" in headers["Set-Cookie"] and '<html lang="en">' in page
+    assert '<html lang="en">' in client.request("GET", "/devices")[2]

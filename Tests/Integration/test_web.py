@@ -189,8 +189,8 @@ def test_japanese_pages_by_accept_language_have_no_english_left(daemon, web_fact
     web = web_factory(daemon)
     data = ["Ada Lovelace", "Grace Hopper", "Pixel 7", "iPhone 15", "cracked screen", "android-phone", "iphone",
             "Android phone", "Android", "iPhone", "SN-1", "SN-2", "D-0001", "D-0002", "U-0001", "U-0002", TZ]
-    # Group names are data too (the inventory's, as stored).
-    data += [g["name"] for g in ctl_json(daemon, "groups", "list")]
+    # Group names are data too (the inventory's, as stored); the language switch names English in English.
+    data += [g["name"] for g in ctl_json(daemon, "groups", "list")] + ["English"]
     data.sort(key=len, reverse=True)
     for path in ["/devices", "/devices/D-0002", "/devices/D-0001", "/rentals", "/history", "/users", "/kiosk"]:
         _, _, page = web.get(path, language="ja-JP,ja;q=0.9,en;q=0.8")
