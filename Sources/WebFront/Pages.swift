@@ -166,10 +166,14 @@ struct Pages: Sendable {
         let field = { (name: String, key: String, type: String) in
             "<label>\(HTML.escape(l.t(key))) <input type=\"\(type)\" name=\"\(name)\" id=\"\(name)\" value=\"\(HTML.escape(q[name] ?? ""))\"></label>"
         }
-        let csvQuery = ["device", "user", "since", "until"].compactMap { k in q[k].map { "\(k)=\(HTML.urlComponent($0))" } }.joined(separator: "&")
+        let bom = Self.csvByteOrderMark(q, l)
+        let csvQuery = (["device", "user", "since", "until"].compactMap { k in q[k].map { "\(k)=\(HTML.urlComponent($0))" } }
+            + ["bom=\(bom ? "1" : "0")"]).joined(separator: "&")
         var body = "<form method=\"get\" action=\"/history\" class=\"filters\">"
             + field("device", "history.device", "text") + field("user", "history.user", "text")
             + field("since", "history.since", "date") + field("until", "history.until", "date")
+            + "<label>\(HTML.escape(l.t("history.bom"))) "
+            + HTML.select("bom", [("1", l.t("common.yes")), ("0", l.t("common.no"))], selected: bom ? "1" : "0") + "</label>"
             + "<button type=\"submit\">\(HTML.escape(l.t("common.show")))</button>"
             + " <a id=\"csv\" href=\"/history.csv?\(HTML.escape(csvQuery))\">\(HTML.escape(l.t("history.csv")))</a></form>"
         body += list.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("history.empty")))</p>" : rentalTable(list.rentals, l, id: "history")
@@ -189,6 +193,12 @@ struct Pages: Sendable {
     }
     struct ExportPage: Decodable, Sendable { var text: String; var nextCursor: String? }
 
+    /// Whether the CSV starts with a byte order mark, which Excel needs to read UTF-8 (names such
+    /// as "ギャラクシー S24" are garbled without it): `bom=1|0`, by default on for a Japanese page.
+    static func csvByteOrderMark(_ q: Query, _ l: Localizer) -> Bool {
+        q["bom"].map { $0 == "1" } ?? (l.language == .ja)
+    }
+
     /// The history as CSV, exactly as `roombridgectl history --format csv` writes it (page by
     /// page from ExportHistory, concatenated), with dates in the kiosk's time zone.
     func historyCSV(_ q: Query, _ l: Localizer) async throws -> String {
@@ -198,7 +208,7 @@ struct Pages: Sendable {
         while true {
             let page = try await link.read("io.roombridge.Lending.ExportHistory", query, returning: ExportPage.self)
             text += page.text
-            guard let next = page.nextCursor else { return text }
+            guard let next = page.nextCursor else { return (Self.csvByteOrderMark(q, l) ? "\u{FEFF}" : "") + text }
             query.cursor = next
         }
     }

@@ -239,3 +239,26 @@ def test_a_language_chosen_once_holds_on_every_page_after_it(daemon, web_factory
     status, headers, page = client.request("GET", "/rentals?lang=en")
     assert "rb_lang=en" in headers["Set-Cookie"] and '<html lang="en">' in page
     assert '<html lang="en">' in client.request("GET", "/devices")[2]
+
+
+def test_the_history_csv_has_a_byte_order_mark_for_excel_by_default_on_japanese_pages(daemon, web_factory):
+    """Excel opened by double-click garbled "ギャラクシー S24": the CSV had no byte order mark."""
+    ctl(daemon, "users", "add", "U-0001", "--name", "田中 愛子")
+    ctl(daemon, "devices", "add", "D-0001", "--group", "android-phone", "--model", "ギャラクシー S24")
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001")
+    web = web_factory(daemon)
+
+    def csv_bytes(path, language):
+        req = urllib.request.Request(web.base + path, headers={"Accept-Language": language})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read()
+    page = web.get("/history", language="ja")[2]
+    link = re.search(r'id="csv" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "bom=1" in link
+    ja = csv_bytes(link, "ja")
+    assert ja.startswith(b"\xef\xbb\xbf") and "ギャラクシー S24".encode() in ja
+    assert not csv_bytes("/history.csv", "en").startswith(b"\xef\xbb\xbf")  # English: as roombridgectl writes it
+    assert csv_bytes("/history.csv?bom=1", "en").startswith(b"\xef\xbb\xbf")
+    assert not csv_bytes("/history.csv?bom=0", "ja").startswith(b"\xef\xbb\xbf")
+    # The column names stay the same in both languages: they are for machines (docs/web.md).
+    assert ja[3:].split(b"\r\n")[0] == csv_bytes("/history.csv", "en").split(b"\r\n")[0]

@@ -182,6 +182,7 @@ enum MessagesEN {
         "history.since": "From",
         "history.until": "Until (not included)",
         "history.csv": "Download CSV",
+        "history.bom": "Byte order mark (for Excel)",
         "history.empty": "No rentals in this range.",
         "history.count": "{count} rentals",
 

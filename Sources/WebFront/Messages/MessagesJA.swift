@@ -181,6 +181,7 @@ enum MessagesJA {
         "history.since": "開始日",
         "history.until": "終了日（含まない）",
         "history.csv": "CSV をダウンロード",
+        "history.bom": "バイト順マークを付ける（表計算ソフト用）",
         "history.empty": "この期間の貸出はありません。",
         "history.count": "{count} 件",
 
