@@ -120,6 +120,12 @@ struct AdminRoutes: Sendable {
             let v = await viewer(request)
             if let refusal = check(v, form, l) { return refusal }
             let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
+            // A destructive action asks once (no script needed: a page with the same form, confirmed).
+            guard form["confirmed"] == "yes" else {
+                return WebServer.html(.ok, Self.confirmation(l, viewer: v, action: request.uri.path, form: form,
+                                                             question: l.t("confirm.deleteDevice", ["device": id]),
+                                                             button: l.t("device.delete"), cancel: "/devices/\(HTML.urlComponent(id))"))
+            }
             do {
                 try await admin.delete(id, actor: v.user)
                 logger.notice("admin \(v.user ?? "?") deleted device \(id)")
@@ -171,6 +177,21 @@ struct AdminRoutes: Sendable {
         for encoded in ["%5c", "%2f%2f", "%09", "%0a", "%0d", "%00"] where lowered.contains(encoded) { return nil }
         if lowered.hasPrefix("/%2f") { return nil }
         return next
+    }
+
+    /// The page that asks once before a destructive action: the question, the form's fields
+    /// again with `confirmed=yes`, and a way back.
+    static func confirmation(_ l: Localizer, viewer: Viewer, action: String, form: Query, question: String,
+                             button: String, cancel: String) -> String {
+        let fields = form.items.filter { $0.0 != "csrf" && $0.0 != "confirmed" }.map {
+            "<input type=\"hidden\" name=\"\(HTML.escape($0.0))\" value=\"\(HTML.escape($0.1))\">"
+        }.joined()
+        let body = "<p id=\"confirm-question\">\(HTML.escape(question))</p>"
+            + "<form method=\"post\" action=\"\(HTML.escape(action))\" class=\"inline\">" + viewer.csrfField + fields
+            + "<input type=\"hidden\" name=\"confirmed\" value=\"yes\">"
+            + "<button type=\"submit\" id=\"confirm\">\(HTML.escape(button))</button></form> "
+            + "<a href=\"\(HTML.escape(cancel))\" id=\"cancel\">\(HTML.escape(l.t("confirm.cancel")))</a>"
+        return HTML.page(l, title: l.t("confirm.title"), active: "", viewer: viewer, body: body)
     }
 
     func refused(_ status: HTTPResponse.Status, _ l: Localizer, _ text: String) -> Response {

@@ -29,7 +29,10 @@ struct DeskForms: Sendable {
             return "/rentals"
         }
         admin.change(router, "/rentals/return", localizer: localizer,
-                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, _, _, _ in
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) },
+                     confirm: { form, l in
+                         (l.t("confirm.return", ["device": form["device"] ?? ""]), l.t("rentals.return"), "/rentals")
+                     }) { form, v, _, _, _ in
             _ = try await link.write("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? "", actor: v.user), returning: Ignored.self)
             return "/rentals"
         }
@@ -79,12 +82,18 @@ extension AdminRoutes {
     /// if that page cannot be shown either, e.g. an unknown user, the error page says why).
     func change(_ router: Router<WebRequestContext>, _ path: RouterPath, localizer: @escaping @Sendable (Request) -> Localizer,
                 page: @escaping @Sendable (Localizer, Viewer, String, Request, WebRequestContext) async throws -> String,
+                confirm: (@Sendable (Query, Localizer) -> (question: String, button: String, cancel: String))? = nil,
                 perform: @escaping @Sendable (Query, Viewer, Localizer, Request, WebRequestContext) async throws -> String) {
         router.post(path) { request, context -> Response in
             let l = localizer(request)
             let form = try await Self.form(request, context)
             let v = await viewer(request)
             if let refusal = check(v, form, l) { return refusal }
+            if let confirm, form["confirmed"] != "yes" {
+                let (question, button, cancel) = confirm(form, l)
+                return WebServer.html(.ok, Self.confirmation(l, viewer: v, action: request.uri.path, form: form,
+                                                             question: question, button: button, cancel: cancel))
+            }
             do {
                 let next = try await perform(form, v, l, request, context)
                 logger.notice("admin \(v.user ?? "?") posted \(request.uri.path)")

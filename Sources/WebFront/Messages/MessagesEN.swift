@@ -183,6 +183,10 @@ enum MessagesEN {
         "history.until": "Until (not included)",
         "history.csv": "Download CSV",
         "history.bom": "Byte order mark (for Excel)",
+        "confirm.title": "Are you sure?",
+        "confirm.deleteDevice": "Delete {device} from the inventory? Its past rentals stay in the history.",
+        "confirm.return": "Record {device} as returned?",
+        "confirm.cancel": "Cancel",
         "history.empty": "No rentals in this range.",
         "history.count": "{count} rentals",
 

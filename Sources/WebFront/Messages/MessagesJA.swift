@@ -182,6 +182,10 @@ enum MessagesJA {
         "history.until": "終了日（含まない）",
         "history.csv": "CSV をダウンロード",
         "history.bom": "バイト順マークを付ける（表計算ソフト用）",
+        "confirm.title": "よろしいですか？",
+        "confirm.deleteDevice": "{device} を端末一覧から削除しますか？ 過去の貸出は履歴に残ります。",
+        "confirm.return": "{device} を返却済みにしますか？",
+        "confirm.cancel": "キャンセル",
         "history.empty": "この期間の貸出はありません。",
         "history.count": "{count} 件",
 
