@@ -4,6 +4,8 @@ import Foundation
 struct Viewer: Sendable {
     var user: String?
     var csrf: String?
+    /// What the last change did, said once on the page after it.
+    var notice: String?
     static let anonymous = Viewer()
 
     /// The hidden field every form of a signed-in admin carries.

@@ -17,8 +17,15 @@ struct AdminRoutes: Sendable {
     static let loginCookie = "rb_login"
 
     func viewer(_ request: Request) async -> Viewer {
-        guard let s = await sessions.session(request.cookies[Self.sessionCookie]?.value) else { return .anonymous }
-        return Viewer(user: s.user, csrf: s.csrf)
+        let id = request.cookies[Self.sessionCookie]?.value
+        guard let s = await sessions.session(id) else { return .anonymous }
+        let notice = request.method == .get ? await sessions.takeNotice(id) : nil
+        return Viewer(user: s.user, csrf: s.csrf, notice: notice)
+    }
+
+    /// Says `text` on the admin's next page.
+    func notify(_ request: Request, _ text: String) async {
+        await sessions.post(text, to: request.cookies[Self.sessionCookie]?.value)
     }
 
     func cookie(_ name: String, _ value: String, maxAge: Int? = nil) -> Cookie {
@@ -129,6 +136,7 @@ struct AdminRoutes: Sendable {
             do {
                 try await admin.delete(id, actor: v.user)
                 logger.notice("admin \(v.user ?? "?") deleted device \(id)")
+                await notify(request, l.t("notice.deleted", ["device": id]))
                 return Response(status: .seeOther, headers: [.location: "/devices"])
             } catch {
                 return WebServer.errorPage(error, l, path: request.uri.path)  // e.g. lent: the daemon says so

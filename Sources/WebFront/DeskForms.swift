@@ -18,43 +18,57 @@ struct DeskForms: Sendable {
     struct AddUser: Encodable, Sendable { var id: String; var name: String }
     struct AddBadge: Encodable, Sendable { var identifier: String; var kind: String; var userId: String }
     struct Ignored: Decodable, Sendable {}
+    struct RentalReply: Decodable, Sendable { var rental: Rental }
+
+    /// The sentence a lend or renew leaves on the next page: who has what, until when.
+    static func lentNotice(_ key: String, _ r: Rental, _ l: Localizer) -> String {
+        let args = ["device": r.deviceId, "user": r.userName]
+        guard let due = r.dueAt else { return l.t(key, args) }
+        return l.t(key + "Due", args.merging(["due": l.day(due)]) { a, _ in a })
+    }
 
     func add(to router: Router<WebRequestContext>, admin: AdminRoutes, localizer: @escaping @Sendable (Request) -> Localizer) {
         admin.change(router, "/rentals/lend", localizer: localizer,
-                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, _, _ in
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, request, _ in
             let due = try form["due"].map { day throws(PageError) in try Self.endOfDay(day, l) }
-            _ = try await link.write("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due,
-                                                                      actor: v.user),
-                                    returning: Ignored.self)
+            let reply = try await link.write("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due,
+                                                                              actor: v.user),
+                                             returning: RentalReply.self)
+            await admin.notify(request, Self.lentNotice("notice.lent", reply.rental, l))
             return "/rentals"
         }
         admin.change(router, "/rentals/return", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) },
                      confirm: { form, l in
                          (l.t("confirm.return", ["device": form["device"] ?? ""]), l.t("rentals.return"), "/rentals")
-                     }) { form, v, _, _, _ in
-            _ = try await link.write("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? "", actor: v.user), returning: Ignored.self)
+                     }) { form, v, l, request, _ in
+            let reply = try await link.write("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? "", actor: v.user),
+                                             returning: RentalReply.self)
+            await admin.notify(request, l.t("notice.returned", ["device": reply.rental.deviceId, "user": reply.rental.userName]))
             return "/rentals"
         }
         admin.change(router, "/rentals/renew", localizer: localizer,
-                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, _, _ in
+                     page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, request, _ in
             let due = try Self.endOfDay(form["due"] ?? "", l)
-            _ = try await link.write("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due, actor: v.user),
-                                    returning: Ignored.self)
+            let reply = try await link.write("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due, actor: v.user),
+                                             returning: RentalReply.self)
+            await admin.notify(request, Self.lentNotice("notice.renewed", reply.rental, l))
             return "/rentals"
         }
         admin.change(router, "/users/new", localizer: localizer,
-                     page: { l, v, error, _, _ in try await pages.users(Query(nil), l, viewer: v, error: error) }) { form, _, _, _, _ in
+                     page: { l, v, error, _, _ in try await pages.users(Query(nil), l, viewer: v, error: error) }) { form, _, l, request, _ in
             let id = form["id"] ?? ""
             _ = try await link.write("io.roombridge.Inventory.AddUser", AddUser(id: id, name: form["name"] ?? ""), returning: Ignored.self)
+            await admin.notify(request, l.t("notice.userAdded", ["user": form["name"] ?? id, "id": id]))
             return "/users/\(HTML.urlComponent(id))"
         }
         admin.change(router, "/users/:id/badge", localizer: localizer,
-                     page: { l, v, error, _, context in try await pages.user(Self.id(context), l, viewer: v, error: error) }) { form, _, _, _, context in
+                     page: { l, v, error, _, context in try await pages.user(Self.id(context), l, viewer: v, error: error) }) { form, _, l, request, context in
             let id = Self.id(context)
             _ = try await link.write("io.roombridge.Inventory.AddBadge",
                                     AddBadge(identifier: form["uid"] ?? "", kind: form["kind"] == "felica" ? "felica" : "iso14443a", userId: id),
                                     returning: Ignored.self)
+            await admin.notify(request, l.t("notice.badgeBound", ["uid": form["uid"] ?? "", "id": id]))
             return "/users/\(HTML.urlComponent(id))"
         }
         router.get("/users/:id") { request, context in

@@ -85,6 +85,7 @@ enum HTML {
             <span id="time-zone">\(escape(l.t("page.timeZone", ["zone": l.timeZone.identifier])))</span>
             <span class="languages">\(languageSwitch(l))</span></header>
             <main><h1>\(escape(title))</h1>
+            \(viewer.notice.map { "<p class=\"notice\" id=\"notice\" role=\"status\">\(escape($0))</p>" } ?? "")
             \(body)
             </main></body></html>
             """

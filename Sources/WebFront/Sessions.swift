@@ -29,6 +29,8 @@ public actor Sessions {
     public static let maxUnknownChecksPerSource = 1
 
     private var sessions: [String: Session] = [:]
+    /// What the next page of a session says about the change just made ("Lent D-0042 to …").
+    private var notices: [String: String] = [:]
     private var failures: [String: [ContinuousClock.Instant]] = [:]
     /// Sign-ins under way per name: they count against ``maxFailures`` from the moment they start.
     private var attempting: [String: Int] = [:]
@@ -66,7 +68,21 @@ public actor Sessions {
     }
 
     public func end(_ id: String?) {
-        if let id { sessions[id] = nil }
+        if let id {
+            sessions[id] = nil
+            notices[id] = nil
+        }
+    }
+
+    /// Leaves `notice` for the session's next page (kept on the server: a link cannot forge one).
+    public func post(_ notice: String, to id: String?) {
+        if let id, sessions[id] != nil { notices[id] = notice }
+    }
+
+    /// The notice left for the session, once.
+    public func takeNotice(_ id: String?) -> String? {
+        guard let id else { return nil }
+        return notices.removeValue(forKey: id)
     }
 
     /// Whether a sign-in may start now.

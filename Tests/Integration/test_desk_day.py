@@ -262,3 +262,25 @@ def test_the_history_csv_has_a_byte_order_mark_for_excel_by_default_on_japanese_
     assert not csv_bytes("/history.csv?bom=0", "ja").startswith(b"\xef\xbb\xbf")
     # The column names stay the same in both languages: they are for machines (docs/web.md).
     assert ja[3:].split(b"\r\n")[0] == csv_bytes("/history.csv", "en").split(b"\r\n")[0]
+
+
+def test_every_admin_action_says_what_it_did_once(daemon, web_factory, tmpdir_path):
+    ctl(daemon, "users", "add", "U-0001", "--name", "Aiko Tanaka")
+    ctl(daemon, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    admin = Client(web)
+    admin.sign_in()
+    page = admin.request("GET", "/rentals")[2]
+    assert 'id="notice"' not in page
+    status, headers, _ = admin.request("POST", "/rentals/lend", {"csrf": admin.token(page), "device": "D-0042", "user": "U-0001",
+                                                               "due": "2030-12-03"})
+    assert status == 303
+    page = admin.request("GET", headers["Location"])[2]
+    notice = re.search(r'<p class="notice" id="notice" role="status">([^<]*)</p>', page)
+    assert notice and notice.group(1) == "Lent D-0042 to Aiko Tanaka, due Tue 3 Dec", page
+    assert 'id="notice"' not in admin.request("GET", "/rentals")[2]  # said once
+    status, headers, _ = admin.request("POST", "/rentals/return", {"csrf": admin.token(page), "device": "D-0042", "confirmed": "yes"})
+    assert status == 303
+    assert "D-0042 is back from Aiko Tanaka" in text_of(admin.request("GET", headers["Location"])[2])
+    # Another browser (not signed in) never sees the admin's notice.
+    assert 'id="notice"' not in Client(web).request("GET", "/rentals")[2]
