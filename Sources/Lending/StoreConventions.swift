@@ -29,7 +29,7 @@ public enum StoreConventions {
     /// A due date before the lend time is refused.
     public static func requireDueAfterLend(_ request: LendRequest) throws(LendingError) {
         if let due = request.dueAt, due < request.at {
-            throw .invalidField("due date", reason: "\(LendingFormat.iso8601(due)) is before the lend time")
+            throw .invalidField("dueAt", reason: "\(LendingFormat.iso8601(due)) is before the lend time")
         }
     }
 

@@ -212,6 +212,6 @@ struct AdminRoutes: Sendable {
     }
 
     static func message(_ error: VarlinkError, _ l: Localizer) -> String {
-        l.t("error.reply", ["message": error.parameters["message"]?.stringValue ?? error.name])
+        Refusals.sentence(error, l)
     }
 }

@@ -163,7 +163,7 @@ public enum WebServer {
             text = l.t("error.notFound", ["path": path])
         case let e as VarlinkError:
             status = .badRequest
-            text = l.t("error.reply", ["message": e.parameters["message"]?.stringValue ?? e.name])
+            text = Refusals.sentence(e, l)
         case PageError.badDate(let value):
             status = .badRequest
             text = l.t("error.badDate", ["value": value])

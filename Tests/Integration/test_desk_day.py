@@ -284,3 +284,22 @@ def test_every_admin_action_says_what_it_did_once(daemon, web_factory, tmpdir_pa
     assert "D-0042 is back from Aiko Tanaka" in text_of(admin.request("GET", headers["Location"])[2])
     # Another browser (not signed in) never sees the admin's notice.
     assert 'id="notice"' not in Client(web).request("GET", "/rentals")[2]
+
+
+def test_refusals_on_the_pages_are_sentences_not_wire_names_or_cli_advice(daemon, web_factory, tmpdir_path):
+    """"invalid dueAt: …Z is not in the future", "no user U-9999; see roombridgectl users list"."""
+    ctl(daemon, "users", "add", "U-0001", "--name", "Aiko Tanaka")
+    ctl(daemon, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    admin = Client(web)
+    admin.sign_in()
+    for language, form, expected in [
+        ("en", {"device": "D-0042", "user": "U-9999"}, "There is no user U-9999."),
+        ("en", {"device": "D-0042", "user": "U-0001", "due": "2020-01-01"}, "The due day must be after today."),
+        ("ja", {"device": "D-0042", "user": "U-9999"}, "利用者 U-9999 はいません。"),
+    ]:
+        page = admin.request("GET", f"/rentals?lang={language}")[2]
+        status, _, page = admin.request("POST", "/rentals/lend", {"csrf": admin.token(page), **form})
+        text = text_of(page)
+        assert status == 400 and expected in text, text
+        assert "roombridgectl" not in text and "dueAt" not in text and not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", text), text

@@ -562,7 +562,9 @@ def test_admin_signs_in_adds_and_edits_a_device_and_sees_the_change_log(daemon, 
     # An error from the daemon is shown on the form, and nothing changes.
     _, _, page = c.request("GET", "/devices/new")
     status, _, page = c.request("POST", "/devices/new", {"csrf": c.token(page), "id": "D-0100", "groupId": "iphone", "model": "X"})
-    assert status == 400 and "already exists" in text_of(page)
+    # In the page's words: no wire name, no advice for the command line.
+    assert status == 400 and "There is already a device D-0100." in text_of(page), text_of(page)
+    assert "AlreadyExists" not in page and "roombridgectl" not in text_of(page)
 
     # Deleting: refused while lent (the daemon's reason on the page), then done; signed out, refused.
     ctl(daemon, "devices", "add", "D-0101", "--group", "iphone", "--model", "iPhone 14", "--serial", "F2LY",
