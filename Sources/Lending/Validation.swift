@@ -31,6 +31,13 @@ public enum Validation {
     public static let maximumIDLength = 64
     public static let maximumNameLength = 200
 
+    /// An ID of the kind `field` names, for a sentence that shows one ("user ID": U-0001).
+    public static func example(for field: String) -> String {
+        if field.hasPrefix("user") { return "U-0001" }
+        if field.hasPrefix("group") { return "android-phone" }
+        return "D-0001"
+    }
+
     /// A new ID (of a device, user or group): not empty, no whitespace or control characters,
     /// at most ``maximumIDLength`` characters.
     public static func id(_ value: String, field: String) throws(LendingError) {
@@ -40,7 +47,7 @@ public enum Validation {
         if let bad = value.unicodeScalars.first(where: { $0.properties.isWhitespace || TextRules.isControl($0) }) {
             let what = bad.properties.isWhitespace ? "white space" : "a control character"
             throw .ruleViolated(.idCharacters, field: field,
-                                reason: "'\(printable(value))' contains \(what) (\(TextRules.codePoint(bad))); use letters, digits and - _ . only, e.g. D-0001")
+                                reason: "'\(printable(value))' contains \(what) (\(TextRules.codePoint(bad))); use letters, digits and - _ . only, e.g. \(example(for: field))")
         }
         if value.count > maximumIDLength {
             throw .ruleViolated(.idTooLong, field: field,

@@ -1,3 +1,4 @@
+import enum Lending.Validation
 import Varlink
 
 /// The daemon's typed refusals as sentences for the page, in the reader's language: never a wire
@@ -21,7 +22,8 @@ enum Refusals {
         if name == "NotLendable", let status = p["status"]?.stringValue { args["status"] = l.t("status.\(status)") }
         if name == "InvalidField" {
             if let rule = p["rule"]?.stringValue, l.has("refusal.rule.\(rule)") {
-                return l.t("refusal.rule.\(rule)", args)
+                let example = Validation.example(for: p["field"]?.stringValue ?? "")
+                return l.t("refusal.rule.\(rule)", args.merging(["example": example]) { a, _ in a })
             }
             if let field = p["field"]?.stringValue, l.has("refusal.field.\(field)") {
                 return l.t("refusal.field.\(field)", args)

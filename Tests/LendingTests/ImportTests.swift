@@ -42,6 +42,14 @@ struct ImportTests {
         #expect(problems[4].reason.contains("3 fields"))
     }
 
+    /// Issue 32: the user import suggested "e.g. D-0001" for a user ID.
+    @Test func aBadIDSuggestsAnIDOfItsOwnKind() {
+        let users = InventoryImport.read(.users, csv: "id,name\nU 1,Ada\n", at: Date()).problems
+        #expect(users.count == 1 && users[0].reason.contains("e.g. U-0001") && !users[0].reason.contains("D-0001"))
+        let devices = InventoryImport.read(.devices, csv: "id,group_id,model\nD 1,iphone,X\n", at: Date()).problems
+        #expect(devices.count == 1 && devices[0].reason.contains("e.g. D-0001"))
+    }
+
     @Test func theHeaderIsChecked() {
         let (lines, problems) = InventoryImport.read(.users, csv: "id,nmae\nU-1,Ada\n", at: Date())
         #expect(lines.isEmpty && problems.count == 1 && problems[0].line == 1)

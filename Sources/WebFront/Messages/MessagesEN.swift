@@ -198,7 +198,7 @@ enum MessagesEN {
         "refusal.InvalidField": "The value of {field} cannot be used.",
         "refusal.field.dueAt": "The due day must be after today.",
         "refusal.field.actor": "roombridge-web may not record who you are; ask the administrator to add its user to auth.actor_users.",
-        "refusal.rule.idCharacters": "An ID cannot be empty or contain spaces or control characters; use letters, digits and - _ . (e.g. D-0001).",
+        "refusal.rule.idCharacters": "An ID cannot be empty or contain spaces or control characters; use letters, digits and - _ . (e.g. {example}).",
         "refusal.rule.idTooLong": "That ID is too long.",
         "refusal.rule.idCaseCollision": "An ID that differs only in upper and lower case from an existing one cannot be used.",
         "refusal.rule.blankName": "The name cannot be empty.",

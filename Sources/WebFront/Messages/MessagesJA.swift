@@ -197,7 +197,7 @@ enum MessagesJA {
         "refusal.InvalidField": "{field} の値は使えません。",
         "refusal.field.dueAt": "返却期限は明日以降の日にしてください。",
         "refusal.field.actor": "roombridge-web は操作者を記録できません。管理者に auth.actor_users への追加を依頼してください。",
-        "refusal.rule.idCharacters": "ID は空にできず、空白や制御文字を含められません。英数字と「-」「_」「.」を使ってください（例: D-0001）。",
+        "refusal.rule.idCharacters": "ID は空にできず、空白や制御文字を含められません。英数字と「-」「_」「.」を使ってください（例: {example}）。",
         "refusal.rule.idTooLong": "ID が長すぎます。",
         "refusal.rule.idCaseCollision": "既存の ID と大文字・小文字だけが違う ID は使えません。",
         "refusal.rule.blankName": "名前を入力してください。",
