@@ -98,8 +98,9 @@ struct CurtainPage: Sendable {
                                     [(cells: [entry(c.openSchedule), entry(c.closeSchedule)], attributes: "")], id: "\(key)-schedule")
         }
         func row(_ name: String, _ label: String, _ e: ScheduleEntry?) -> String {
-            "<div class=\"schedule-row\"><label>\(t(label)) <input type=\"time\" name=\"\(name)\" id=\"\(key)-\(name)\" value=\"\(HTML.escape(e?.time ?? ""))\" required></label> "
-                + "<label><input type=\"checkbox\" name=\"\(name)Enabled\" id=\"\(key)-\(name)Enabled\" value=\"true\"\(e?.enabled == true ? " checked" : "")> \(t("curtainPage.on"))</label></div>"
+            // `KEY-schedule-…`: the motion buttons already have `KEY-open` and `KEY-close`.
+            "<div class=\"schedule-row\"><label>\(t(label)) <input type=\"time\" name=\"\(name)\" id=\"\(key)-schedule-\(name)\" value=\"\(HTML.escape(e?.time ?? ""))\" required></label> "
+                + "<label><input type=\"checkbox\" name=\"\(name)Enabled\" id=\"\(key)-schedule-\(name)Enabled\" value=\"true\"\(e?.enabled == true ? " checked" : "")> \(t("curtainPage.on"))</label></div>"
         }
         out += "<form method=\"post\" action=\"/curtain/schedule\" class=\"form\" id=\"\(key)-schedule\">" + viewer.csrfField + target(c)
             + row("open", "curtainPage.scheduleOpen", c.openSchedule) + row("close", "curtainPage.scheduleClose", c.closeSchedule)

@@ -265,7 +265,11 @@ struct Pages: Sendable {
         if viewer.user != nil {
             let state = try await link.read("io.roombridge.State.GetState", NoParameters(), returning: LastTapReply.self).state
             body += "<h3>\(t("users.bindTitle"))</h3>"
-            if let tap = state.lastTap, tap.device == nil {
+            func canonical(_ uid: String) -> String { uid.uppercased().filter { $0.isHexDigit } }
+            if let tap = state.lastTap, detail.badges.contains(where: { canonical($0.identifier) == canonical(tap.uid) }) {
+                // Bound already (just now, say): nothing to offer.
+                body += "<p class=\"empty\" id=\"last-tap\">\(HTML.escape(l.t("users.lastTapBound", ["uid": tap.uid, "user": detail.user.name])))</p>"
+            } else if let tap = state.lastTap, tap.device == nil {
                 let kind = tap.tagType == "FeliCa" ? "felica" : "iso14443a"
                 body += "<form method=\"post\" action=\"/users/\(HTML.urlComponent(id))/badge\" class=\"filters\" id=\"bind-form\">" + viewer.csrfField
                     + "<input type=\"hidden\" name=\"uid\" value=\"\(HTML.escape(tap.uid))\"><input type=\"hidden\" name=\"kind\" value=\"\(kind)\">"
@@ -285,19 +289,25 @@ struct Pages: Sendable {
 
     /// Rentals as a table; for a signed-in admin (`returning`), open rentals get a Return button
     /// and a Renew form (a new due day).
+    /// Only a table with returned rentals in it (the history) has a "Returned" column; IDs never
+    /// break across lines.
     private func rentalTable(_ rentals: [Rental], _ l: Localizer, id: String, returning viewer: Viewer? = nil) -> String {
         let admin = viewer?.user != nil
-        var headers = ["device.id", "device.model", "rentals.user", "rentals.since", "rentals.due", "rentals.returned"].map { l.t($0) }
+        let withReturned = rentals.contains { $0.returnedAt != nil }
+        var headers = ["device.id", "device.model", "rentals.user", "rentals.since", "rentals.due"].map { l.t($0) }
+        if withReturned { headers.append(l.t("rentals.returned")) }
         if admin { headers.append("") }
         return HTML.table(headers, rentals.map { r in
             var due = r.dueAt.map { l.dateTime($0) } ?? l.t("rentals.open")
             if r.overdue { due += " (" + l.t("rentals.overdueMark") + ")" }
             var cells = [
-                "<a href=\"/devices/\(HTML.urlComponent(r.deviceId))\">\(HTML.escape(r.deviceId))</a>",
-                HTML.escape(r.model), "<a href=\"/users/\(HTML.urlComponent(r.userId))\">\(HTML.escape("\(r.userName) (\(r.userId))"))</a>",
+                "<a class=\"nowrap\" href=\"/devices/\(HTML.urlComponent(r.deviceId))\">\(HTML.escape(r.deviceId))</a>",
+                HTML.escape(r.model),
+                "<a href=\"/users/\(HTML.urlComponent(r.userId))\">\(HTML.escape(r.userName)) (<span class=\"nowrap\">\(HTML.escape(r.userId))</span>)</a>",
                 HTML.escape(l.dateTime(r.rentedAt)),
-                HTML.escape(due), HTML.escape(r.returnedAt.map { l.dateTime($0) } ?? l.t("common.none")),
+                HTML.escape(due),
             ]
+            if withReturned { cells.append(HTML.escape(r.returnedAt.map { l.dateTime($0) } ?? l.t("common.none"))) }
             if let viewer, admin {
                 let device = "<input type=\"hidden\" name=\"device\" value=\"\(HTML.escape(r.deviceId))\">"
                 let button = { (action: String) in

@@ -849,7 +849,10 @@ def test_admin_adds_a_user_and_binds_the_badge_just_tapped(daemon_factory, pn532
     assert "Last tap: 04C0FFEE" in text_of(page), text_of(page)
     status, _, _ = c.request("POST", "/users/U-0100/badge", {"csrf": c.token(page), "uid": "04C0FFEE", "kind": "iso14443a"})
     assert status == 303
-    assert "04C0FFEE" in re.search(r'(?s)<table id="badges">.*?</table>', c.request("GET", "/users/U-0100")[2]).group(0)
+    page = c.request("GET", "/users/U-0100")[2]
+    assert "04C0FFEE" in re.search(r'(?s)<table id="badges">.*?</table>', page).group(0)
+    # The badge just bound is not offered again.
+    assert 'id="bind-badge"' not in page and "is Katherine Johnson's now" in text_of(page), text_of(page)
 
     # The bound badge now arms a lend session for the new user.
     place(pn532, "isoa:04C0FFEE")
@@ -947,8 +950,11 @@ def test_curtain_schedule_toggles_and_refusals_through_the_page(connected, sim, 
     wait_state(connected, lambda s: s.get("openSchedule") == {"time": "06:40", "enabled": True}
                and s.get("closeSchedule") == {"time": "20:10", "enabled": False})
     page = c.request("GET", "/curtain")[2]
-    assert re.search(r'id="curtain-openEnabled" value="true" checked', page) and 'value="06:40"' in page
-    assert not re.search(r'id="curtain-closeEnabled" value="true" checked', page)
+    assert re.search(r'id="curtain-schedule-openEnabled" value="true" checked', page) and 'value="06:40"' in page
+    assert not re.search(r'id="curtain-schedule-closeEnabled" value="true" checked', page)
+    # Every id on the page is used once (the motion buttons and the schedule's fields were both curtain-open).
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
 
     # The wall switch wins: the page says so in the reader's words, and nothing is written.
     sim.ctl("press", "open")

@@ -220,6 +220,7 @@ enum MessagesEN {
         "refusal.StorageOutcomeUnknown": "Not sure it was recorded: the database stopped answering. Look at the list below before trying again.",
         "refusal.UidAlreadyBound": "The tag or badge {uid} is already used ({boundTo}).",
         "refusal.UserHasDevices": "{userId} still has {deviceIds}; those must come back first.",
+        "users.lastTapBound": "The badge tapped last, {uid}, is {user}'s now. Tap another badge to bind it.",
         "notice.lent": "Lent {device} to {user}",
         "notice.lentDue": "Lent {device} to {user}, due {due}",
         "notice.renewed": "Renewed {device} for {user}",

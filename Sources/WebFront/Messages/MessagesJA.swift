@@ -219,6 +219,7 @@ enum MessagesJA {
         "refusal.StorageOutcomeUnknown": "記録されたか確認できません: データベースが応答しなくなりました。やり直す前に下の一覧を確認してください。",
         "refusal.UidAlreadyBound": "タグまたは社員証 {uid} はすでに使われています（{boundTo}）。",
         "refusal.UserHasDevices": "{userId} さんはまだ {deviceIds} を借りています。先に返却してください。",
+        "users.lastTapBound": "最後にタッチされた社員証 {uid} は {user} さんに登録済みです。別の社員証を登録するには、その社員証をタッチしてください。",
         "notice.lent": "{device} を {user} さんに貸し出しました",
         "notice.lentDue": "{device} を {user} さんに貸し出しました（返却期限 {due}）",
         "notice.renewed": "{device}（{user} さん）の貸出を延長しました",
