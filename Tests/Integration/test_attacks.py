@@ -26,10 +26,12 @@ from test_web import SSE, Client, PASSWORD, accounts_file, web_factory  # noqa: 
 ADMIN = "root-admin"
 
 
-def status_ok(socket_path, timeout=30):
-    """root's `roombridgectl status`: True if it succeeded."""
+def status_ok(socket_path, timeout=30, failures=None):
+    """root's `roombridgectl status`: True if it succeeded (else its output goes to `failures`)."""
     r = subprocess.run([binary("roombridgectl"), "status", "--socket", socket_path],
                        capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0 and failures is not None:
+        failures.append(f"exit {r.returncode}: {(r.stdout + r.stderr).strip()}")
     return r.returncode == 0
 
 
@@ -95,8 +97,8 @@ def active_rentals(path):
     """Active rentals per device read from the table itself, not through an index."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return db.execute("SELECT device_id, count(*) FROM rentals NOT INDEXED WHERE returned_at IS NULL "
-                          "GROUP BY device_id ORDER BY device_id").fetchall()
+        return db.execute("SELECT device_id, count(*), group_concat(user_id) FROM rentals NOT INDEXED "
+                          "WHERE returned_at IS NULL GROUP BY device_id ORDER BY device_id").fetchall()
     finally:
         db.close()
 
@@ -135,7 +137,7 @@ def attack_double_lend(make_daemon, returned=20000):
     log_at_ready = d.log()
     active = active_rentals(path)
     return {"returned": returned, "changed": changed, "unique_index_sees_d1": unique_sees, "reply": reply, "active": active,
-            "double_lends": sum(1 for _, n in active if n > 1), "lend_seconds": elapsed,
+            "double_lends": sum(1 for _, n, _ in active if n > 1), "lend_seconds": elapsed,
             "critical_before_ready": "CRITICAL" in log_at_ready, "log": log_at_ready}
 
 
@@ -147,7 +149,7 @@ def test_damaged_lending_indexes_refuse_the_first_write_and_nothing_is_lent_twic
     # trusted it would accept a second lend of D-1.
     assert r["unique_index_sees_d1"] == 0, r
     assert r["reply"].get("error") == "io.roombridge.Lending.StorageCorrupt", r["reply"]
-    assert r["active"] == [("D-1", 1)], r["active"]
+    assert r["active"] == [("D-1", 1, "U-1")], r["active"]
     assert r["critical_before_ready"], r["log"]
     line = next(l for l in r["log"].splitlines() if "CRITICAL" in l)
     assert "rentals_one_active_per_device" in line or "rentals_by_device" in line, line
@@ -520,10 +522,11 @@ def attack_connect_flood(d, loops=1, calls=10):
         for p in floods:
             assert p.stdout.readline().strip() == "flooding"
         times = []
+        failures = []
         ok = 0
         for _ in range(calls):
             started = time.monotonic()
-            ok += status_ok(d.socket_path)
+            ok += status_ok(d.socket_path, failures=failures)
             times.append(time.monotonic() - started)
     finally:
         attempts = 0
@@ -531,7 +534,7 @@ def attack_connect_flood(d, loops=1, calls=10):
             out, _ = p.communicate("stop\n", timeout=30)
             attempts += int(out.strip() or 0)
     return {"loops": loops, "attempts": calls, "successes": ok, "lockouts": calls - ok,
-            "flood_connections": attempts, "slowest_seconds": max(times), "alive": d.proc.poll() is None}
+            "flood_connections": attempts, "slowest_seconds": max(times), "failures": failures, "alive": d.proc.poll() is None}
 
 
 def flood_daemon(make_daemon):
@@ -578,11 +581,17 @@ def sighup_trial(tmp, delay=None):
         state = sighup_state(pid)
         sent = time.monotonic() - started
         d.proc.send_signal(signal.SIGHUP)
-        try:
-            d.wait_ready(30)
-        except AssertionError:
-            pass
-        survived = d.proc.poll() is None
+
+        def ready_or_gone():
+            if d.proc.poll() is not None:
+                return "gone"
+            try:
+                d.notify.wait_for(lambda m: "READY=1" in m, 0.05)
+                return "ready"
+            except AssertionError:
+                return None
+        outcome = eventually(ready_or_gone, timeout=30, what="READY or the daemon's exit")
+        survived = outcome == "ready" and d.proc.poll() is None
         return survived, sent, bool(state and any(state))
     finally:
         d.close()
