@@ -91,13 +91,18 @@ def open_cost(returned=1_000_000):
         path = d.tmp / "roombridge.sqlite"
         size = path.stat().st_size
 
+        stops = []
+
         def start_to_ready():
             d.notify.messages.clear()
             started = time.monotonic()
             d.start(wait=False)
             d.wait_ready(120)
             elapsed = time.monotonic() - started
-            assert d.terminate() == 0
+            # SIGTERM right after READY (the full integrity check runs then, see operations.md).
+            stopping = time.monotonic()
+            code = d.terminate(timeout=120)
+            stops.append((time.monotonic() - stopping, code))
             d.stderr.close()
             return elapsed
         clean = [start_to_ready() for _ in range(3)]
@@ -111,7 +116,7 @@ def open_cost(returned=1_000_000):
         damaged = [start_to_ready() for _ in range(2)]
         refused = "CRITICAL" in d.log()
     return {"rentals": returned + 1, "size": size, "build": build, "clean": clean, "damaged": damaged,
-            "peer": peer, "changed": changed, "refused": refused}
+            "peer": peer, "changed": changed, "refused": refused, "stops": stops}
 
 
 def small_start():
@@ -401,6 +406,11 @@ def render(f, total):
     add(f"| peer: `sqlite3 db 'SELECT count(*) FROM rentals NOT INDEXED WHERE returned_at IS NULL'` | {len(oc['peer'])} | "
         f"{', '.join(seconds(x) for x in oc['peer'])} |")
     add("")
+    add("SIGTERM right after READY, to exit (exit code): " + ", ".join(f"{seconds(t)} ({c})" for t, c in oc["stops"])
+        + ". Not investigated further: the likely cause is "
+        "the full integrity check that starts at open (a clean stop waits for it). In one run while this page "
+        "was written a stop took more than 5 s (the tests' `Daemon.terminate` bound), so a test that stops a "
+        "daemon with a large store right after READY should allow for it.\n")
 
     add("## 2. roombridge-web\n")
     add("**(a) Sign-in rate limit by concurrency** (`test_simultaneous_guesses_for_one_name_are_limited_from_the_start`). "
@@ -460,6 +470,20 @@ def render(f, total):
         fl = f[f"flood{loops}"]
         add(f"| {loops} | {fl['flood_connections']} | {fl['successes']} / {fl['attempts']} | {seconds(fl['slowest_seconds'])} | {fl['alive']} |")
     add("")
+    failed = [(loops, m) for loops in (1, 4) for m in f[f"flood{loops}"]["failures"]]
+    if failed:
+        add("**Not fully fixed.** root's status failed here:\n")
+        for loops, m in failed:
+            add(f"- {loops} loop(s): `{m}`")
+        add("")
+    add("roombridgectl retries a connect that fails with EAGAIN (the listen backlog full) for 5 s, backing off "
+        "from 5 to 100 ms. The flooders' connects are blocking: the kernel queues them and wakes them when the "
+        "backlog has room, while root's client only tries again after its pause, so under four loops on two cores "
+        "a status call can use up most of its 5 s. While this page was written (issue 33), about 550 status calls "
+        "were made under four loops: one failed after 5.2 s (its output was not kept), the slowest that succeeded "
+        "took 3.9 s; with one loop none failed. The retry bounds the lockout but does not guarantee root a "
+        "connection; the tests (10 calls per case) can therefore fail now and then on a busy two-core machine, "
+        "and that would be this finding, not a fault of the test.\n")
 
     add("## 4. SIGHUP right after exec\n")
     killed_early = sr["killed_before_ignoring"]
