@@ -25,6 +25,30 @@ func withUnixAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, sockle
     }
 }
 
+/// The errno of a failed system call.
+struct Errno: Error { let code: Int32 }
+
+/// Connects a blocking Unix stream socket to `path`, waiting up to `timeout` (`SO_SNDTIMEO`)
+/// for room in a full listen backlog; the connected descriptor, or the `errno` it failed with.
+/// Blocks the calling thread: call it on a thread of its own.
+func blockingUnixConnect(_ path: String, timeout: Duration) -> Result<Int32, Errno> {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return .failure(Errno(code: errno)) }
+    let (seconds, attoseconds) = timeout.components
+    var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    var rc: Int32
+    repeat {
+        rc = withUnixAddress(path) { connect(fd, $0, $1) } ?? -2
+    } while rc == -1 && errno == EINTR
+    guard rc == 0 else {
+        let code = rc == -2 ? ENAMETOOLONG : errno
+        close(fd)
+        return .failure(Errno(code: code))
+    }
+    return .success(fd)
+}
+
 /// Result of probing an existing socket file.
 enum SocketProbe {
     case missing

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Dispatch
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -82,30 +83,15 @@ public final class VarlinkClient: Sendable {
     /// Connects to the Varlink socket at `path`.
     ///
     /// A connect that the kernel refuses for now (`EAGAIN`: the service's listen backlog is
-    /// full, e.g. while another local user floods the socket with connects) is tried again,
-    /// backing off from 5 ms to 100 ms, until `busyTimeout` has passed.
+    /// full, e.g. while another local user floods the socket with connects) waits in the
+    /// kernel's queue for room, as a blocking `connect(2)` does, for up to `busyTimeout`: the
+    /// flood's own blocking connects wait there too, so retrying non-blocking connects would
+    /// lose every free place to them. The blocking connect runs on a Dispatch thread, never on
+    /// the cooperative pool or an event loop.
     /// - Throws: ``VarlinkClientError`` (`socketNotFound`, `connectionRefused`, `permissionDenied`, `connectFailed`).
     public static func connect(
         path: String, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         maxMessageSize: Int = 16 << 20, busyTimeout: Duration = .seconds(5)
-    ) async throws -> VarlinkClient {
-        let deadline = ContinuousClock.now + busyTimeout
-        var pause = Duration.milliseconds(5)
-        while true {
-            do {
-                return try await connectOnce(path: path, eventLoopGroup: eventLoopGroup, maxMessageSize: maxMessageSize)
-            } catch {
-                guard errnoCode(of: error) == EAGAIN, ContinuousClock.now + pause < deadline else {
-                    throw mapConnectError(error, path: path)
-                }
-                try await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(100))
-            }
-        }
-    }
-
-    private static func connectOnce(
-        path: String, eventLoopGroup: any EventLoopGroup, maxMessageSize: Int
     ) async throws -> VarlinkClient {
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelInitializer { channel in
@@ -113,7 +99,36 @@ public final class VarlinkClient: Sendable {
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(maxMessageSize: maxMessageSize))
                 }
             }
-        let channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+        } catch where errnoCode(of: error) == EAGAIN {
+            do {
+                let fd = try await waitingConnect(path: path, timeout: busyTimeout)
+                channel = try await bootstrap.withConnectedSocket(fd).get()
+            } catch {
+                throw mapConnectError(error, path: path)
+            }
+        } catch {
+            throw mapConnectError(error, path: path)
+        }
+        return try await client(on: channel, path: path)
+    }
+
+    /// A blocking connect that waits up to `timeout` for room in the listen backlog; the
+    /// connected descriptor, or the `IOError` it failed with (`EAGAIN` when time ran out).
+    static func waitingConnect(path: String, timeout: Duration) async throws -> Int32 {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+            DispatchQueue.global().async {
+                switch blockingUnixConnect(path, timeout: timeout) {
+                case .success(let fd): continuation.resume(returning: fd)
+                case .failure(let e): continuation.resume(throwing: IOError(errnoCode: e.code, reason: "connect"))
+                }
+            }
+        }
+    }
+
+    private static func client(on channel: any Channel, path: String) async throws -> VarlinkClient {
         let handler = try await channel.eventLoop.submit {
             NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ClientHandler.self), eventLoop: channel.eventLoop)
         }.get()
