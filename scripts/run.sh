@@ -35,7 +35,9 @@ cleanup() {
   [ "$SCENARIO" = 1 ] || echo "roombridge: stopped; $RUN_DIR removed"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# Ctrl-C is how `make run` is meant to end: a clean stop, exit 0 (make would report "Error 130"
+# otherwise). The scenario keeps the conventional status: there an interrupt is a failure.
+if [ "$SCENARIO" = 1 ]; then trap 'exit 130' INT TERM; else trap 'exit 0' INT; trap 'exit 143' TERM; fi
 log() { [ "$SCENARIO" = 1 ] && echo "[run] $*" >&2 || echo "$*"; }
 
 # --- NFC: a real reader if libnfc finds one, else the PN532 simulator on a pty -------------------

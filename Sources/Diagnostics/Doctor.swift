@@ -68,7 +68,7 @@ public struct Doctor: Sendable {
             if let config {
                 findings += ReaderChecks(host: host).run(config: config)
             }
-            findings += BluetoothChecks(host: host).run()
+            findings += BluetoothChecks(host: host).run(config: config)
             for probe in probes {
                 findings += await probe.run(config: config, host: host)
             }

@@ -122,8 +122,14 @@ struct ReaderChecks {
 struct BluetoothChecks {
     let host: HostFacts
 
-    func run() -> [Finding] {
+    /// `config`: the daemon's configuration, when it could be read; the policy is only needed
+    /// when it drives a curtain or watches presence regions (both through bluetoothd).
+    func run(config: DaemonConfig? = nil) -> [Finding] {
         var out: [Finding] = []
+        if let config, !config[.curtainEnabled], config[.presenceRegions].isEmpty {
+            return [Finding("bluetooth", "D-Bus policy for org.bluez", .skipped,
+                            "not needed: no curtain (curtain.enabled = false) and no presence regions are configured, so roombridged does not talk to bluetoothd")]
+        }
         let policy = ["/usr/share/dbus-1/system.d/roombridge.conf", "/etc/dbus-1/system.d/roombridge.conf"]
             .first { host.exists($0) }
         if let policy {

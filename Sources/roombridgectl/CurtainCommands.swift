@@ -103,12 +103,21 @@ extension RoomBridgeCtl {
             @OptionGroup var options: GlobalOptions
             @OptionGroup var target: CurtainTarget
             @OptionGroup var motion: MotionOptions
-            @Argument(help: "0 (closed) to 100 (open).") var position: Int
+            // Taken as it is typed, so that `move -5` is answered as a position out of range rather
+            // than as an unknown option.
+            @Argument(parsing: .allUnrecognized, help: ArgumentHelp("0 (closed) to 100 (open).", valueName: "position"))
+            var words: [String] = []
+
+            var position: Int { words.count == 1 ? Int(words[0]) ?? -1 : -1 }
 
             func validate() throws {
                 try motion.check(target)
-                guard (0...100).contains(position) else {
-                    throw ValidationError("position \(position) is out of range: use 0 (closed) to 100 (open)")
+                guard words.count == 1 else {
+                    throw ValidationError(words.isEmpty ? "give the position: 0 (closed) to 100 (open)"
+                                                        : "give one position, 0 (closed) to 100 (open), not \(words.joined(separator: " "))")
+                }
+                guard let n = Int(words[0]), (0...100).contains(n) else {
+                    throw ValidationError("position \(words[0]) is out of range: use 0 (closed) to 100 (open)")
                 }
             }
 
@@ -229,8 +238,10 @@ func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionO
             if options.json {
                 emit(try JSONValueEncoder().encode(final).serialized())
             } else {
-                emit("Curtain \(final.position == destination || destination == nil ? done : "stopped")"
-                     + (final.position.map { " (\($0)% open)" } ?? "") + ".")
+                // "Curtain at 40% open." says the position already; "open", "closed", "stopped" do not.
+                let reached = final.position == destination || destination == nil
+                let position = final.position.map { " (\($0)% open)" } ?? ""
+                emit("Curtain \(reached ? done : "stopped")" + (reached && done.contains("%") ? "" : position) + ".")
             }
         } catch {
             await watcher.close()

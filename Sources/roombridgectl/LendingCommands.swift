@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Varlink
 import VarlinkNIO
+import enum Lending.WireDates
 
 // roombridgectl lend|return|rentals|history: lending by ID (io.roombridge.Lending).
 
@@ -114,6 +115,9 @@ struct Return: AsyncParsableCommand {
             let r = reply["rental"]
             if options.json { emit(r?.serialized() ?? "{}") } else {
                 emit("returned \(Table.s(r, "deviceId")) \(Table.s(r, "model")) (lent to \(Table.s(r, "userName")) since \(Table.when(r, "rentedAt")))")
+                // Say what else was recorded, so the person at the desk need not look it up.
+                if let note { emit("note recorded: \(note)") }
+                if broken { emit("\(Table.s(r, "deviceId")) is now marked broken: it cannot be lent until its status is set back to normal") }
             }
         }
     }
@@ -185,8 +189,12 @@ struct History: AsyncParsableCommand {
     @Flag(name: .long, help: "Start the CSV with a byte order mark (Excel and non-ASCII names).") var bom = false
 
     func validate() throws {
-        _ = try dateArgument(since, option: "--since")
-        _ = try dateArgument(until, option: "--until")
+        let from = try dateArgument(since, option: "--since")?.stringValue.flatMap { WireDates.parse($0) }
+        let to = try dateArgument(until, option: "--until")?.stringValue.flatMap { WireDates.parse($0) }
+        // Days are read in one zone here and in another once connected: the order is the same.
+        if let from, let to, from >= to {
+            throw ValidationError("--since \(since ?? "") is not before --until \(until ?? ""): nothing can have started in that range; give the earlier day first")
+        }
     }
 
     func run() async throws {

@@ -73,6 +73,14 @@ import Testing
         #expect(with.first?.status == .ok)
         let without = BluetoothChecks(host: HostFacts(root: try tree([:]))).run()
         #expect(without.first?.status == .failed)
+        // Issue 32: with no curtain and no presence regions the daemon never talks to bluetoothd.
+        var quiet = DaemonConfig()
+        try quiet.set(.curtainEnabled, to: false)
+        let skipped = BluetoothChecks(host: HostFacts(root: try tree([:]))).run(config: quiet)
+        #expect(skipped.first?.status == .skipped && skipped.first?.detail.contains("not needed") == true)
+        var presence = quiet
+        try presence.set(.presenceRegions, to: ["aiko=F7826DA6-4FA2-4E98-8024-BC5B71E0893E/1"])
+        #expect(BluetoothChecks(host: HostFacts(root: try tree([:]))).run(config: presence).first?.status == .failed)
     }
 
     @Test func readerEntriesSplit() {

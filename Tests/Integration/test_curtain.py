@@ -442,6 +442,10 @@ def test_cli_open_wait_returns_when_motion_ends(connected, sim):
     # Already there / nothing moving: --wait returns instead of waiting for a motion that never comes.
     r = ctl(connected, "curtain", "move", "40", "--wait", "--timeout", "10")
     assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "Curtain at 40% open.", r.stdout  # said once, not "at 40% open (40% open)"
+    # A position out of range is refused as one, also when it looks like an option.
+    r = ctl(connected, "curtain", "move", "-5")
+    assert r.returncode == 64 and "position -5 is out of range" in r.stderr, r.stderr
     r = ctl(connected, "curtain", "stop", "--wait", "--timeout", "10")
     assert r.returncode == 0, r.stderr
     r = ctl(connected, "curtain", "close", "--wait")

@@ -303,3 +303,28 @@ def test_refusals_on_the_pages_are_sentences_not_wire_names_or_cli_advice(daemon
         text = text_of(page)
         assert status == 400 and expected in text, text
         assert "roombridgectl" not in text and "dueAt" not in text and not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", text), text
+
+
+def test_the_cli_says_what_is_wrong_and_what_it_did(daemon):
+    ctl(daemon, "users", "add", "U-0001", "--name", "Aiko Tanaka")
+    ctl(daemon, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+    # A range that ends before it starts is the caller's mistake (64), not a refusal of the daemon (5).
+    r = ctl(daemon, "history", "--since", "2026-11-30", "--until", "2026-11-01", check=False)
+    assert r.returncode == 64 and "--since 2026-11-30 is not before --until 2026-11-01" in r.stderr, r.stderr
+    # A return with a note and --broken confirms both.
+    ctl(daemon, "lend", "--device", "D-0042", "--user", "U-0001")
+    out = ctl(daemon, "return", "D-0042", "--note", "cracked screen", "--broken").stdout
+    assert "note recorded: cracked screen" in out and "D-0042 is now marked broken" in out, out
+    assert ctl_json(daemon, "devices", "show", "D-0042")[0]["device"]["status"] == "broken"
+
+
+def test_doctor_skips_the_bluetooth_policy_when_nothing_uses_bluetooth(daemon, tmpdir_path):
+    import json
+    import subprocess
+    from conftest import binary
+    cfg = tmpdir_path / "quiet.toml"
+    cfg.write_text("[curtain]\nenabled = false\n")
+    out = subprocess.run([binary("roombridgectl"), "doctor", "--config", str(cfg), "--socket", str(tmpdir_path / "none.sock"),
+                          "--json"], capture_output=True, text=True, timeout=60)
+    policy = [json.loads(line) for line in out.stdout.splitlines() if "D-Bus policy" in line]
+    assert policy and policy[0]["status"] == "skipped" and "not needed" in policy[0]["detail"], out.stdout
