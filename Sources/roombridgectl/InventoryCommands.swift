@@ -202,16 +202,32 @@ struct Devices: AsyncParsableCommand {
 
     struct Log: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a device's change log, newest first.")
+
+        static let operations = ["add": "added", "update": "changed", "delete": "deleted"]
+        static let fields = [
+            "groupId": "group", "model": "model", "serialNumber": "serial number", "osVersion": "OS version",
+            "status": "status", "connectorType": "connector", "registeredAt": "registered", "note": "note",
+            "isNFCRegistered": "NFC tag registered", "dueAt": "due",
+        ]
+
+        /// A logged value as people read it: a time in the kiosk's zone, true/false as yes/no.
+        static func value(_ e: JSONValue?, _ key: String) -> String {
+            let v = Table.s(e, key, "—")
+            if let date = WireDates.parse(v) { return KioskTime.current.minutes(date) }
+            return ["true": "yes", "false": "no"][v] ?? v
+        }
         @OptionGroup var options: GlobalOptions
         @Argument(help: "Device ID.") var id: String
 
         func run() async throws {
             try await withClient(options) { client in
                 let items = try await allPages(client, "io.roombridge.Inventory.DeviceLog", ["id": .string(id)], key: "entries")
+                // People's words: "OS version", not osVersion; times in the kiosk's zone, not UTC.
                 printList(items, json: options.json, empty: "no log entries for \(id); see roombridgectl devices list",
-                          headers: [KioskTime.current.header("TIME"), "OPERATION", "FIELD", "OLD", "NEW", "BY"]) { e in
-                    [Table.time(e, "at"), Table.s(e, "operation"), Table.s(e, "field"), Table.s(e, "oldValue", "—"),
-                     Table.s(e, "newValue", "—"), Table.s(e, "actor", "—")]
+                          headers: [KioskTime.current.header("TIME"), "CHANGE", "FIELD", "OLD", "NEW", "BY"]) { e in
+                    [Table.time(e, "at"), Self.operations[Table.s(e, "operation")] ?? Table.s(e, "operation"),
+                     Self.fields[Table.s(e, "field")] ?? Table.s(e, "field"),
+                     Self.value(e, "oldValue"), Self.value(e, "newValue"), Table.s(e, "actor", "—")]
                 }
             }
         }
