@@ -328,3 +328,14 @@ def test_doctor_skips_the_bluetooth_policy_when_nothing_uses_bluetooth(daemon, t
                           "--json"], capture_output=True, text=True, timeout=60)
     policy = [json.loads(line) for line in out.stdout.splitlines() if "D-Bus policy" in line]
     assert policy and policy[0]["status"] == "skipped" and "not needed" in policy[0]["detail"], out.stdout
+
+
+def test_devices_log_reads_in_peoples_words(daemon):
+    ctl(daemon, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    ctl(daemon, "devices", "edit", "D-0001", "--os", "14")
+    ctl(daemon, "users", "add", "U-0001", "--name", "Aiko Tanaka")
+    ctl(daemon, "lend", "--device", "D-0001", "--user", "U-0001")
+    ctl(daemon, "renew", "D-0001", "--due", "2030-01-02")
+    out = ctl(daemon, "devices", "log", "D-0001").stdout
+    assert re.search(r"changed\s+OS version\s+14", out) and re.search(r"changed\s+due\s+—\s+2030-01-02 23:59", out), out
+    assert "osVersion" not in out and "dueAt" not in out and not re.search(r"\d{4}-\d\d-\d\dT", out), out
