@@ -264,12 +264,18 @@ def test_the_history_csv_has_a_byte_order_mark_for_excel_by_default_on_japanese_
     assert ja[3:].split(b"\r\n")[0] == csv_bytes("/history.csv", "en").split(b"\r\n")[0]
 
 
-def test_every_admin_action_says_what_it_did_once(daemon, web_factory, tmpdir_path):
+def desk_with_admin(daemon, web_factory, tmpdir_path):
+    """Aiko Tanaka (U-0001) and a Pixel 7 (D-0042), and roombridge-web with an admin signed in."""
     ctl(daemon, "users", "add", "U-0001", "--name", "Aiko Tanaka")
     ctl(daemon, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
     web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
     admin = Client(web)
     admin.sign_in()
+    return web, admin
+
+
+def test_every_admin_action_says_what_it_did_once(daemon, web_factory, tmpdir_path):
+    web, admin = desk_with_admin(daemon, web_factory, tmpdir_path)
     page = admin.request("GET", "/rentals")[2]
     assert 'id="notice"' not in page
     status, headers, _ = admin.request("POST", "/rentals/lend", {"csrf": admin.token(page), "device": "D-0042", "user": "U-0001",
@@ -288,11 +294,7 @@ def test_every_admin_action_says_what_it_did_once(daemon, web_factory, tmpdir_pa
 
 def test_refusals_on_the_pages_are_sentences_not_wire_names_or_cli_advice(daemon, web_factory, tmpdir_path):
     """"invalid dueAt: …Z is not in the future", "no user U-9999; see roombridgectl users list"."""
-    ctl(daemon, "users", "add", "U-0001", "--name", "Aiko Tanaka")
-    ctl(daemon, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
-    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
-    admin = Client(web)
-    admin.sign_in()
+    _, admin = desk_with_admin(daemon, web_factory, tmpdir_path)
     for language, form, expected in [
         ("en", {"device": "D-0042", "user": "U-9999"}, "There is no user U-9999."),
         ("en", {"device": "D-0042", "user": "U-0001", "due": "2020-01-01"}, "The due day must be after today."),

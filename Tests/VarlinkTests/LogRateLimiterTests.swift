@@ -19,7 +19,10 @@ struct CapturingLogHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(event: LogEvent) { captured.append("\(event.level) \(event.message)") }
+    func log(event: LogEvent) {
+        let extra = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        captured.append("\(event.level) \(event.message)\(extra)")
+    }
 }
 
 @Suite struct LogRateLimiterTests {

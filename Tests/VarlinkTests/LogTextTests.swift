@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 import Testing
 import VarlinkNIO
 
@@ -14,25 +13,9 @@ import VarlinkNIO
     }
 
     @Test func theWrappingHandlerEscapesMessagesAndMetadata() {
-        final class Capture: Sendable {
-            let lines = Mutex<[String]>([])
-        }
-        struct Recorder: LogHandler {
-            let capture: Capture
-            var logLevel: Logger.Level = .trace
-            var metadata: Logger.Metadata = [:]
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) {
-                let extra = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-                capture.lines.withLock { $0.append("\(event.message) \(extra)") }
-            }
-        }
-        let capture = Capture()
-        let logger = Logger(label: "test") { _ in EscapingLogHandler(Recorder(capture: capture)) }
+        let captured = CapturedLines()
+        let logger = Logger(label: "test") { _ in EscapingLogHandler(CapturingLogHandler(captured: captured)) }
         logger.notice("failed sign-in as \("eve\nNOTICE admin root signed in")", metadata: ["path": "/x\r\ny"])
-        #expect(capture.lines.withLock { $0 } == ["failed sign-in as eve\\nNOTICE admin root signed in path=/x\\r\\ny"])
+        #expect(captured.all == ["notice failed sign-in as eve\\nNOTICE admin root signed in path=/x\\r\\ny"])
     }
 }
