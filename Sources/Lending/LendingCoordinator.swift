@@ -67,7 +67,7 @@ public actor LendingCoordinator {
         let previous = session()
         let new = LendingRules.arm(user, now: now(), policy: policy)
         armed = new
-        await publish(.armed(new, replacing: previous?.userId), uid: nil, reader: nil)
+        await publish(.armed(new, replacing: previous), uid: nil, reader: nil)
         return new
     }
 

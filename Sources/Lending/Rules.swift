@@ -131,8 +131,8 @@ extension TapIdentification {
 
 /// What happened at the reader; ``message`` is for the person standing there.
 public enum TapOutcome: Sendable, Hashable {
-    /// A badge (or client) armed the reader; `replacing` is the previously armed user.
-    case armed(LendingArm, replacing: UserID?)
+    /// A badge (or client) armed the reader; `replacing` is the session it took over, if any.
+    case armed(LendingArm, replacing: LendingArm?)
     /// The armed session was cleared from a client.
     case disarmed(UserID?)
     case lent(deviceId: DeviceID, model: String, userId: UserID, userName: String, dueAt: Date?)
@@ -179,7 +179,8 @@ public enum TapOutcome: Sendable, Hashable {
         switch self {
         case .armed(let session, let replacing):
             let seconds = Int(session.expiresAt.timeIntervalSince(session.armedAt).rounded())
-            let prefix = replacing.map { $0 == session.userId ? "Renewed: " : "Switched from \($0): " } ?? ""
+            // People's names, not IDs: "Switched from Aiko Tanaka: Hello Ben Okafor. …"
+            let prefix = replacing.map { $0.userId == session.userId ? "Renewed: " : "Switched from \($0.userName): " } ?? ""
             return "\(prefix)Hello \(session.userName). Tap devices to borrow them within \(seconds) s."
         case .disarmed(let user):
             return user.map { "Lending session of \($0) ended." } ?? "No lending session was active."
@@ -263,7 +264,7 @@ public enum LendingRules {
         switch identity {
         case .badge(_, let user):
             let new = arm(user, now: now, policy: policy)
-            return TapDecision(outcome: .armed(new, replacing: active?.userId), operation: nil, session: new)
+            return TapDecision(outcome: .armed(new, replacing: active), operation: nil, session: new)
         case .unknownTag(let uid):
             return TapDecision(outcome: .unknownTag(uid: uid), operation: nil, session: active)
         case .unknownDevice(let id, let uid):

@@ -162,12 +162,12 @@ struct LendingRulesTests {
             Issue.record("expected armed, got \(decision.outcome)")
             return
         }
-        #expect(replacing == "U-1")
+        #expect(replacing?.userId == "U-1")
         #expect(new.userId == bob.id && new.userName == bob.name)
         #expect(new.expiresAt == now(35))
         #expect(new.remaining(at: now(5)) == 30)
         #expect(new.remaining(at: now(40)) == 0)
-        #expect(decision.outcome.message.contains("Switched from U-1"))
+        #expect(decision.outcome.message.contains("Switched from \(alice.name): Hello \(bob.name)"))
     }
 
     @Test func refusalSaysWhy() {
@@ -192,7 +192,7 @@ struct LendingRulesTests {
     @Test func everyOutcomeHasAMessage() {
         let session = LendingRules.arm(alice, now: t0, policy: policy)
         let outcomes: [TapOutcome] = [
-            .armed(session, replacing: nil), .armed(session, replacing: "U-1"), .disarmed(nil), .disarmed("U-1"),
+            .armed(session, replacing: nil), .armed(session, replacing: session), .disarmed(nil), .disarmed("U-1"),
             .lent(deviceId: "D-1", model: "M", userId: "U-1", userName: "Alice", dueAt: t0),
             .returned(deviceId: "D-1", model: "M", borrowerId: "U-2", borrowerName: "Bob", returnedBy: nil),
             .badgeRequired(deviceId: "D-1", model: "M"), .refused(deviceId: "D-1", model: "M", status: .disposed),
