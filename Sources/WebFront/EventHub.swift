@@ -126,17 +126,21 @@ public actor EventHub {
         let wanted = subscribers.values.compactMap { $0.held != nil ? $0.resumeAfter : nil }
         guard let after = wanted.min() else { return }
         let through = (recent.first?.0.seq).map { $0 - 1 } ?? state.seq
-        guard after < through else { return finishBackfill(after: after, []) }
+        guard after < through else { return finishBackfill(after: after, [], run: daemonRun) }
         backfilling = true
+        let run = daemonRun
         Task {
             let events = await replay(after: after, through: through)
-            finishBackfill(after: after, events)
+            finishBackfill(after: after, events, run: run)
         }
     }
 
-    private func finishBackfill(after: Int, _ events: [(DaemonEvent, OutcomeFacts)]?) {
+    /// `run`: the daemon run the backfill asked; events of a run that has ended since are dropped.
+    private func finishBackfill(after: Int, _ events: [(DaemonEvent, OutcomeFacts)]?, run: String?) {
         backfilling = false
-        if let events, !events.isEmpty, events.last.map({ $0.0.seq + 1 == (recent.first?.0.seq ?? $0.0.seq + 1) }) == true {
+        if run != daemonRun {
+            // The daemon restarted meanwhile: its numbers start again, and `began` reset the ring.
+        } else if let events, !events.isEmpty, events.last.map({ $0.0.seq + 1 == (recent.first?.0.seq ?? $0.0.seq + 1) }) == true {
             recent.insert(contentsOf: events, at: 0)
         } else {
             replayFloor = max(replayFloor, after)
