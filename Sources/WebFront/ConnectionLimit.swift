@@ -22,9 +22,6 @@ final class ConnectionLimit: Sendable {
 
     init(maximum: Int) { self.maximum = maximum }
 
-    /// Connections open now.
-    var current: Int { state.withLock { $0.open } }
-
     /// What to do with a connection that just opened: keep it (having closed an older, silent
     /// one to make room when needed), or close it.
     fileprivate func admit(_ channel: any Channel) -> (keep: Bool, evict: (any Channel)?, warn: Bool) {
