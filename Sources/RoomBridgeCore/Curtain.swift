@@ -24,17 +24,25 @@ public enum CurtainRequestKind: String, Sendable, Codable, CaseIterable {
     case search, open, close, stop, moveTo, setSchedule, sync, reconnect
 }
 
-/// A request and when it was made.
+/// A request, who made it, when, and whether the curtain refused it.
 public struct CurtainRequest: Sendable, Codable, Equatable {
     public var kind: CurtainRequestKind
     /// Target position for `moveTo`.
     public var position: Int?
     public var at: Date
+    /// Who asked, as the change logs write it ("unix:aiko", "web:Aiko via unix:roombridge-web"); nil when the
+    /// daemon itself asked (a schedule, a search).
+    public var by: String?
+    /// Why the request was refused ("the wall switch is moving the curtain…"); nil while it is carried out or once
+    /// it was accepted.
+    public var refused: String?
 
-    public init(kind: CurtainRequestKind, position: Int? = nil, at: Date) {
+    public init(kind: CurtainRequestKind, position: Int? = nil, at: Date, by: String? = nil, refused: String? = nil) {
         self.kind = kind
         self.position = position
         self.at = at
+        self.by = by
+        self.refused = refused
     }
 }
 

@@ -38,17 +38,30 @@ public struct PresenceRegionState: Sendable, Codable, Equatable {
     public var userId: String?
     /// The lendable device the region stands for, if configured.
     public var deviceId: String?
+    /// The name of the person `userId` stands for, as the inventory has it (nil: unknown user or none).
+    public var userName: String?
+    /// The model of the device `deviceId` stands for, as the inventory has it (nil: unknown device or none).
+    public var deviceModel: String?
     public var beacons: [PresentBeacon]
 
     public init(name: String, uuid: String, major: Int? = nil, minor: Int? = nil, userId: String? = nil,
-                deviceId: String? = nil, beacons: [PresentBeacon] = []) {
+                deviceId: String? = nil, userName: String? = nil, deviceModel: String? = nil,
+                beacons: [PresentBeacon] = []) {
         self.name = name
         self.uuid = uuid
         self.major = major
         self.minor = minor
         self.userId = userId
         self.deviceId = deviceId
+        self.userName = userName
+        self.deviceModel = deviceModel
         self.beacons = beacons
+    }
+
+    /// Who or what the region stands for, as a person reads it: the user's name, the device's model,
+    /// their ID when the inventory does not know it, else the region's name.
+    public var label: String {
+        userName ?? deviceModel ?? userId ?? deviceId ?? name
     }
 }
 
@@ -91,6 +104,9 @@ public struct PresenceChangeEvent: Sendable, Codable, Equatable {
     public var region: String?
     public var userId: String?
     public var deviceId: String?
+    /// The person's name and the device's model, as in `PresenceRegionState`.
+    public var userName: String?
+    public var deviceModel: String?
     public var beacon: PresentBeacon?
     /// The proximity before (`proximityChanged`).
     public var from: String?
@@ -99,12 +115,15 @@ public struct PresenceChangeEvent: Sendable, Codable, Equatable {
     public var reason: String?
 
     public init(kind: Kind, region: String? = nil, userId: String? = nil, deviceId: String? = nil,
+                userName: String? = nil, deviceModel: String? = nil,
                 beacon: PresentBeacon? = nil, from: String? = nil, status: PresenceState.Status? = nil,
                 reason: String? = nil) {
         self.kind = kind
         self.region = region
         self.userId = userId
         self.deviceId = deviceId
+        self.userName = userName
+        self.deviceModel = deviceModel
         self.beacon = beacon
         self.from = from
         self.status = status

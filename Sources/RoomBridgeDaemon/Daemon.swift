@@ -229,7 +229,7 @@ public enum Daemon {
                                                 reconfigurations: curtainReconfigurations,
                                                 logger: Logger(label: "roombridged.curtain")))
         }
-        if let presence = PresenceService.configured(config, state: state) { services.append(presence) }
+        if let presence = PresenceService.configured(config, state: state, inventory: store) { services.append(presence) }
         let digestAt = ReminderSchedule.secondsOfDay(config[.remindersDigestAt])
         let dueNoticeAt = ReminderSchedule.secondsOfDay(config[.remindersDueNoticeAt])
         if digestAt != nil || dueNoticeAt != nil {

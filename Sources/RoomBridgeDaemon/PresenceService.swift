@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Lending
 import Logging
 import Presence
 import RoomBridgeConfig
@@ -20,11 +21,13 @@ struct PresenceService: Service {
     let defaultPlace: String?
     /// `presence.history`: entries and exits are written to the log (the journal) only when true.
     let history: Bool
+    /// The names behind the regions' user and device IDs.
+    let names: RegionNames
     var backoff = Backoff(initial: .milliseconds(500), multiplier: 2, maximum: .seconds(30))
     let logger: Logger
 
     /// The service for `config`, or nil when no region is configured (presence stays off).
-    static func configured(_ config: DaemonConfig, state: SystemState) -> PresenceService? {
+    static func configured(_ config: DaemonConfig, state: SystemState, inventory: any InventoryStore) -> PresenceService? {
         let regions = config[.presenceRegions].compactMap { try? Region(parsing: $0) }
         guard !regions.isEmpty else { return nil }
         let settings = PresenceSettings(
@@ -38,6 +41,7 @@ struct PresenceService: Service {
                                configuration: PresenceScannerConfiguration(regions: regions, settings: settings,
                                                                            adapterName: adapter),
                                defaultPlace: place.isEmpty ? nil : place, history: config[.presenceHistory],
+                               names: RegionNames(inventory: inventory),
                                logger: Logger(label: "roombridged.presence"))
     }
 
@@ -69,6 +73,7 @@ struct PresenceService: Service {
                 continue
             }
             attempt = 0
+            for region in configuration.regions { await names.refresh(region) }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await forward(scanner) }
                 group.addTask { await refresh(scanner) }
@@ -100,7 +105,7 @@ struct PresenceService: Service {
                 await publish(status: status, reason: reason, regions: regions,
                               change: PresenceChangeEvent(kind: .status, status: status, reason: reason))
             case .change(let change, let now):
-                let e = changeEvent(change, now: now)
+                let e = await changeEvent(change, now: now)
                 if history {
                     var parts: [String] = ["presence history:", e.kind.rawValue, e.region ?? ""]
                     if let u = e.userId { parts.append("user \(u)") }
@@ -127,7 +132,10 @@ struct PresenceService: Service {
 
     private func publish(status: PresenceState.Status, reason: String?, regions: [PresenceRegionState],
                          change: PresenceChangeEvent?) async {
-        let listed = regions.isEmpty ? configuration.regions.map { Self.regionState($0, beacons: []) } : regions
+        var listed = regions
+        if listed.isEmpty {
+            for r in configuration.regions { listed.append(Self.regionState(r, names: await names.of(r), beacons: [])) }
+        }
         let new = PresenceState(status: status, reason: reason, defaultPlace: status == .scanning ? nil : defaultPlace,
                                 regions: listed)
         await state.updatePresence(new, change: change)
@@ -136,13 +144,15 @@ struct PresenceService: Service {
     private func regionStates(_ scanner: PresenceScanner) async -> [PresenceRegionState] {
         let now = await scanner.now
         let wall = Date()
-        let current = await scanner.current
-        return current.map { entry in
-            Self.regionState(entry.region, beacons: entry.sightings.map { Self.beacon($0, now: now, wall: wall) })
+        var states: [PresenceRegionState] = []
+        for entry in await scanner.current {
+            states.append(Self.regionState(entry.region, names: await names.of(entry.region),
+                                           beacons: entry.sightings.map { Self.beacon($0, now: now, wall: wall) }))
         }
+        return states
     }
 
-    private func changeEvent(_ change: PresenceChange, now: Duration) -> PresenceChangeEvent {
+    private func changeEvent(_ change: PresenceChange, now: Duration) async -> PresenceChangeEvent {
         let wall = Date()
         let (kind, sighting, from): (PresenceChangeEvent.Kind, Sighting, Proximity?) = switch change {
         case .entered(let s): (.entered, s, nil)
@@ -150,13 +160,18 @@ struct PresenceService: Service {
         case .proximityChanged(let s, let before): (.proximityChanged, s, before)
         }
         let region = configuration.regions.first { $0.name == sighting.region }
+        // An arrival looks the names up again, so a renamed user is greeted by the new name.
+        var named = RegionNames.Names()
+        if let region { named = kind == .entered ? await names.refresh(region) : await names.of(region) }
         return PresenceChangeEvent(kind: kind, region: sighting.region, userId: region?.userId, deviceId: region?.deviceId,
+                                   userName: named.userName, deviceModel: named.deviceModel,
                                    beacon: Self.beacon(sighting, now: now, wall: wall), from: from?.rawValue)
     }
 
-    static func regionState(_ r: Region, beacons: [PresentBeacon]) -> PresenceRegionState {
+    static func regionState(_ r: Region, names: RegionNames.Names, beacons: [PresentBeacon]) -> PresenceRegionState {
         PresenceRegionState(name: r.name, uuid: r.uuid.uuidString, major: r.major.map(Int.init), minor: r.minor.map(Int.init),
-                            userId: r.userId, deviceId: r.deviceId, beacons: beacons)
+                            userId: r.userId, deviceId: r.deviceId, userName: names.userName,
+                            deviceModel: names.deviceModel, beacons: beacons)
     }
 
     /// A sighting on the wire; its monotonic `lastSeen` becomes a wall-clock time.
@@ -167,4 +182,37 @@ struct PresenceService: Service {
                              proximity: s.proximity.rawValue, distance: s.distance.map { ($0 * 100).rounded() / 100 },
                              rssi: s.rssi.map { ($0 * 10).rounded() / 10 }, lastSeen: wall.addingTimeInterval(-seconds))
     }
+}
+
+/// The names behind the regions' user and device IDs, looked up in the inventory when scanning starts and
+/// again for a region whenever a beacon enters it. A lookup that fails keeps what was known (the IDs still
+/// show); presence never waits for the database beyond that one lookup.
+actor RegionNames {
+    struct Names: Sendable, Equatable {
+        var userName: String?
+        var deviceModel: String?
+    }
+
+    private let inventory: any InventoryStore
+    private var known: [String: Names] = [:]
+
+    init(inventory: any InventoryStore) { self.inventory = inventory }
+
+    /// Looks `region`'s names up now, remembers and returns them.
+    @discardableResult
+    func refresh(_ region: Region) async -> Names {
+        var names = known[region.name] ?? Names()
+        // A lookup that fails keeps what was known; one that finds nobody clears the name.
+        if let id = region.userId {
+            do { names.userName = try await inventory.user(id: id)?.name } catch {}
+        }
+        if let id = region.deviceId {
+            do { names.deviceModel = try await inventory.device(id: id)?.device.model } catch {}
+        }
+        known[region.name] = names
+        return names
+    }
+
+    /// The names last looked up for `region`.
+    func of(_ region: Region) -> Names { known[region.name] ?? Names() }
 }

@@ -6,6 +6,7 @@ import Foundation
 import RoomBridgeCore
 import Varlink
 import CurtainProtocol
+import Lending
 
 /// A validated request for the curtain, as the daemon's curtain side receives it.
 public enum CurtainControlRequest: Sendable, Equatable {
@@ -132,6 +133,12 @@ public struct CurtainInterface: VarlinkInterface {
             throw VarlinkError.methodNotImplemented(call.method)
         }
         try authorizer.requireMutation(context)
+        let by: String?
+        do throws(LendingError) {
+            by = try authorizer.actor(context, named: call.parameters["actor"]?.stringValue)?.text
+        } catch {
+            throw Self.invalid("actor", error.description)
+        }
         guard let controller else {
             throw CurtainControlError(.disabled, "the curtain is disabled in the configuration (curtain.enabled = false); "
                                       + "enable it and restart roombridged").varlinkError
@@ -139,10 +146,16 @@ public struct CurtainInterface: VarlinkInterface {
         let targets = try Self.targets(try Self.name(call.parameters), configured: await state.curtainIDs())
         var position: Int? = nil
         if case .moveTo(let p) = request { position = p }
-        for id in targets {
-            await state.recordCurtainRequest(CurtainRequest(kind: request.kind, position: position, at: Date()), for: id)
+        let asked = CurtainRequest(kind: request.kind, position: position, at: Date(), by: by)
+        for id in targets { await state.recordCurtainRequest(asked, for: id) }
+        let (failure, refusals) = await Self.perform(request, on: targets, controller)
+        // Watchers see what became of the request: the curtains that refused it say why.
+        for (id, why) in refusals {
+            await state.updateCurtain(id) { c in
+                if c.lastRequest == asked { c.lastRequest?.refused = why.message }
+            }
         }
-        if let failure = await Self.perform(request, on: targets, controller) { throw failure.varlinkError }
+        if let failure { throw failure.varlinkError }
         try await replies.reply([:], continues: false)
     }
 
@@ -180,16 +193,17 @@ public struct CurtainInterface: VarlinkInterface {
         }
     }
 
-    /// Performs `request` on every target at once; nil when all accepted it, else the first failure's reason with
-    /// every failure named (and which curtains did accept it).
+    /// Performs `request` on every target at once. Returns nil when all accepted it, else the first failure's
+    /// reason with every failure named (and which curtains did accept it); and each curtain's own refusal.
     static func perform(_ request: CurtainControlRequest, on targets: [String],
-                        _ controller: any CurtainControlling) async -> CurtainControlError? {
+                        _ controller: any CurtainControlling) async
+        -> (failure: CurtainControlError?, refusals: [String: CurtainControlError]) {
         if targets.count == 1 {
             do throws(CurtainControlError) {
                 try await controller.perform(request, on: targets[0])
-                return nil
+                return (nil, [:])
             } catch {
-                return error
+                return (error, [targets[0]: error])
             }
         }
         let failures = await withTaskGroup(of: (String, CurtainControlError?).self) { group in
@@ -208,11 +222,11 @@ public struct CurtainInterface: VarlinkInterface {
             return failures
         }
         let failed = targets.filter { failures[$0] != nil }
-        guard let first = failed.first, var error = failures[first] else { return nil }
+        guard let first = failed.first, var error = failures[first] else { return (nil, [:]) }
         let done = targets.filter { failures[$0] == nil }
-        error.message = failed.map { "curtain \($0): \(failures[$0]!.message)" }.joined(separator: "; ")
-            + (done.isEmpty ? "" : " (done: \(done.joined(separator: ", ")))")
-        return error
+        error.message = failed.compactMap { id in failures[id].map { "curtain \(id): \($0.message)" } }
+            .joined(separator: "; ") + (done.isEmpty ? "" : " (done: \(done.joined(separator: ", ")))")
+        return (error, failures)
     }
 
     static func invalid(_ parameter: String, _ message: String) -> VarlinkError {
@@ -260,6 +274,9 @@ public struct CurtainInterface: VarlinkInterface {
         # (InvalidParameter names the configured ones). name "*" acts on every curtain at once;
         # that call fails if any curtain failed, its message naming each failure.
         interface io.roombridge.Curtain
+        # Every method that acts takes actor: a trusted front end (root, auth.actor_users) names the
+        # person signed in to it, as in io.roombridge.Lending.Lend; the request records who asked
+        # (lastRequest.by) and, when the curtain refuses it, why (lastRequest.refused).
 
         \(CurtainTypesIDL.text)
         # The curtain named name (without name: the only one, or the first by name) and every
@@ -267,26 +284,26 @@ public struct CurtainInterface: VarlinkInterface {
         method GetState(name: ?string) -> (curtain: Curtain, curtains: []Curtain)
 
         # Opens fully.
-        method Open(name: ?string) -> ()
+        method Open(name: ?string, actor: ?string) -> ()
 
         # Closes fully.
-        method Close(name: ?string) -> ()
+        method Close(name: ?string, actor: ?string) -> ()
 
         # Stops a motion.
-        method Stop(name: ?string) -> ()
+        method Stop(name: ?string, actor: ?string) -> ()
 
         # Moves to position percent open (0 closed, 100 open).
-        method MoveTo(position: int, name: ?string) -> ()
+        method MoveTo(position: int, name: ?string, actor: ?string) -> ()
 
         # Writes the controller's schedule: times HH:MM (24-hour, the controller's clock) and
         # whether each is enabled. Allowed during a wall-switch motion.
-        method SetSchedule(open: string, close: string, openEnabled: bool, closeEnabled: bool, name: ?string) -> ()
+        method SetSchedule(open: string, close: string, openEnabled: bool, closeEnabled: bool, name: ?string, actor: ?string) -> ()
 
         # Asks the controller for its state and schedule again.
-        method Sync(name: ?string) -> ()
+        method Sync(name: ?string, actor: ?string) -> ()
 
         # Drops the link (if any) and searches for the curtain again.
-        method Reconnect(name: ?string) -> ()
+        method Reconnect(name: ?string, actor: ?string) -> ()
 
         # The wall switch is moving the curtain: the person at the switch wins. Nothing was
         # written; try again when the motion has stopped.
@@ -321,11 +338,15 @@ enum CurtainTypesIDL {
         # An open or close time (HH:MM, 24-hour, the controller's clock) and whether it is enabled.
         type ScheduleEntry (time: string, enabled: bool)
 
-        # The last request made of the curtain.
+        # The last request made of the curtain. by: who asked ("unix:aiko", "web:Aiko via
+        # unix:roombridge-web"; absent when the daemon itself asked). refused: why the curtain
+        # refused it (absent while it is carried out or once it was accepted).
         type CurtainRequest (
           kind: (search, open, close, stop, moveTo, setSchedule, sync, reconnect),
           position: ?int,
-          at: string
+          at: string,
+          by: ?string,
+          refused: ?string
         )
 
         # A curtain. id: its name in the configuration (what name parameters take); name: what the

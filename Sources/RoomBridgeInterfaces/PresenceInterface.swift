@@ -52,7 +52,9 @@ enum PresenceTypesIDL {
         )
 
         # A configured region (a proximity UUID, optionally a major and a minor) and the beacons in it.
-        # userId / deviceId: the person or lendable device it stands for, if configured.
+        # userId / deviceId: the person or lendable device it stands for, if configured;
+        # userName / deviceModel: that person's name or that device's model, as the inventory has it
+        # (absent when it does not know the ID).
         type PresenceRegion (
           name: string,
           uuid: string,
@@ -60,6 +62,8 @@ enum PresenceTypesIDL {
           minor: ?int,
           userId: ?string,
           deviceId: ?string,
+          userName: ?string,
+          deviceModel: ?string,
           beacons: []PresentBeacon
         )
 
@@ -79,6 +83,8 @@ enum PresenceTypesIDL {
           region: ?string,
           userId: ?string,
           deviceId: ?string,
+          userName: ?string,
+          deviceModel: ?string,
           beacon: ?PresentBeacon,
           from: ?string,
           status: ?string,

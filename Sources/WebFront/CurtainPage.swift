@@ -108,30 +108,34 @@ struct CurtainPage: Sendable {
         return out
     }
 
-    struct MoveTo: Encodable, Sendable { var position: Int; var name: String? }
+    struct MoveTo: Encodable, Sendable { var position: Int; var name: String?; var actor: String? }
     struct Schedule: Encodable, Sendable {
         var open: String; var close: String; var openEnabled: Bool; var closeEnabled: Bool; var name: String?
+        var actor: String?
     }
-    struct Named: Encodable, Sendable { var name: String? }
+    /// `actor`: the signed-in admin, recorded as who asked (the daemon trusts it from roombridge-web only).
+    struct Named: Encodable, Sendable { var name: String?; var actor: String? }
     struct Empty: Decodable, Sendable {}
 
     /// Sends one command of the page's forms to `io.roombridge.Curtain`, for the curtain the form names.
-    func command(_ action: String, _ form: Query) async throws {
+    func command(_ action: String, _ form: Query, actor: String?) async throws {
         let method = "io.roombridge.Curtain."
         let name = form["curtain"].flatMap { $0.isEmpty ? nil : $0 }
         switch action {
-        case "open": _ = try await link.command(method + "Open", Named(name: name), returning: Empty.self)
-        case "close": _ = try await link.command(method + "Close", Named(name: name), returning: Empty.self)
-        case "stop": _ = try await link.command(method + "Stop", Named(name: name), returning: Empty.self)
-        case "reconnect": _ = try await link.command(method + "Reconnect", Named(name: name), returning: Empty.self)
+        case "open": _ = try await link.command(method + "Open", Named(name: name, actor: actor), returning: Empty.self)
+        case "close": _ = try await link.command(method + "Close", Named(name: name, actor: actor), returning: Empty.self)
+        case "stop": _ = try await link.command(method + "Stop", Named(name: name, actor: actor), returning: Empty.self)
+        case "reconnect": _ = try await link.command(method + "Reconnect", Named(name: name, actor: actor), returning: Empty.self)
         case "move":
             // An out-of-range or missing number goes to the daemon as -1, which refuses it with its own message.
-            _ = try await link.command(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1, name: name),
+            _ = try await link.command(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1, name: name,
+                                                                 actor: actor),
                                     returning: Empty.self)
         case "schedule":
             _ = try await link.command(method + "SetSchedule", Schedule(open: form["open"] ?? "", close: form["close"] ?? "",
                                                                      openEnabled: form["openEnabled"] == "true",
-                                                                     closeEnabled: form["closeEnabled"] == "true", name: name),
+                                                                     closeEnabled: form["closeEnabled"] == "true", name: name,
+                                                                     actor: actor),
                                     returning: Empty.self)
         default:
             throw PageError.unknownAction(action)
@@ -162,7 +166,7 @@ struct CurtainPage: Sendable {
             let action = context.parameters.get("action") ?? ""
             guard Self.actions.contains(action) else { return WebServer.errorPage(PageError.unknownAction(action), l, path: request.uri.path) }
             do {
-                try await command(action, form)
+                try await command(action, form, actor: v.user)
                 logger.notice("admin \(v.user ?? "?") sent curtain \(action)")
                 return Response(status: .seeOther, headers: [.location: "/curtain"])
             } catch let error as VarlinkError {

@@ -84,10 +84,10 @@ public enum KioskView {
         KioskMessage(tone: .refusal, headline: l.t("kiosk.offline"), detail: nil, countdownUntil: nil, kind: "offline")
     }
 
-    /// Who is here, by region name ("Here: alice, kit"), or nil when nobody is (or presence is off).
+    /// Who is here, by the person's name ("Here: Aiko Tanaka, Pixel 8"), or nil when nobody is (or presence is off).
     public static func presence(_ p: Presence?, _ l: Localizer) -> String? {
         guard let p, p.status == "scanning" else { return nil }
-        let here = p.regions.filter { !$0.beacons.isEmpty }.map(\.name)
+        let here = p.regions.filter { !$0.beacons.isEmpty }.map(\.label)
         return here.isEmpty ? nil : l.t("kiosk.presence", ["names": here.joined(separator: l.t("kiosk.presenceSeparator"))])
     }
 

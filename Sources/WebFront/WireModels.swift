@@ -155,7 +155,14 @@ public struct PresentBeacon: Codable, Sendable, Equatable {
 /// `io.roombridge.State` type `PresenceRegion`: a configured region and the beacons in it.
 public struct PresenceRegion: Codable, Sendable, Equatable {
     public var name: String
+    public var userId: String?
+    public var deviceId: String?
+    public var userName: String?
+    public var deviceModel: String?
     public var beacons: [PresentBeacon]
+
+    /// Who or what the region stands for, as a person reads it (the person's name first).
+    public var label: String { userName ?? deviceModel ?? userId ?? deviceId ?? name }
 }
 
 /// `io.roombridge.State` type `Presence` (the parts the kiosk shows).

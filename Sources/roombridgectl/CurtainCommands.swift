@@ -333,7 +333,8 @@ extension Render {
             lines.append("  schedule  open \(entry(c.openSchedule))  close \(entry(c.closeSchedule))")
         }
         if let r = c.lastRequest {
-            lines.append("  last request \(r.kind.rawValue)" + (r.position.map { " \($0)%" } ?? "") + " at \(time(r.at))")
+            lines.append("  last request \(request(r)) at \(time(r.at))" + (r.by.map { " by \($0)" } ?? "")
+                         + (r.refused.map { ", refused: \($0)" } ?? ""))
         }
         if let e = c.lastError, c.connection == .connected { lines.append("  last error: \(e)") }
         return lines.joined(separator: "\n")

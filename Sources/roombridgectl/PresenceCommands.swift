@@ -46,7 +46,7 @@ extension Render {
             let here = p.regions.filter { !$0.beacons.isEmpty }
             guard !here.isEmpty else { return "nobody here" }
             return here.map { r in
-                let who = r.userId ?? r.deviceId ?? r.name
+                let who = r.label
                 let closest = r.beacons.map(\.proximity).min { rank($0) < rank($1) } ?? "unknown"
                 return "\(who) (\(closest))"
             }.joined(separator: ", ")
@@ -64,7 +64,8 @@ extension Render {
             var id = r.uuid
             if let major = r.major { id += "/\(major)" }
             if let minor = r.minor { id += "/\(minor)" }
-            let stands = r.userId.map { " user \($0)" } ?? r.deviceId.map { " device \($0)" } ?? ""
+            let stands = r.userId.map { " user \($0)" + (r.userName.map { " (\($0))" } ?? "") }
+                ?? r.deviceId.map { " device \($0)" + (r.deviceModel.map { " (\($0))" } ?? "") } ?? ""
             lines.append("  \(r.name)\(stands)  [\(id)]")
             if r.beacons.isEmpty { lines.append("    nobody") }
             for b in r.beacons {
@@ -79,8 +80,9 @@ extension Render {
     }
 
     static func presenceEvent(_ e: PresenceChangeEvent) -> String {
-        let who = [e.region, e.userId.map { "user \($0)" } ?? e.deviceId.map { "device \($0)" }]
-            .compactMap { $0 }.joined(separator: " ")
+        // The person or device by name, with the region it was seen in: "Aiko Tanaka (desk)".
+        let name = e.userName ?? e.deviceModel ?? e.userId ?? e.deviceId
+        let who = name.map { n in e.region.map { "\(n) (\($0))" } ?? n } ?? e.region ?? "?"
         let beacon = e.beacon.map { " \($0.major)/\($0.minor) \($0.proximity)" } ?? ""
         switch e.kind {
         case .entered: return "presence: entered \(who)\(beacon)"

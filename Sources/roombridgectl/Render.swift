@@ -138,7 +138,12 @@ enum Render {
         if c.target != old.target, let t = c.target, c.motion != .idle { changes.append("moving to \(t)% open") }
         if c.lastError != old.lastError, let e = c.lastError, c.connection == .connected { changes.append("last error: \(e)") }
         if let n = c.name ?? c.address, n != (old.name ?? old.address) { changes.append("device \(n)") }
-        if let r = c.lastRequest, r != old.lastRequest { changes.append("request: " + request(r)) }
+        if let r = c.lastRequest, r != old.lastRequest {
+            // "close asked by unix:aiko", then (if so) "close asked by unix:aiko refused: the wall switch …"
+            var said = request(r) + (r.by.map { " asked by \($0)" } ?? "")
+            if let why = r.refused { said += " refused: " + why }
+            changes.append("request: " + said)
+        }
         return changes.isEmpty ? c.summary : changes.joined(separator: "; ")
     }
 

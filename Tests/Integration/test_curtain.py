@@ -1,6 +1,7 @@
 """The curtain end to end: the real roombridged against bluez-sim (a BlueZ stand-in on its own
 private dbus-daemon; never the machine's system bus), driven through io.roombridge.Curtain,
 followed through io.roombridge.State.Watch, and through roombridgectl."""
+import getpass
 import json
 import os
 import re
@@ -211,6 +212,14 @@ def test_wall_switch_refuses_remote_motions_but_not_schedules(connected, sim):
         assert r.get("error") == "io.roombridge.Curtain.ManualOperationActive", (method, r)
         assert "wall switch" in r["parameters"]["message"]
     assert sim.writes() == before, "a refused command reached the controller"
+    # Watchers learn who asked and that the curtain refused it, and why.
+    refused = w.wait_for(curtain_event(lambda c: (c.get("lastRequest") or {}).get("kind") == "moveTo"
+                                       and c["lastRequest"].get("refused")), timeout=5)["curtain"]["lastRequest"]
+    assert "wall switch" in refused["refused"] and refused["by"].startswith("unix:"), refused
+    assert refused["by"] == "unix:" + getpass.getuser()
+    shown = subprocess.run([binary("roombridgectl"), "curtain", "status", "--socket", connected.socket_path],
+                           capture_output=True, text=True, timeout=30).stdout
+    assert "last request move to 10%" in shown and "by unix:" in shown and "refused: " in shown, shown
 
     # The schedule may still be read and written.
     ok(curtain(connected, "SetSchedule", open="06:40", close="20:10", openEnabled=True, closeEnabled=False))

@@ -88,6 +88,39 @@ def test_walk_in_come_close_move_away_and_leave(daemon_factory, tmpdir_path, sim
     w.close()
 
 
+def test_people_and_devices_are_shown_by_name(daemon_factory, tmpdir_path, sim):
+    """A region configured with user= or device= is shown with the person's name and the device's model, as the
+    inventory has them (not the region's name or the ID); a rename shows from the person's next arrival."""
+    d = presence_daemon(daemon_factory, tmpdir_path, sim)
+    ok(call(d, "io.roombridge.Inventory.AddUser", id="u-alice", name="Aiko Tanaka"))
+    ok(call(d, "io.roombridge.Inventory.AddDevice", id="D-0042", fields={"groupId": "android-phone", "model": "Pixel 8"}))
+    wait_presence(d, lambda p: p["status"] == "scanning", "scanning")
+    w = Watcher(d.socket_path)
+    add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:21")
+    add_beacon(sim, KIT, 7, 1, NEAR, "F0:00:00:00:00:22")
+    entered = w.wait_for(presence_event("entered", "alice"), what="alice entered")["presence"]
+    assert entered["userId"] == "u-alice" and entered["userName"] == "Aiko Tanaka"
+    kit = w.wait_for(presence_event("entered", "kit"), what="kit entered")["presence"]
+    assert kit["deviceId"] == "D-0042" and kit["deviceModel"] == "Pixel 8"
+    p = presence(d)
+    assert region(p, "alice")["userName"] == "Aiko Tanaka" and region(p, "kit")["deviceModel"] == "Pixel 8"
+    status = subprocess.run([binary("roombridgectl"), "status", "--socket", d.socket_path],
+                            capture_output=True, text=True, timeout=30)
+    assert "Aiko Tanaka (near)" in status.stdout and "Pixel 8 (near)" in status.stdout, status.stdout
+    listing = subprocess.run([binary("roombridgectl"), "presence", "--socket", d.socket_path],
+                             capture_output=True, text=True, timeout=30).stdout
+    assert "alice user u-alice (Aiko Tanaka)" in listing and "kit device D-0042 (Pixel 8)" in listing, listing
+
+    # Renamed while away: the next arrival greets the new name.
+    ok(call(d, "io.roombridge.Inventory.UpdateUser", id="u-alice", name="Aiko Sato"))
+    sim.ctl("beacon", "vanish", "F0:00:00:00:00:21")
+    w.wait_for(presence_event("exited", "alice"), what="alice left")
+    add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:23")
+    again = w.wait_for(presence_event("entered", "alice"), what="alice back")["presence"]
+    assert again["userName"] == "Aiko Sato"
+    w.close()
+
+
 def test_hysteresis_keeps_a_beacon_at_the_boundary_in_its_class(daemon_factory, tmpdir_path, sim):
     d = presence_daemon(daemon_factory, tmpdir_path, sim)
     w = Watcher(d.socket_path)

@@ -162,12 +162,16 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
     @Test func entersAndExitsFollowTheRegions() {
         let en = Localizer(language: .en, timeZone: tokyo)
         let ja = Localizer(language: .ja, timeZone: tokyo)
-        let empty = Presence(status: "scanning", regions: [PresenceRegion(name: "alice", beacons: []), PresenceRegion(name: "kit", beacons: [])])
+        let empty = Presence(status: "scanning", regions: [
+            PresenceRegion(name: "alice", userId: "U-0001", userName: "Aiko Tanaka", beacons: []),
+            PresenceRegion(name: "kit", beacons: []),
+        ])
         #expect(KioskView.presence(empty, en) == nil)
         let here = empty.applying(PresenceChange(kind: "entered", region: "alice", beacon: alice))
             .applying(PresenceChange(kind: "entered", region: "kit", beacon: alice))
-        #expect(KioskView.presence(here, en) == "Here: alice, kit")
-        #expect(KioskView.presence(here, ja) == "在室: alice、kit")
+        // The person by name (as the daemon resolved it), a region without one by the region's name.
+        #expect(KioskView.presence(here, en) == "Here: Aiko Tanaka, kit")
+        #expect(KioskView.presence(here, ja) == "在室: Aiko Tanaka、kit")
         let left = here.applying(PresenceChange(kind: "exited", region: "alice", beacon: alice))
         #expect(KioskView.presence(left, en) == "Here: kit")
         let stopped = left.applying(PresenceChange(kind: "status", status: "unavailable"))
