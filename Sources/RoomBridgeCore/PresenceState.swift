@@ -58,10 +58,10 @@ public struct PresenceRegionState: Sendable, Codable, Equatable {
         self.beacons = beacons
     }
 
-    /// Who or what the region stands for, as a person reads it: the user's name, the device's model,
-    /// their ID when the inventory does not know it, else the region's name.
+    /// Who or what the region stands for, as a person reads it: the user's name, the device's model, else (the
+    /// inventory does not know them) the region's name, the label the admin gave it.
     public var label: String {
-        userName ?? deviceModel ?? userId ?? deviceId ?? name
+        userName ?? deviceModel ?? name
     }
 }
 

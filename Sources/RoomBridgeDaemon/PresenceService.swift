@@ -94,6 +94,9 @@ struct PresenceService: Service {
         var status: PresenceState.Status = .starting
         var reason: String?
         for await event in scanner.events {
+            // An entry looks the names up again first, so the state published with it has them.
+            var change: PresenceChangeEvent?
+            if case .change(let c, let now) = event { change = await changeEvent(c, now: now) }
             let regions = await regionStates(scanner)
             switch event {
             case .status(let s):
@@ -104,8 +107,8 @@ struct PresenceService: Service {
                 }
                 await publish(status: status, reason: reason, regions: regions,
                               change: PresenceChangeEvent(kind: .status, status: status, reason: reason))
-            case .change(let change, let now):
-                let e = await changeEvent(change, now: now)
+            case .change:
+                guard let e = change else { continue }
                 if history {
                     var parts: [String] = ["presence history:", e.kind.rawValue, e.region ?? ""]
                     if let u = e.userId { parts.append("user \(u)") }

@@ -161,8 +161,9 @@ public struct PresenceRegion: Codable, Sendable, Equatable {
     public var deviceModel: String?
     public var beacons: [PresentBeacon]
 
-    /// Who or what the region stands for, as a person reads it (the person's name first).
-    public var label: String { userName ?? deviceModel ?? userId ?? deviceId ?? name }
+    /// Who or what the region stands for, as a person reads it: the person's name, the device's model, else the
+    /// region's name (as `PresenceRegionState.label`).
+    public var label: String { userName ?? deviceModel ?? name }
 }
 
 /// `io.roombridge.State` type `Presence` (the parts the kiosk shows).
@@ -177,6 +178,9 @@ public struct Presence: Codable, Sendable, Equatable {
         guard let name = change.region, let i = p.regions.firstIndex(where: { $0.name == name }) else { return p }
         switch change.kind {
         case "entered":
+            // An entry carries the names as the daemon looked them up just then.
+            if change.userName != nil { p.regions[i].userName = change.userName }
+            if change.deviceModel != nil { p.regions[i].deviceModel = change.deviceModel }
             if let b = change.beacon, !p.regions[i].beacons.contains(b) { p.regions[i].beacons.append(b) }
         case "exited":
             p.regions[i].beacons.removeAll { change.beacon == nil || $0 == change.beacon }
@@ -191,6 +195,8 @@ public struct Presence: Codable, Sendable, Equatable {
 public struct PresenceChange: Codable, Sendable, Equatable {
     public var kind: String
     public var region: String?
+    public var userName: String?
+    public var deviceModel: String?
     public var beacon: PresentBeacon?
     public var status: String?
 }

@@ -968,12 +968,13 @@ def test_curtain_schedule_toggles_and_refusals_through_the_page(connected, sim, 
 def test_kiosk_shows_who_is_here(daemon_factory, tmpdir_path, sim, web_factory, browser_factory):
     from test_presence import ALICE, NEAR, add_beacon, presence_daemon
     d = presence_daemon(daemon_factory, tmpdir_path, sim)
+    ctl(d, "users", "add", "u-alice", "--name", "Aiko Tanaka")
     web = web_factory(d)
     driver = browser_factory("ja")
     open_kiosk(driver, web)
     corner = driver.find_element("id", "presence")
     assert not corner.is_displayed()
     address = add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:01")
-    eventually(lambda: corner.is_displayed() and corner.text == "在室: alice", what="the presence corner")
+    eventually(lambda: corner.is_displayed() and corner.text == "在室: Aiko Tanaka", what="the presence corner")
     sim.ctl("beacon", "vanish", address)
     eventually(lambda: not corner.is_displayed(), what="the presence corner to go when alice has left")

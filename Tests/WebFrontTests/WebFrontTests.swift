@@ -168,12 +168,15 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         ])
         #expect(KioskView.presence(empty, en) == nil)
         let here = empty.applying(PresenceChange(kind: "entered", region: "alice", beacon: alice))
-            .applying(PresenceChange(kind: "entered", region: "kit", beacon: alice))
-        // The person by name (as the daemon resolved it), a region without one by the region's name.
-        #expect(KioskView.presence(here, en) == "Here: Aiko Tanaka, kit")
-        #expect(KioskView.presence(here, ja) == "在室: Aiko Tanaka、kit")
+            .applying(PresenceChange(kind: "entered", region: "kit", deviceModel: "Pixel 8", beacon: alice))
+        // The person by name (as the daemon resolved it), the device by the model its entry carried.
+        #expect(KioskView.presence(here, en) == "Here: Aiko Tanaka, Pixel 8")
+        #expect(KioskView.presence(here, ja) == "在室: Aiko Tanaka、Pixel 8")
         let left = here.applying(PresenceChange(kind: "exited", region: "alice", beacon: alice))
-        #expect(KioskView.presence(left, en) == "Here: kit")
+        #expect(KioskView.presence(left, en) == "Here: Pixel 8")
+        let unnamed = Presence(status: "scanning", regions: [PresenceRegion(name: "kit", beacons: [])])
+            .applying(PresenceChange(kind: "entered", region: "kit", beacon: alice))
+        #expect(KioskView.presence(unnamed, en) == "Here: kit")
         let stopped = left.applying(PresenceChange(kind: "status", status: "unavailable"))
         #expect(KioskView.presence(stopped, en) == nil)
     }
