@@ -2,6 +2,7 @@
 closed roombridge-web's quiet connection (socket.idle_timeout), a page that fails and the one
 after it, and a browser that resumes its event stream. The real roombridged with pn532-sim for
 taps, the real roombridge-web, and what a person would see on the screen."""
+import datetime
 import re
 import threading
 import urllib.request
@@ -9,7 +10,7 @@ import urllib.request
 from conftest import eventually
 from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
 from test_nfc import device_message, lift, spec
-from test_web import SSE, Client, accounts_file, text_of, web_factory  # noqa: F401 (fixture)
+from test_web import SSE, Client, accounts_file, browser_factory, text_of, web_factory  # noqa: F401 (fixtures)
 
 PLACEHOLDER = re.compile(r"\{[A-Za-z]+\}")
 IDLE = "2"  # seconds: the daemon closes a quiet connection after this
@@ -341,3 +342,185 @@ def test_devices_log_reads_in_peoples_words(daemon):
     out = ctl(daemon, "devices", "log", "D-0001").stdout
     assert re.search(r"changed\s+OS version\s+14", out) and re.search(r"changed\s+due\s+—\s+2030-01-02 23:59", out), out
     assert "osVersion" not in out and "dueAt" not in out and not re.search(r"\d{4}-\d\d-\d\dT", out), out
+
+
+# --- A day at the desk, in a browser ------------------------------------------------------------------------------
+
+def zone_whose_midnight_is_near(lead=30):
+    """A fixed-offset time zone (ICU's GMT±hh:mm) whose midnight is the first whole UTC minute at least `lead` s
+    away, so the kiosk's day ends during the test; returns (zone, offset, midnight as UTC)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    midnight = (now + datetime.timedelta(seconds=lead + 59)).replace(second=0, microsecond=0)
+    minutes = (-(midnight.hour * 60 + midnight.minute)) % 1440
+    if minutes > 720:
+        minutes -= 1440
+    sign = "+" if minutes >= 0 else "-"
+    zone = f"GMT{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    return zone, datetime.timedelta(minutes=minutes), midnight
+
+
+def screen_text(driver):
+    return driver.find_element("tag name", "body").text
+
+
+def no_placeholder(driver, where):
+    text = screen_text(driver)
+    assert not PLACEHOLDER.search(text), f"{where}: a message with a missing parameter: {text}"
+    return text
+
+
+def set_date(driver, element_id, day):
+    """Types a date into an <input type=date> as the browser stores it (the typed form depends on its locale)."""
+    driver.execute_script("arguments[0].value = arguments[1]", driver.find_element("id", element_id), day.isoformat())
+
+
+def notice(driver):
+    return eventually(lambda: driver.find_elements("id", "notice") and driver.find_element("id", "notice").text,
+                      what="the page's notice")
+
+
+def test_a_day_at_the_desk_in_chromium(daemon_factory, pn532, web_factory, browser_factory, tmpdir_path):
+    """The whole system as `make run` runs it (roombridged, roombridge-web, pn532-sim, bluez-sim, kiosks in
+    Chromium) through a day with real gaps: taps after the daemon closed the quiet connection, an admin lending,
+    renewing and deleting in the browser, the daemon restarted under open kiosks, bluetoothd restarted, the
+    kiosk's day ending (a time zone whose midnight falls during the test) with its reminders, a Japanese kiosk
+    and the CSV as bytes. Every screen is read as a person reads it, and no message may carry a placeholder."""
+    from test_curtain import BlueZSim, curtain, ok, state
+    from test_outbox import Receiver, configure
+    from test_web import PASSWORD, english_words, kiosk_shows, open_kiosk
+
+    sim = BlueZSim(tmpdir_path)
+    receiver = Receiver()
+    receiver.up()
+    configure(tmpdir_path, receiver)  # the outbox target that receives the reminders
+    try:
+        zone, offset, midnight = zone_whose_midnight_is_near()
+        today = (datetime.datetime.now(datetime.timezone.utc) + offset).date()
+        d = daemon_factory("--nfc-enabled", "--nfc-readers", f"front=pn532_uart:{pn532.link}",
+                           "--nfc-modulations", "iso14443a", "--curtain-enabled",
+                           "--socket-idle-timeout", IDLE, "--lending-repeat-window", "0", "--lending-loan-days", "7",
+                           "--lending-time-zone", zone, "--reminders-digest-at", "00:00:01",
+                           env={"DBUS_SYSTEM_BUS_ADDRESS": sim.address})
+        ctl(d, "users", "add", "U-0001", "--name", "Ada Lovelace")
+        ctl(d, "badges", "bind", "0A:0B:0C:0D", "--user", "U-0001")
+        ctl(d, "devices", "add", "D-0042", "--group", "android-phone", "--model", "Pixel 7")
+        ctl(d, "tags", "bind", "04A1B2C3D4E5F6", "--device", "D-0042")
+        ctl(d, "devices", "add", "D-0043", "--group", "android-phone", "--model", "ギャラクシー S24")
+        ctl(d, "devices", "add", "D-0044", "--group", "android-phone", "--model", "Pixel 5")
+        ctl(d, "devices", "add", "D-0045", "--group", "android-phone", "--model", "Pixel 6")
+        # Due at the end of today, the kiosk's day: overdue once its midnight has passed.
+        ctl(d, "lend", "--device", "D-0045", "--user", "U-0001", "--due", today.isoformat())
+
+        web = web_factory(d, "--accounts", str(accounts_file(tmpdir_path)), time_zone=None)  # the daemon's zone
+        en, ja = browser_factory("en"), browser_factory("ja")
+        open_kiosk(en, web)
+        open_kiosk(ja, web)
+        assert en.find_element("id", "headline").text == "Tap your badge, then a device"
+        corner = en.find_element("id", "curtain")
+        away = ("Curtain: searching", "Curtain: not connected", "Curtain: connecting")
+        eventually(lambda: corner.text.startswith("Curtain: ") and corner.text not in away,
+                   what="the curtain corner (connected)")
+
+        # Morning: the first tap comes after a quiet spell longer than the daemon's idle timeout.
+        web_connections_closed(d, web)
+        pn532.ctl("place", BADGE)
+        armed = kiosk_shows(en, "armed")
+        assert re.fullmatch(r"Badge accepted: Ada Lovelace, now tap a device \(\d+ s\)", armed), armed
+        assert re.fullmatch(r"社員証を確認しました: Ada Lovelace さん、端末をタッチしてください（残り \d+ 秒）",
+                            kiosk_shows(ja, "armed"))
+        lift(d, pn532)
+        web_connections_closed(d, web)
+        pn532.ctl("place", spec(ndef=device_message("D-0042")))
+        lent = kiosk_shows(en, "lent")
+        due = today + datetime.timedelta(days=7)
+        assert lent == f"Lent Pixel 7 (D-0042) to Ada Lovelace — due {due:%a} {due.day} {due:%b}" \
+            or (datetime.datetime.now(datetime.timezone.utc) >= midnight), lent  # lent after midnight: a day later
+        ja_lent = kiosk_shows(ja, "lent")
+        assert ja_lent.startswith("Pixel 7（D-0042）を Ada Lovelace さんに貸し出しました"), ja_lent
+        assert english_words(screen_text(ja), ["Pixel 7", "D-0042", "Ada Lovelace"]) == []
+        no_placeholder(en, "the English kiosk")
+        no_placeholder(ja, "the Japanese kiosk")
+        lift(d, pn532)
+
+        # An admin at the desk, in the browser: lend, renew, delete, each after a quiet spell.
+        admin = browser_factory("en")
+        admin.get(web.base + "/login?next=/rentals")
+        admin.find_element("id", "name").send_keys("root-admin")
+        admin.find_element("id", "password").send_keys(PASSWORD)
+        admin.find_element("id", "sign-in").click()
+        eventually(lambda: admin.find_elements("id", "signed-in") and admin.find_elements("id", "lend-form"),
+                   what="signed in, on the rentals page")
+        web_connections_closed(d, web)
+        admin.find_element("id", "lend-device").send_keys("D-0043")
+        admin.find_element("id", "lend-user").send_keys("U-0001")
+        first_due = today + datetime.timedelta(days=30)
+        set_date(admin, "lend-due", first_due)
+        admin.find_element("id", "lend").click()
+        assert notice(admin) == f"Lent D-0043 to Ada Lovelace, due {first_due:%a} {first_due.day} {first_due:%b}"
+        no_placeholder(admin, "the rentals page after a lend")
+        web_connections_closed(d, web)
+        renewed_due = today + datetime.timedelta(days=40)
+        set_date(admin, "active-due-D-0043", renewed_due)
+        admin.find_element("id", "active-renew-D-0043").click()
+        assert notice(admin) == (f"Renewed D-0043 for Ada Lovelace, now due "
+                                 f"{renewed_due:%a} {renewed_due.day} {renewed_due:%b}")
+        rentals = ctl_json(d, "rentals")
+        assert len([r for r in rentals if r["deviceId"] == "D-0043"]) == 1  # renewed, not lent twice
+        admin.get(web.base + "/devices/D-0044")
+        admin.find_element("id", "delete-device").click()
+        assert admin.find_element("id", "confirm-question").text.startswith("Delete D-0044")
+        assert "D-0044" in ctl(d, "devices", "list").stdout  # asked once: nothing deleted yet
+        admin.find_element("id", "confirm").click()
+        assert notice(admin) == "Deleted D-0044"
+        assert "D-0044" not in ctl(d, "devices", "list").stdout
+        no_placeholder(admin, "the devices page after a delete")
+
+        # The daemon restarts under the open kiosks: they say so, then carry on.
+        assert d.terminate() == 0
+        assert kiosk_shows(en, "offline", timeout=15) == "Offline — nothing recorded"
+        d.notify.messages.clear()
+        d.stderr.close()
+        d.start()
+        eventually(lambda: en.find_element("id", "outcome").get_attribute("data-kind") != "offline", timeout=20,
+                   what="the kiosk back from offline")
+        pn532.ctl("place", BADGE)
+        kiosk_shows(en, "armed")
+        lift(d, pn532)
+        pn532.ctl("place", spec(ndef=device_message("D-0042")))
+        assert kiosk_shows(en, "returned") == "Returned — thank you"
+        assert kiosk_shows(ja, "returned") == "返却しました — ありがとうございます"
+        no_placeholder(ja, "the Japanese kiosk after the restart")
+        lift(d, pn532)
+
+        # bluetoothd restarts: the corner says the curtain is away, then it answers commands again.
+        eventually(lambda: state(d)["connection"] == "connected", timeout=20, what="the curtain after the restart")
+        sim.ctl("restart-bluetoothd", "1000")
+        eventually(lambda: corner.text in away,
+                   timeout=10, what="the corner to say the curtain is away")
+        eventually(lambda: state(d)["connection"] == "connected", timeout=30, what="the curtain back")
+        ok(curtain(d, "Open"))
+        eventually(lambda: corner.text == "Curtain: open", timeout=30, what="the corner to say open")
+
+        # The kiosk's day ends: the next day's digest counts the rental due yesterday as overdue.
+        def digests():
+            return {e["day"]: e for e in receiver.events() if e["kind"] == "digest"}
+        tomorrow = today + datetime.timedelta(days=1)
+        eventually(lambda: tomorrow.isoformat() in digests(), timeout=150,
+                   what=f"the digest of {tomorrow} after the kiosk's midnight ({zone})")
+        assert set(digests()) == {today.isoformat(), tomorrow.isoformat()}  # one per kiosk day
+        assert digests()[tomorrow.isoformat()]["overdueCount"] == 1
+        admin.get(web.base + "/rentals")
+        overdue = admin.find_elements("css selector", "#overdue tr.overdue")
+        assert overdue and "D-0045" in overdue[0].text, screen_text(admin)
+        no_placeholder(admin, "the rentals page after midnight")
+
+        # The history as the Japanese page offers it, opened as bytes (as Excel would).
+        ja.get(web.base + "/history")
+        link = ja.find_element("id", "csv").get_attribute("href")
+        with urllib.request.urlopen(urllib.request.Request(link, headers={"Accept-Language": "ja"}), timeout=10) as r:
+            data = r.read()
+        assert data.startswith(b"\xef\xbb\xbf") and "ギャラクシー S24".encode() in data
+        assert b"\r\n" in data and b"{" not in data.split(b"\r\n")[0]
+    finally:
+        receiver.down()
+        sim.close()
