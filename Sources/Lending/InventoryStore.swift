@@ -176,7 +176,8 @@ public protocol InventoryStore: Sendable {
     func allBadges(page: PageRequest) async throws -> Page<Badge>
     /// Binds a tag UID to a device. The UID must not be a badge.
     func bindTag(_ binding: TagBinding) async throws
-    func unbindTag(uid: String) async throws
+    /// Unbinds a tag; the device's last tag gone, it is no longer NFC-registered (logged as done by `actor`).
+    func unbindTag(uid: String, by actor: ChangeActor?) async throws
     func tagBindings(deviceId: DeviceID) async throws -> [TagBinding]
     /// Binds `uid` to the device and marks it NFC-registered, in one transaction, logging
     /// the flag change (the last step of tag registration in device-tag.md).
@@ -269,6 +270,9 @@ extension InventoryStore {
 
     /// ``deleteDevice(id:at:by:)`` with no actor known.
     public func deleteDevice(id: DeviceID, at: Date) async throws { try await deleteDevice(id: id, at: at, by: nil) }
+
+    /// ``unbindTag(uid:by:)`` with no actor known.
+    public func unbindTag(uid: String) async throws { try await unbindTag(uid: uid, by: nil) }
 
     /// ``registerTag(uid:deviceId:at:by:)`` with no actor known.
     public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {

@@ -110,7 +110,7 @@ extension SQLiteInventoryStore {
         try await registerTag(uid: binding.uid, deviceId: binding.deviceId, at: binding.boundAt, by: nil)
     }
 
-    public func unbindTag(uid: String) async throws {
+    public func unbindTag(uid: String, by actor: ChangeActor?) async throws {
         let canonical = CardIdentifier.canonical(uid) ?? uid
         try await write { db in
             guard let deviceId = try String.fetchOne(db, sql: "DELETE FROM tag_bindings WHERE uid = ? RETURNING device_id",
@@ -118,7 +118,7 @@ extension SQLiteInventoryStore {
             // Its last tag gone, the device is no longer NFC-registered.
             if try !Self.exists(db, "SELECT 1 FROM tag_bindings WHERE device_id = ?", [deviceId]) {
                 try db.execute(sql: "UPDATE devices SET is_nfc_registered = 0 WHERE id = ? AND is_nfc_registered = 1", arguments: [deviceId])
-                if db.changesCount == 1 { _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "true", "false", Date(), nil) }
+                if db.changesCount == 1 { _ = try Self.log(db, deviceId, .update, "isNFCRegistered", "true", "false", Date(), actor) }
             }
         }
     }

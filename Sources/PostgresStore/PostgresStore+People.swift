@@ -132,7 +132,7 @@ extension PostgresInventoryStore {
         try await registerTag(uid: binding.uid, deviceId: binding.deviceId, at: binding.boundAt, by: nil)
     }
 
-    public func unbindTag(uid: String) async throws {
+    public func unbindTag(uid: String, by actor: ChangeActor?) async throws {
         let canonical = CardIdentifier.canonical(uid) ?? uid
         let logger = self.logger
         try await transaction { c in
@@ -144,7 +144,7 @@ extension PostgresInventoryStore {
                 let changed = try await Self.changed(c, """
                     UPDATE devices SET is_nfc_registered = false WHERE id = \(deviceId) AND is_nfc_registered RETURNING 1
                     """, logger: logger)
-                if changed == 1 { _ = try await Self.log(c, deviceId, .update, "isNFCRegistered", "true", "false", Date(), nil, logger: logger) }
+                if changed == 1 { _ = try await Self.log(c, deviceId, .update, "isNFCRegistered", "true", "false", Date(), actor, logger: logger) }
             }
         }
     }

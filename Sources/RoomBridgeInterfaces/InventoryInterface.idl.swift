@@ -132,9 +132,10 @@ extension InventoryInterface {
         # Whose card is this: the badge with this identifier (any hex spelling) and its user.
         method GetBadge(identifier: string) -> (badge: Badge, user: User)
 
-        # Binds a tag UID to a device (a tag without the device record, device-tag.md).
-        method BindTag(uid: string, deviceId: string) -> (binding: TagBinding)
-        method UnbindTag(uid: string) -> ()
+        # Binds a tag UID to a device (a tag without the device record, device-tag.md); the device
+        # becomes NFC-registered. The device's log records who (the caller, or actor as in AddDevice).
+        method BindTag(uid: string, deviceId: string, actor: ?string) -> (binding: TagBinding)
+        method UnbindTag(uid: string, actor: ?string) -> ()
         method ListTagBindings(deviceId: string) -> (bindings: []TagBinding)
 
         """ + LendingWireErrors.idl

@@ -155,11 +155,14 @@ public struct InventoryInterface: VarlinkInterface {
                 throw LendingError.invalidField("uid", reason: "expected hex digits such as 04A1B2C3D4E5F6, got '\(text)'")
             }
             let binding = TagBinding(uid: uid, deviceId: try p.string("deviceId"), boundAt: t)
-            try await store.bindTag(binding)
+            // The device log says who bound it (the device becomes NFC-registered).
+            try await store.registerTag(uid: uid, deviceId: binding.deviceId, at: t,
+                                        by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return ["binding": try encode(binding)]
         case "UnbindTag":
             let text = try p.string("uid")
-            try await store.unbindTag(uid: CardIdentifier.canonical(text) ?? text)
+            try await store.unbindTag(uid: CardIdentifier.canonical(text) ?? text,
+                                      by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return [:]
         case "ListTagBindings":
             let id = try p.string("deviceId")

@@ -225,6 +225,12 @@ def test_a_device_whose_tag_was_bound_is_nfc_registered_everywhere(daemon, web_f
     assert "D-0001" in listed and "D-0002" not in listed
     ctl(daemon, "tags", "unbind", "04ED2C4CAC92A2")
     assert ctl_json(daemon, "devices", "show", "D-0001")[0]["device"]["isNfcRegistered"] is False
+    # The device's log says who bound and who unbound it.
+    import getpass
+    flags = [e for e in ctl_json(daemon, "devices", "log", "D-0001") if e.get("field") == "isNFCRegistered"
+             and e.get("operation") == "update"]
+    assert [(e["oldValue"], e["newValue"], e.get("actor")) for e in reversed(flags)] == [
+        ("false", "true", "unix:" + getpass.getuser()), ("true", "false", "unix:" + getpass.getuser())], flags
 
 
 def test_a_language_chosen_once_holds_on_every_page_after_it(daemon, web_factory):
