@@ -8,6 +8,8 @@ JSON line of samples (milliseconds):
 - pageLoadMs / staticLoadMs: /kiosk loaded from roombridge-web, and the same bytes (the page,
   its CSS and its script, fetched once) served by `python3 -m http.server`; navigation start →
   load event from Navigation Timing, with the browser cache disabled, loads interleaved.
+- warmPageLoadMs / warmStaticLoadMs: the same with the browser's cache on (filled by one load each),
+  as a kiosk that reloads has it.
 - screenMs / watchMs: the same device taps (after a badge tap), from a wall-clock timestamp
   taken right before `place` is sent to pn532-sim until the kiosk DOM shows the "lent" outcome
   (a MutationObserver in the page records performance.timeOrigin + performance.now()), and
@@ -146,8 +148,12 @@ def start_static(base, work):
     root = os.path.join(work, "static-copy")
     os.makedirs(os.path.join(root, "static"), exist_ok=True)
     sizes = {}
-    for path, name in [("/kiosk", "kiosk.html"), ("/static/site.css", "static/site.css"),
-                       ("/static/kiosk.js", "static/kiosk.js")]:
+    request = urllib.request.Request(base + "/kiosk", headers={"Accept-Language": "en"})
+    with urllib.request.urlopen(request, timeout=10) as r:
+        page = r.read().decode()
+    # The page and the assets it names (versioned names: /static/kiosk.<hash>.js), at the same paths.
+    assets = re.findall(r'(?:href|src)="(/static/[^"]+)"', page)
+    for path, name in [("/kiosk", "kiosk.html")] + [(a, a.lstrip("/")) for a in assets]:
         request = urllib.request.Request(base + path, headers={"Accept-Language": "en"})
         with urllib.request.urlopen(request, timeout=10) as r:
             body = r.read()
@@ -250,6 +256,14 @@ def main():
         for _ in range(args.loads):
             page.append(load_ms(driver, base + "/kiosk"))
             peer.append(load_ms(driver, static_url))
+        # Warm: the browser's cache on, as a kiosk has it; each side loaded once to fill it.
+        driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+        warm, warm_peer = [], []
+        load_ms(driver, base + "/kiosk")
+        load_ms(driver, static_url)
+        for _ in range(args.loads):
+            warm.append(load_ms(driver, base + "/kiosk"))
+            warm_peer.append(load_ms(driver, static_url))
 
         driver.get(base + "/kiosk")
         poll(lambda: driver.execute_script("return document.body.dataset.live") == "1", "the kiosk to be live")
@@ -275,7 +289,8 @@ def main():
             watch.wait(lending("returned"), "returned")
             sim_ctl(args.sim_control, "remove")
             watch.wait(removed, "tagRemoved")
-        print(json.dumps({"pageLoadMs": page, "staticLoadMs": peer, "screenMs": screen, "watchMs": at_watch,
+        print(json.dumps({"pageLoadMs": page, "staticLoadMs": peer, "warmPageLoadMs": warm, "warmStaticLoadMs": warm_peer,
+                          "screenMs": screen, "watchMs": at_watch,
                           "bytes": sizes, "lentText": texts[0] if texts else None}))
         return 0
     finally:

@@ -1,5 +1,10 @@
 /// The stylesheet and the kiosk's script, served from memory (no files to install, no npm).
 enum Assets {
+    static let site = StaticAsset(name: "site.css", contentType: "text/css; charset=utf-8", body: css)
+    static let kiosk = StaticAsset(name: "kiosk.js", contentType: "text/javascript; charset=utf-8", body: kioskJS)
+    static let curtain = StaticAsset(name: "curtain.js", contentType: "text/javascript; charset=utf-8", body: curtainJS)
+    static let all = [site, kiosk, curtain]
+
     static let css = """
         :root { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fafafa; }
         header { display: flex; gap: 1.5em; align-items: baseline; padding: .6em 1em; background: #243b53; color: #fff; }

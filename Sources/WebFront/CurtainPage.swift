@@ -25,7 +25,7 @@ struct CurtainPage: Sendable {
         for (key, curtain) in panels {
             body += Self.panel(key: key, curtain, l, viewer: viewer, named: panels.count > 1)
         }
-        body += "<script src=\"/static/curtain.js\"></script>"
+        body += "<script src=\"\(Assets.curtain.path)\"></script>"
         return HTML.page(l, title: l.t("curtainPage.title"), active: "curtain", viewer: viewer, body: body)
     }
 

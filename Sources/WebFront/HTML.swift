@@ -80,7 +80,7 @@ enum HTML {
             <html lang="\(l.language.rawValue)"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(escape(title)) — \(escape(l.t("app.name")))</title>
-            <link rel="stylesheet" href="/static/site.css"></head>
+            <link rel="stylesheet" href="\(Assets.site.path)"></head>
             <body><header><strong>\(escape(l.t("app.name")))</strong> <nav>\(nav)</nav> \(account)
             <span id="time-zone">\(escape(l.t("page.timeZone", ["zone": l.timeZone.identifier])))</span>
             <span class="languages">\(languageSwitch(l))</span></header>

@@ -9,7 +9,7 @@ enum KioskPage {
         <html lang="\(l.language.rawValue)"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(HTML.escape(l.t("kiosk.title"))) — \(HTML.escape(l.t("app.name")))</title>
-        <link rel="stylesheet" href="/static/site.css"></head>
+        <link rel="stylesheet" href="\(Assets.site.path)"></head>
         <body class="kiosk">
         <div id="outcome" class="tone-idle" data-kind="idle" data-idle-seconds="\(idleSeconds)"
              data-idle-text="\(HTML.escape(l.t("kiosk.idle")))" aria-live="assertive">
@@ -18,7 +18,7 @@ enum KioskPage {
         </div>
         <div id="curtain" hidden></div>
         <div id="presence" hidden></div>
-        <script src="/static/kiosk.js"></script>
+        <script src="\(Assets.kiosk.path)"></script>
         </body></html>
         """
     }

@@ -74,9 +74,7 @@ public enum WebServer {
         router.add(middleware: LanguageChoice(secure: options.secureCookies))
 
         router.get("/") { _, _ in Response(status: .seeOther, headers: [.location: "/kiosk"]) }
-        router.get("/static/site.css") { _, _ in asset(Assets.css, type: "text/css; charset=utf-8") }
-        router.get("/static/kiosk.js") { _, _ in asset(Assets.kioskJS, type: "text/javascript; charset=utf-8") }
-        router.get("/static/curtain.js") { _, _ in asset(Assets.curtainJS, type: "text/javascript; charset=utf-8") }
+        for asset in Assets.all { asset.add(to: router) }
 
         router.get("/kiosk") { request, _ in
             html(.ok, KioskPage.render(localizer(request), idleSeconds: options.idleSeconds))
@@ -195,12 +193,6 @@ public enum WebServer {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
-    static func asset(_ text: String, type: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = type
-        headers[.cacheControl] = "max-age=300"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
 }
 
 /// Runs the hub's Watch until graceful shutdown, then ends every browser's event stream.

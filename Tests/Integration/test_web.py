@@ -667,6 +667,39 @@ def test_kiosk_shows_the_curtain_in_a_corner_when_one_is_configured(connected, w
     eventually(lambda: corner.text == "Curtain: open", timeout=20, what="the corner to say open")
 
 
+def test_the_pages_assets_are_kept_by_the_browser_and_revalidated_for_nothing(daemon, web_factory):
+    """The kiosk's stylesheet and script come under names that carry their bytes, cacheable for a year; asked
+    again with their ETag they cost a 304 and no body. The plain names still answer, briefly cacheable."""
+    web = web_factory(daemon)
+    page = web.get("/kiosk")[2]
+    paths = re.findall(r'(?:href|src)="(/static/[^"]+)"', page)
+    assert len(paths) == 2 and all(re.fullmatch(r"/static/(site|kiosk)\.[0-9a-f]{16}\.(css|js)", p) for p in paths), paths
+    for path in paths:
+        with urllib.request.urlopen(web.base + path, timeout=10) as r:
+            assert r.status == 200 and r.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+            etag, body = r.headers["ETag"], r.read()
+        assert re.fullmatch(r'"[0-9a-f]{16}"', etag) and etag.strip('"') in path and body
+        again = http.client.HTTPConnection("127.0.0.1", int(web.base.rsplit(":", 1)[1]), timeout=10)
+        again.request("GET", path, headers={"If-None-Match": etag})
+        answer = again.getresponse()
+        assert answer.status == 304 and answer.read() == b""
+        again.close()
+        plain = re.sub(r"\.[0-9a-f]{16}\.", ".", path)
+        with urllib.request.urlopen(web.base + plain, timeout=10) as r:
+            assert r.headers["Cache-Control"] == "max-age=300" and r.headers["ETag"] == etag and r.read() == body
+
+
+def test_a_kiosk_that_reloads_takes_its_assets_from_its_cache(daemon, web_factory, browser_factory):
+    web = web_factory(daemon)
+    driver = browser_factory("en")
+    open_kiosk(driver, web)
+    driver.get("about:blank")
+    open_kiosk(driver, web)
+    sizes = driver.execute_script("return performance.getEntriesByType('resource')"
+                                  ".filter(e => e.name.includes('/static/')).map(e => [e.name, e.transferSize]);")
+    assert len(sizes) == 2 and all(size == 0 for _, size in sizes), sizes  # 0 bytes over the network: the cache
+
+
 def test_kiosk_has_no_curtain_corner_without_a_curtain(daemon, web_factory, browser_factory):
     web = web_factory(daemon)
     driver = browser_factory("en")

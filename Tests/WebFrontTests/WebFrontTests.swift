@@ -353,3 +353,22 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
         #expect(CurtainPage.panel(key: "curtain", Self.left, en, viewer: admin).contains("<h2>WoCurtain</h2>"))
     }
 }
+
+@Suite struct StaticAssetTests {
+    @Test func theNameCarriesTheBytesSoANewReleaseIsFetchedAnew() {
+        let a = StaticAsset(name: "kiosk.js", contentType: "text/javascript", body: "let a = 1;")
+        let b = StaticAsset(name: "kiosk.js", contentType: "text/javascript", body: "let a = 2;")
+        #expect(a.path.hasPrefix("/static/kiosk.") && a.path.hasSuffix(".js"))
+        #expect(a.path.count == "/static/kiosk..js".count + 16)
+        #expect(a.path != b.path)
+        #expect(a.path == StaticAsset(name: "kiosk.js", contentType: "text/javascript", body: "let a = 1;").path)
+        #expect(a.plainPath == "/static/kiosk.js")
+    }
+
+    @Test func everyPageRefersToTheVersionedNames() {
+        let l = Localizer(language: .en, timeZone: tokyo)
+        let kiosk = KioskPage.render(l, idleSeconds: 8)
+        #expect(kiosk.contains("href=\"\(Assets.site.path)\"") && kiosk.contains("src=\"\(Assets.kiosk.path)\""))
+        #expect(!kiosk.contains("/static/site.css") && !kiosk.contains("/static/kiosk.js"))
+    }
+}
