@@ -49,7 +49,7 @@ let package = Package(
                        providers: [.apt(["libbluetooth-dev"])]),
 
         // MARK: Pure modules — codecs and domain logic, no I/O, no C.
-        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol", "NDEF"], swiftSettings: swiftSettings),
+        .target(name: "RoomBridgeCore", dependencies: ["CurtainProtocol", "NDEF", "Presence"], swiftSettings: swiftSettings),
         .target(name: "NDEF", dependencies: ["JSON"], swiftSettings: swiftSettings),
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "JSON", swiftSettings: swiftSettings),

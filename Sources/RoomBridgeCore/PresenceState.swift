@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Presence
 
 /// A beacon present in a region: who or what it stands for, how close it is, when it was last heard.
 public struct PresentBeacon: Sendable, Codable, Equatable {
@@ -28,40 +29,61 @@ public struct PresentBeacon: Sendable, Codable, Equatable {
     }
 }
 
-/// A configured region and the beacons in it now.
+/// A configured region (``Presence/Region``: its beacons' identity and whom it stands for) and the beacons in it
+/// now, with the names the inventory has for whom it stands for. On the wire (`PresenceRegion`) the region's
+/// fields are flat: `name`, `uuid`, `major`, `minor`, `userId`, `deviceId`.
 public struct PresenceRegionState: Sendable, Codable, Equatable {
-    public var name: String
-    public var uuid: String
-    public var major: Int?
-    public var minor: Int?
-    /// The person the region stands for, if configured.
-    public var userId: String?
-    /// The lendable device the region stands for, if configured.
-    public var deviceId: String?
-    /// The name of the person `userId` stands for, as the inventory has it (nil: unknown user or none).
+    public var region: Region
+    /// The name of the person `region.userId` stands for, as the inventory has it (nil: unknown user or none).
     public var userName: String?
-    /// The model of the device `deviceId` stands for, as the inventory has it (nil: unknown device or none).
+    /// The model of the device `region.deviceId` stands for, as the inventory has it (nil: unknown device or none).
     public var deviceModel: String?
     public var beacons: [PresentBeacon]
 
-    public init(name: String, uuid: String, major: Int? = nil, minor: Int? = nil, userId: String? = nil,
-                deviceId: String? = nil, userName: String? = nil, deviceModel: String? = nil,
-                beacons: [PresentBeacon] = []) {
-        self.name = name
-        self.uuid = uuid
-        self.major = major
-        self.minor = minor
-        self.userId = userId
-        self.deviceId = deviceId
+    public init(region: Region, userName: String? = nil, deviceModel: String? = nil, beacons: [PresentBeacon] = []) {
+        self.region = region
         self.userName = userName
         self.deviceModel = deviceModel
         self.beacons = beacons
     }
 
+    public var name: String { region.name }
+    public var userId: String? { region.userId }
+    public var deviceId: String? { region.deviceId }
+
     /// Who or what the region stands for, as a person reads it: the user's name, the device's model, else (the
     /// inventory does not know them) the region's name, the label the admin gave it.
     public var label: String {
         userName ?? deviceModel ?? name
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, uuid, major, minor, userId, deviceId, userName, deviceModel, beacons
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        region = Region(name: try c.decode(String.self, forKey: .name), uuid: try c.decode(UUID.self, forKey: .uuid),
+                        major: try c.decodeIfPresent(UInt16.self, forKey: .major),
+                        minor: try c.decodeIfPresent(UInt16.self, forKey: .minor),
+                        userId: try c.decodeIfPresent(String.self, forKey: .userId),
+                        deviceId: try c.decodeIfPresent(String.self, forKey: .deviceId))
+        userName = try c.decodeIfPresent(String.self, forKey: .userName)
+        deviceModel = try c.decodeIfPresent(String.self, forKey: .deviceModel)
+        beacons = try c.decode([PresentBeacon].self, forKey: .beacons)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(region.name, forKey: .name)
+        try c.encode(region.uuid.uuidString, forKey: .uuid)
+        try c.encodeIfPresent(region.major, forKey: .major)
+        try c.encodeIfPresent(region.minor, forKey: .minor)
+        try c.encodeIfPresent(region.userId, forKey: .userId)
+        try c.encodeIfPresent(region.deviceId, forKey: .deviceId)
+        try c.encodeIfPresent(userName, forKey: .userName)
+        try c.encodeIfPresent(deviceModel, forKey: .deviceModel)
+        try c.encode(beacons, forKey: .beacons)
     }
 }
 

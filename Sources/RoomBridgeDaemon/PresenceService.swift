@@ -172,9 +172,7 @@ struct PresenceService: Service {
     }
 
     static func regionState(_ r: Region, names: RegionNames.Names, beacons: [PresentBeacon]) -> PresenceRegionState {
-        PresenceRegionState(name: r.name, uuid: r.uuid.uuidString, major: r.major.map(Int.init), minor: r.minor.map(Int.init),
-                            userId: r.userId, deviceId: r.deviceId, userName: names.userName,
-                            deviceModel: names.deviceModel, beacons: beacons)
+        PresenceRegionState(region: r, userName: names.userName, deviceModel: names.deviceModel, beacons: beacons)
     }
 
     /// A sighting on the wire; its monotonic `lastSeen` becomes a wall-clock time.

@@ -61,9 +61,9 @@ extension Render {
         var lines = ["Presence:  " + presenceSummary(p)]
         guard p.status != .disabled else { return lines[0] }
         for r in p.regions {
-            var id = r.uuid
-            if let major = r.major { id += "/\(major)" }
-            if let minor = r.minor { id += "/\(minor)" }
+            var id = r.region.uuid.uuidString
+            if let major = r.region.major { id += "/\(major)" }
+            if let minor = r.region.minor { id += "/\(minor)" }
             let stands = r.userId.map { " user \($0)" + (r.userName.map { " (\($0))" } ?? "") }
                 ?? r.deviceId.map { " device \($0)" + (r.deviceModel.map { " (\($0))" } ?? "") } ?? ""
             lines.append("  \(r.name)\(stands)  [\(id)]")
