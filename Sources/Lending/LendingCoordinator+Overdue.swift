@@ -54,9 +54,10 @@ extension LendingCoordinator {
         overdueTimer = nil
         guard watchingOverdue, let seconds else { return }
         let wait = min(max(0, seconds), Self.longestOverdueWait)
+        let clock = self.clock
+        let deadline = clock.now().addingTimeInterval(wait)
         overdueTimer = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int64(wait * 1000) + 1))
-            guard !Task.isCancelled else { return }
+            guard (try? await clock.sleep(until: deadline)) != nil, !Task.isCancelled else { return }
             await self?.overdueTimerFired()
         }
     }

@@ -16,7 +16,7 @@ public actor LendingCoordinator {
     public private(set) var policy: LendingPolicy
     /// The reader/kiosk name recorded on rentals.
     public private(set) var location: String?
-    let now: @Sendable () -> Date
+    let clock: any LendingClock
     private var armed: LendingArm?
     /// The last lend or return per device, within the repeat window (double taps).
     private var recent: [DeviceID: RecentChange] = [:]
@@ -26,15 +26,24 @@ public actor LendingCoordinator {
     var watchingOverdue = false
     var overdueTimer: Task<Void, Never>?
 
-    /// - Parameter now: the clock (injected for tests).
+    /// - Parameter clock: the time and the timers' waits (injected for tests).
     public init(store: any InventoryStore, state: SystemState, policy: LendingPolicy = LendingPolicy(),
-                location: String? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+                location: String? = nil, clock: any LendingClock = SystemLendingClock()) {
         self.store = store
         self.state = state
         self.policy = policy
         self.location = location
-        self.now = now
+        self.clock = clock
     }
+
+    /// - Parameter now: the time (for tests that set it); the timers wait in real time.
+    public init(store: any InventoryStore, state: SystemState, policy: LendingPolicy = LendingPolicy(),
+                location: String? = nil, now: @escaping @Sendable () -> Date) {
+        self.init(store: store, state: state, policy: policy, location: location, clock: ReadingLendingClock(read: now))
+    }
+
+    /// The time now, on the injected clock.
+    func now() -> Date { clock.now() }
 
     /// New lending settings (a configuration reload), used from the next action on; the armed
     /// session keeps its expiry.
@@ -184,10 +193,9 @@ public actor LendingCoordinator {
         expiry?.cancel()
         expiry = nil
         guard let current else { return }
-        let seconds = max(0, current.expiresAt.timeIntervalSince(now()))
+        let clock = self.clock
         expiry = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000) + 5))
-            guard !Task.isCancelled else { return }
+            guard (try? await clock.sleep(until: current.expiresAt)) != nil, !Task.isCancelled else { return }
             await self?.expire(current)
         }
     }

@@ -6,12 +6,65 @@ import RoomBridgeCore
 import Synchronization
 import Testing
 
-/// A clock the test moves by hand.
+/// A clock the test moves by hand; as a ``LendingClock`` (``lending``) its sleepers wake when it is moved past
+/// their deadline, so the coordinator's timers fire without real waiting.
 final class ManualClock: Sendable {
-    private let time: Mutex<Date>
-    init(_ start: Date) { time = Mutex(start) }
-    var now: Date { time.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { time.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    private struct Sleeper {
+        let id: Int
+        let deadline: Date
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+    private struct State {
+        var time: Date
+        var sleepers: [Sleeper] = []
+        var nextID = 0
+    }
+    private let state: Mutex<State>
+    init(_ start: Date) { state = Mutex(State(time: start)) }
+    var now: Date { state.withLock { $0.time } }
+
+    func advance(_ seconds: TimeInterval) {
+        let due = state.withLock { s -> [Sleeper] in
+            s.time = s.time.addingTimeInterval(seconds)
+            let now = s.time
+            let due = s.sleepers.filter { $0.deadline <= now }
+            s.sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// How many timers wait on this clock now.
+    var sleeping: Int { state.withLock { $0.sleepers.count } }
+
+    fileprivate func sleep(until deadline: Date) async throws {
+        let id = state.withLock { s -> Int in s.nextID += 1; return s.nextID }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let wake = state.withLock { s -> Bool in
+                    guard s.time < deadline else { return true }
+                    s.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: c))
+                    return false
+                }
+                if wake { c.resume() }
+            }
+        } onCancel: {
+            let cancelled = state.withLock { s -> Sleeper? in
+                guard let i = s.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.sleepers.remove(at: i)
+            }
+            cancelled?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// This clock as the coordinator's.
+    var lending: some LendingClock { Adapter(clock: self) }
+
+    private struct Adapter: LendingClock {
+        let clock: ManualClock
+        func now() -> Date { clock.now }
+        func sleep(until deadline: Date) async throws { try await clock.sleep(until: deadline) }
+    }
 }
 
 /// The real SQLite store in a fresh temporary directory, holding Alice and Bob with their
