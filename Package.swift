@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: C libraries — one thin module each; nothing outside the adapters imports them.
@@ -105,8 +107,19 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         // MARK: Composition and executables.
+        // Prometheus metrics on a loopback HTTP port (metrics.listen), through swift-metrics.
+        .target(name: "RoomBridgeMetrics", dependencies: [
+            "RoomBridgeCore",
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeDaemon", dependencies: [
-            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "Varlink", "VarlinkNIO",
+            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "RoomBridgeMetrics", "Varlink", "VarlinkNIO",
             "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence", "Webhooks",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -17,6 +17,37 @@ private func timeOfDayOrEmpty(_ s: String) -> String? {
     return "must be a time of day such as \"09:00\" (24-hour, the kiosk's time zone), or empty for none"
 }
 
+private func loopbackAddressOrEmpty(_ s: String) -> String? {
+    guard !s.isEmpty, MetricsAddress(s) == nil else { return nil }
+    return "must be a loopback address and port such as \"127.0.0.1:9466\" or \"[::1]:9466\" (the metrics are for this "
+        + "machine's Prometheus; scrape others through a proxy), or empty for none"
+}
+
+/// `metrics.listen`: a loopback host and a port (0: any free one, which the log names).
+public struct MetricsAddress: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+
+    public init?(_ text: String) {
+        let host: Substring, port: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            guard text[close...].hasPrefix("]:") else { return nil }
+            port = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+        }
+        guard let number = Int(port), (0...65535).contains(number) else { return nil }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        let loopbackV4 = octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
+        guard loopbackV4 || host == "::1" || host == "localhost" else { return nil }
+        self.host = host == "localhost" ? "127.0.0.1" : String(host)
+        self.port = number
+    }
+}
+
 private func timeZoneOrEmpty(_ s: String) -> String? {
     guard !s.isEmpty, TimeZone(identifier: s) == nil else { return nil }
     return "must be a time zone name such as \"Asia/Tokyo\" or \"Europe/Berlin\" (see timedatectl list-timezones), or empty for the system's"
@@ -287,6 +318,16 @@ extension ConfigKey<String> {
     }
 }
 
+// MARK: [metrics]
+
+extension ConfigKey<String> {
+    public static var metricsListen: Self {
+        Self("metrics.listen", "",
+             "Where roombridged serves Prometheus metrics (GET /metrics): a loopback address and port such as "
+             + "\"127.0.0.1:9466\"; empty: off.", validate: loopbackAddressOrEmpty)
+    }
+}
+
 /// Every key roombridged understands, in the order `--help`, `--print-config` and the example configuration
 /// show them. Each entry names a declaration above (or in PresenceKeys.swift); ConfigDocsTests checks that
 /// none is left out.
@@ -309,6 +350,7 @@ public let configKeys: [AnyConfigKey] = [
     AnyConfigKey(.outboxRetryBase), AnyConfigKey(.outboxRetryMax), AnyConfigKey(.outboxPollInterval),
     AnyConfigKey(.outboxRetentionDays), AnyConfigKey(.outboxFailingAlert),
     AnyConfigKey(.remindersDigestAt), AnyConfigKey(.remindersDueNoticeAt),
+    AnyConfigKey(.metricsListen),
 ] + presenceConfigKeys
 
 /// The log levels accepted in `log.level`.

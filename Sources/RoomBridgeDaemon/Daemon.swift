@@ -13,6 +13,7 @@ import NFCReader
 import RoomBridgeConfig
 import RoomBridgeCore
 import RoomBridgeInterfaces
+import RoomBridgeMetrics
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -230,6 +231,13 @@ public enum Daemon {
                                                 logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state, inventory: store) { services.append(presence) }
+        if let address = MetricsAddress(config[.metricsListen]) {
+            let probes = DaemonMetrics.Probes(
+                outbox: { (try? await store.outboxCounts().map { ($0.target, $0.pending, $0.failing) }) ?? [] },
+                socket: { server.statistics })
+            services.append(MetricsService(host: address.host, port: address.port, metrics: DaemonMetrics(), state: state,
+                                           probes: probes, logger: Logger(label: "roombridged.metrics")))
+        }
         let digestAt = ReminderSchedule.secondsOfDay(config[.remindersDigestAt])
         let dueNoticeAt = ReminderSchedule.secondsOfDay(config[.remindersDueNoticeAt])
         if digestAt != nil || dueNoticeAt != nil {

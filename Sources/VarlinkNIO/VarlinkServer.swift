@@ -128,6 +128,14 @@ public final class VarlinkServer: Sendable {
         var busy: Set<UInt64> = []
         var perUser: [UInt32: Int] = [:]
         var unprivileged = 0
+        /// Connections refused at accept since start, by reason (the case's name).
+        var refusals: [String: UInt64] = [:]
+    }
+
+    /// Connections open now, and those refused at accept since start by reason (`full`, `unprivilegedFull`,
+    /// `perUser`, `rejected`): for the daemon's metrics.
+    public var statistics: (open: Int, refused: [String: UInt64]) {
+        state.withLock { ($0.slots.count, $0.refusals) }
     }
 
     /// Why a connection was refused at accept.
@@ -434,6 +442,7 @@ public final class VarlinkServer: Sendable {
     }
 
     private func refused(_ why: Refusal, _ peer: PeerCredentials?) {
+        state.withLock { $0.refusals["\(why)", default: 0] += 1 }
         limiter.log(logger, .warning, key: "refused-\(why)", "closing new connection: \(why.rawValue)",
                     metadata: ["uid": "\(peer.map { String($0.uid) } ?? "unknown")",
                                "maxConnections": "\(configuration.maxConnections)",
