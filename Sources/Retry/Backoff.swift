@@ -1,4 +1,7 @@
-/// Bounded exponential backoff for reconnects and transient-error retries (deterministic, no jitter).
+/// Bounded exponential backoff, the one RoomBridge has: the wait before retry number `attempt` is
+/// `initial · multiplier^(attempt−1)`, at most `maximum`. Deterministic, or with jitter
+/// (``delay(attempt:jitter:)``). Reconnecting to bluetoothd (curtains, presence), probing an
+/// offline PostgreSQL server and the outbox's deliveries all wait by it.
 public struct Backoff: Sendable, Hashable {
     /// First delay.
     public var initial: Duration
@@ -23,45 +26,10 @@ public struct Backoff: Sendable, Hashable {
         }
         return d
     }
-}
 
-/// Classifies BlueZ errors for retry decisions (bleak-retry-connector `TRANSIENT_ERRORS`, bleak `client.py`).
-public enum BlueZErrorClass: Sendable, Hashable {
-    /// Retry soon: radio trouble or BlueZ busy.
-    case transient
-    /// The device object is gone: search again.
-    case deviceMissing
-    /// The adapter cannot do it now (powered off / not ready).
-    case adapterNotReady
-    /// Retrying will not help.
-    case permanent
-
-    /// Classifies a D-Bus error by name and message.
-    public init(name: String, message: String) {
-        switch name {
-        case "org.bluez.Error.InProgress", "org.bluez.Error.AlreadyConnected":
-            self = .transient
-        case "org.bluez.Error.NotReady":
-            self = .adapterNotReady
-        case "org.freedesktop.DBus.Error.UnknownObject", "org.bluez.Error.DoesNotExist":
-            self = .deviceMissing
-        case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
-             "org.freedesktop.DBus.Error.TimedOut":
-            self = .transient
-        case "org.bluez.Error.Failed", "org.bluez.Error.NotConnected":
-            let transientTexts = ["le-connection-abort-by-local", "br-connection-canceled", "le-connection-timeout",
-                                  "le-connection-abort-by-remote", "Operation already in progress",
-                                  "Software caused connection abort", "Not connected", "Not Connected",
-                                  "le-connection-busy", "Input/output error"]
-            if message.contains("adapter-not-powered") {
-                self = .adapterNotReady
-            } else if transientTexts.contains(where: message.contains) {
-                self = .transient
-            } else {
-                self = .permanent
-            }
-        default:
-            self = .permanent
-        }
+    /// ``delay(attempt:)`` taken into its upper half by `jitter` in 0...1 (random): `delay · (0.5 + jitter / 2)`,
+    /// so that many retries failing together do not come back together.
+    public func delay(attempt: Int, jitter: Double) -> Duration {
+        delay(attempt: attempt) * (0.5 + min(max(jitter, 0), 1) / 2)
     }
 }
