@@ -225,6 +225,8 @@ let package = Package(
         // docs/architecture.md's module table against this file (read as text).
         .testTarget(name: "ArchitectureTests", swiftSettings: swiftSettings),
         .testTarget(name: "RetryTests", dependencies: ["Retry"], swiftSettings: swiftSettings),
+        // The CLI's own pure parts (terminal widths), tested in the executable's module.
+        .testTarget(name: "roombridgectlTests", dependencies: ["roombridgectl"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon", "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
     ]
 )
