@@ -1,9 +1,10 @@
 // swift-tools-version: 6.1
 // RoomBridge: a Linux daemon that bridges a room's NFC reader and BLE curtain to a Varlink socket.
 //
-// Dependency direction (see docs/architecture.md):
-//   executables -> RoomBridgeDaemon -> adapters (NFCReader, BlueZClient, LendingStore, VarlinkNIO)
-//   adapters -> pure modules (RoomBridgeCore, NDEF, CurtainProtocol, Varlink) ; C modules only under adapters.
+// Dependency direction (see docs/architecture.md, whose module table ArchitectureTests compares with this file):
+//   executables -> RoomBridgeDaemon -> adapters (VarlinkNIO, NFCReader, DBus, BlueZClient, LendingStore,
+//   PostgresStore, Webhooks, RoomBridgeMetrics, WebFront) -> pure modules (RoomBridgeCore, NDEF, CurtainProtocol, JSON, Varlink,
+//   Lending, Presence, Retry, SeededRandom); C modules only under adapters (and roombridgectl's doctor, pn532-sim).
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -56,8 +57,10 @@ let package = Package(
         .target(name: "CurtainProtocol", swiftSettings: swiftSettings),
         .target(name: "JSON", swiftSettings: swiftSettings),
         .target(name: "Varlink", dependencies: ["JSON"], swiftSettings: swiftSettings),
-        .target(name: "Lending", dependencies: ["JSON", "RoomBridgeCore"], swiftSettings: swiftSettings),
+        .target(name: "Lending", dependencies: ["JSON", "RoomBridgeCore", "Retry"], swiftSettings: swiftSettings),
         .target(name: "Presence", swiftSettings: swiftSettings),
+        // The one exponential backoff: reconnects to bluetoothd, the PostgreSQL probe, the outbox's retries.
+        .target(name: "Retry", swiftSettings: swiftSettings),
 
         // MARK: Adapters — I/O at the edges, depending inward on the pure modules.
         .target(name: "VarlinkNIO", dependencies: [
@@ -72,7 +75,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: swiftSettings),
         .target(name: "BlueZClient", dependencies: [
-            "RoomBridgeCore", "CurtainProtocol", "DBus", "Presence",
+            "RoomBridgeCore", "CurtainProtocol", "DBus", "Presence", "Retry",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
@@ -81,13 +84,13 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         // PostgreSQL through postgres-nio: the same store interface for several kiosks on one database.
         .target(name: "PostgresStore", dependencies: [
-            "Lending", "CurtainProtocol",
+            "Lending", "CurtainProtocol", "JSON", "Retry",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         // The outbox's delivery: signed HTTP POSTs through async-http-client.
         .target(name: "Webhooks", dependencies: [
-            "Lending", "JSON",
+            "Lending", "JSON", "Retry",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -98,15 +101,6 @@ let package = Package(
             "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
 
-        // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
-        .target(name: "RoomBridgeConfig", dependencies: [
-            "Presence", "Lending", .product(name: "TOMLKit", package: "TOMLKit"),
-        ], swiftSettings: swiftSettings),
-        .target(name: "Diagnostics", dependencies: [
-            "RoomBridgeConfig", "RoomBridgeCore", "Varlink", "VarlinkNIO",
-        ], swiftSettings: swiftSettings),
-
-        // MARK: Composition and executables.
         // Prometheus metrics on a loopback HTTP port (metrics.listen), through swift-metrics.
         .target(name: "RoomBridgeMetrics", dependencies: [
             "RoomBridgeCore",
@@ -118,9 +112,19 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
+
+        // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
+        .target(name: "RoomBridgeConfig", dependencies: [
+            "Presence", "Lending", .product(name: "TOMLKit", package: "TOMLKit"),
+        ], swiftSettings: swiftSettings),
+        .target(name: "Diagnostics", dependencies: [
+            "RoomBridgeConfig", "RoomBridgeCore", "Varlink", "VarlinkNIO",
+        ], swiftSettings: swiftSettings),
+
+        // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "RoomBridgeMetrics", "Varlink", "VarlinkNIO",
-            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence", "Webhooks",
+            "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence", "Retry", "Webhooks",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -214,9 +218,9 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBusTestSupport", "DBus",
             .product(name: "Subprocess", package: "swift-subprocess"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence", "Retry"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: [
-            "TestSupport", "Lending", "JSON", "LendingStore", "NDEF", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
+            "TestSupport", "Lending", "JSON", "LendingStore", "NDEF", "Retry", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // The store contract suites run against SQLite and PostgreSQL (ROOMBRIDGE_PG_URL).
         .testTarget(name: "LendingStoreTests", dependencies: ["TestSupport", "Lending", "CurtainProtocol", "JSON",
@@ -232,6 +236,11 @@ let package = Package(
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),
         .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront"], swiftSettings: swiftSettings),
         .testTarget(name: "WebhooksTests", dependencies: ["TestSupport", "Webhooks", "Lending"], swiftSettings: swiftSettings),
+        // docs/architecture.md's module table against this file (read as text).
+        .testTarget(name: "ArchitectureTests", swiftSettings: swiftSettings),
+        .testTarget(name: "RetryTests", dependencies: ["Retry"], swiftSettings: swiftSettings),
+        // The CLI's own pure parts (terminal widths), tested in the executable's module.
+        .testTarget(name: "roombridgectlTests", dependencies: ["roombridgectl"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon", "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,4 +1,5 @@
 import CurtainProtocol
+import Retry
 
 /// How the client subscribes to the curtain's status characteristic.
 public enum CurtainNotifyMethod: String, Sendable, Hashable, CaseIterable {

@@ -56,12 +56,6 @@ extension DBusConnection {
         return r
     }
 
-    /// `ReleaseName`.
-    public func releaseName(_ name: String) async throws {
-        _ = try await call(destination: Self.busName, path: Self.busPath, interface: Self.busName,
-                           member: "ReleaseName", arguments: [.string(name)])
-    }
-
     /// The unique name owning `name`, or nil if it has no owner.
     public func nameOwner(_ name: String) async throws -> String? {
         do {

@@ -107,7 +107,6 @@ final class RawMessage: @unchecked Sendable {
     }
 
     func setNoReply(_ flag: Bool) { dbus_message_set_no_reply(ptr, flag ? 1 : 0) }
-    func setAutoStart(_ flag: Bool) { dbus_message_set_auto_start(ptr, flag ? 1 : 0) }
 
     var type: Int32 { dbus_message_get_type(ptr) }
     var noReplyExpected: Bool { dbus_message_get_no_reply(ptr) != 0 }

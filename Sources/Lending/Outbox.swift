@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
+import Retry
 
 /// What happened to a rental, as the outbox tells other systems; `due` and `digest` are reminders
 /// (``ReminderEvent``).
@@ -164,28 +165,17 @@ public enum OutboxEvent {
     }
 }
 
-/// When a failed delivery is tried again: exponential backoff (`base` · 2^(attempts−1)) capped
-/// at `cap`, with jitter so that many entries failing together do not retry together.
-public struct OutboxBackoff: Sendable, Hashable {
-    public var base: Duration
-    public var cap: Duration
-
-    public init(base: Duration = .seconds(2), cap: Duration = .seconds(600)) {
-        self.base = base
-        self.cap = max(cap, base)
+extension Backoff {
+    /// When a failed delivery is tried again: `base` · 2^(attempts−1), capped at `cap` (never below
+    /// `base`), taken into its upper half by jitter so that many entries failing together do not
+    /// retry together (``delay(attempt:jitter:)``).
+    public static func outbox(base: Duration = .seconds(2), cap: Duration = .seconds(600)) -> Backoff {
+        Backoff(initial: base, multiplier: 2, maximum: max(cap, base))
     }
 
-    /// The wait after the `attempts`-th failure (1 = the first). `jitter` in 0...1 (random)
-    /// takes the wait into its upper half: `delay · (0.5 + jitter / 2)`.
-    public func delay(afterAttempts attempts: Int, jitter: Double) -> Duration {
-        let exponent = min(max(attempts - 1, 0), 30)
-        let full = min(base * (1 << exponent), cap)
-        return full * (0.5 + min(max(jitter, 0), 1) / 2)
-    }
-
-    /// The time of the next attempt after the `attempts`-th failure at `now`.
+    /// The time of the next attempt after the `attempts`-th failure (1 = the first) at `now`.
     public func nextAttempt(afterAttempts attempts: Int, now: Date, jitter: Double) -> Date {
-        let d = delay(afterAttempts: attempts, jitter: jitter).components
+        let d = delay(attempt: attempts, jitter: jitter).components
         return now.addingTimeInterval(Double(d.seconds) + Double(d.attoseconds) / 1e18)
     }
 }

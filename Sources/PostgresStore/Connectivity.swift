@@ -7,6 +7,7 @@ import Lending
 import Logging
 import PostgresNIO
 import Synchronization
+import Retry
 
 /// Online or offline, honestly: every call leases a pooled connection within the connect timeout
 /// or reports the database offline; while offline, calls fail at once with
@@ -170,11 +171,14 @@ final class Connectivity: Sendable {
         return .storageOffline(since: since)
     }
 
+    /// The probe's waits: 0.25 s doubling to 5 s.
+    static let probeBackoff = Backoff(initial: .milliseconds(250), multiplier: 2, maximum: .seconds(5))
+
     private func probeUntilOnline() async {
-        var delay = Duration.milliseconds(250)
+        var attempt = 1
         let logger = self.logger
         while !Task.isCancelled {
-            try? await Task.sleep(for: delay)
+            try? await Task.sleep(for: Self.probeBackoff.delay(attempt: attempt))
             if Task.isCancelled { return }
             do {
                 _ = try await leased { connection in
@@ -195,7 +199,7 @@ final class Connectivity: Sendable {
                 return
             } catch {
                 logger.debug("the database still does not answer: \(Self.describe(error))")
-                delay = min(delay * 2, .seconds(5))
+                attempt += 1
             }
         }
     }

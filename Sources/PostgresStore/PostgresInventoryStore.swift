@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Lending
 import Logging
 import PostgresNIO
@@ -169,8 +172,9 @@ public enum PostgresOpenError: Error, Sendable, Hashable, CustomStringConvertibl
     case newerThanBinary(database: String, unknownMigrations: [String])
     /// The database holds tables but no RoomBridge schema.
     case foreignDatabase(database: String, tables: [String])
-    /// The server could not be reached or refused the connection.
-    case connectFailed(database: String, detail: String)
+    /// The server could not be reached or refused the connection; `problem` says which, for a
+    /// message that names the fix.
+    case connectFailed(database: String, detail: String, problem: ConnectProblem)
 
     public var description: String {
         switch self {
@@ -178,8 +182,63 @@ public enum PostgresOpenError: Error, Sendable, Hashable, CustomStringConvertibl
             return "\(database) was written by a newer RoomBridge (unknown schema migrations: \(unknown.joined(separator: ", "))); upgrade roombridged or point database.url at another database"
         case .foreignDatabase(let database, let tables):
             return "\(database) is not a RoomBridge database (it holds the tables \(tables.joined(separator: ", ")) but no schema_migrations); point database.url at an empty database"
-        case .connectFailed(let database, let detail):
+        case .connectFailed(let database, let detail, _):
             return "cannot connect to \(database) (\(detail)); check that the server runs, database.url and the password file"
+        }
+    }
+}
+
+/// Why no connection to the server could be had.
+public enum ConnectProblem: Sendable, Hashable {
+    /// Nothing answered at the address: `reason` is the system's word ("connection refused",
+    /// "no such socket", "the host name does not resolve", "no answer within 3 s").
+    case unreachable(reason: String)
+    /// The server asks for a password and none was given.
+    case passwordRequired
+    /// The server refused the login (a wrong password, or no pg_hba.conf line lets the user in).
+    case loginRefused
+    /// Anything else (TLS, a database that does not exist, …): the detail says what.
+    case other
+
+    /// The problem `error` (from connecting to the server) shows.
+    static func of(_ error: any Error) -> ConnectProblem {
+        guard let error = error as? PSQLError else { return .unreachable(reason: unreachableReason(error)) }
+        switch error.code {
+        case .authMechanismRequiresPassword:
+            return .passwordRequired
+        case .connectionError:
+            return .unreachable(reason: unreachableReason(error.underlying))
+        case .server:
+            // 28P01 invalid_password, 28000 invalid_authorization_specification (no pg_hba.conf line, peer mismatch).
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state == "28P01" || state == "28000" ? .loginRefused : .other
+        default:
+            return .other
+        }
+    }
+
+    private static func unreachableReason(_ error: (any Error)?) -> String {
+        switch error {
+        case let error as NIOConnectionError:
+            if let first = error.connectionErrors.first { return unreachableReason(first.error) }
+            if error.dnsAError != nil || error.dnsAAAAError != nil { return "the host name does not resolve" }
+            return "no address to connect to"
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: return "connection refused"
+            case ENOENT: return "no such socket"
+            case EACCES, EPERM: return "permission denied on the socket"
+            case EHOSTUNREACH, ENETUNREACH: return "no route to the host"
+            case ETIMEDOUT: return "connection timed out"
+            default: return "\(error)"
+            }
+        case let error as ChannelError:
+            if case .connectTimeout = error { return "no answer in time" }
+            return "\(error)"
+        case let error?:
+            return "\(error)"
+        case nil:
+            return "no connection"
         }
     }
 }

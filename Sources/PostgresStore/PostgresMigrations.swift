@@ -55,13 +55,14 @@ extension PostgresInventoryStore {
                 }
             }
         } catch LendingError.storageOffline {
-            throw PostgresOpenError.connectFailed(database: database, detail: await connectFailure())
+            let (detail, problem) = await connectFailure()
+            throw PostgresOpenError.connectFailed(database: database, detail: detail, problem: problem)
         }
     }
 
     /// Why no connection could be had: the pool only says it had none in time, so one connection
     /// is made directly to hear the server's (or the network's) own answer.
-    private func connectFailure() async -> String {
+    private func connectFailure() async -> (detail: String, problem: ConnectProblem) {
         let c = configuration
         var config: PostgresConnection.Configuration
         do {
@@ -79,9 +80,9 @@ extension PostgresInventoryStore {
             config.options.connectTimeout = .seconds(c.connectTimeout.components.seconds)
             let connection = try await PostgresConnection.connect(configuration: config, id: 0, logger: logger)
             try? await connection.close()
-            return "the server answered only now; try again"
+            return ("the server answered only now; try again", .other)
         } catch {
-            return Connectivity.describe(error)
+            return (Connectivity.describe(error), ConnectProblem.of(error))
         }
     }
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import JSON
 import Lending
 import Logging
 import PostgresNIO
@@ -117,7 +118,8 @@ extension PostgresInventoryStore {
                 seen.start(at: try await lastChangeSeq(on: connection))
             }
             for try await notification in notices {
-                guard let notice = try? JSONDecoder().decode(RentalFeed.Notice.self, from: Data(notification.payload.utf8)),
+                guard let notice = try? JSONValueDecoder().decode(RentalFeed.Notice.self,
+                                                                  from: try JSONParser.parse(Array(notification.payload.utf8))),
                       seen.admit(notice.seq),
                       notice.origin != origin,
                       let rental = try await rental(id: notice.rental, on: connection) else { continue }

@@ -5,6 +5,7 @@ import RoomBridgeCore
 import RoomBridgeInterfaces
 import ServiceLifecycle
 import Synchronization
+import Retry
 
 /// Routes one curtain's requests to its current BlueZ client (there is none while the system bus is
 /// unavailable; a new one is made after every bus loss).

@@ -32,7 +32,7 @@ enum OutboxSetup {
     static func settings(_ config: DaemonConfig) -> OutboxDelivery.Settings {
         func duration(_ key: ConfigKey<Double>) -> Duration { .milliseconds(Int64(config[key] * 1000)) }
         return OutboxDelivery.Settings(
-            backoff: OutboxBackoff(base: duration(.outboxRetryBase), cap: duration(.outboxRetryMax)),
+            backoff: .outbox(base: duration(.outboxRetryBase), cap: duration(.outboxRetryMax)),
             pollInterval: duration(.outboxPollInterval),
             retention: .seconds(Int64(config[.outboxRetentionDays]) * 86400),
             failingAlert: duration(.outboxFailingAlert))

@@ -10,6 +10,7 @@ import Presence
 import RoomBridgeConfig
 import RoomBridgeCore
 import ServiceLifecycle
+import Retry
 
 /// Scans for the configured iBeacon regions through BlueZ (its own system-bus connection) and keeps
 /// `SystemState`'s presence up to date: entries, exits and proximity changes become `presence` events; RSSI and

@@ -49,7 +49,7 @@ public struct Authorizer: Sendable {
         guard let peer else { return false }
         if peer.uid == 0 { return true }
         guard let gid else { return false }
-        return peer.gid == gid || peer.groups.contains(gid)
+        return peer.isMember(ofGroup: gid)
     }
 
     /// Throws `io.roombridge.State.PermissionDenied` naming the group when the peer may not mutate.

@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import Retry
 
 /// A target's delivery trouble, for watch: failing for longer than the alert threshold, or
 /// delivering again after that.
@@ -22,12 +23,12 @@ public struct OutboxAlert: Sendable, Hashable {
 
 /// Delivers the outbox: POSTs each pending entry to its target (async-http-client), marks it
 /// delivered on a 2xx answer, and otherwise schedules the next attempt with backoff and jitter
-/// (``OutboxBackoff``). The store holds all the state, so delivery resumes after a restart or a
+/// (`Backoff.outbox`). The store holds all the state, so delivery resumes after a restart or a
 /// `kill -9` with what was not confirmed: at least once, never lost. The store hands out at most
 /// the earliest pending entry per device and target, so a device's events arrive in order.
 public final class OutboxDelivery: Service {
     public struct Settings: Sendable {
-        public var backoff: OutboxBackoff
+        public var backoff: Backoff
         /// How often the store is asked for new entries when there is nothing to send.
         public var pollInterval: Duration
         /// Delivered and dropped entries are deleted after this.
@@ -35,7 +36,7 @@ public final class OutboxDelivery: Service {
         /// A target failing this long is reported (``OutboxAlert``).
         public var failingAlert: Duration
 
-        public init(backoff: OutboxBackoff = OutboxBackoff(), pollInterval: Duration = .seconds(1),
+        public init(backoff: Backoff = .outbox(), pollInterval: Duration = .seconds(1),
                     retention: Duration = .seconds(7 * 86400), failingAlert: Duration = .seconds(600)) {
             self.backoff = backoff
             self.pollInterval = pollInterval

@@ -21,7 +21,7 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the simulator (never on the machine's system bus).",
         discussion: """
-        Without --bus-address a private dbus-daemon is started and its address printed as
+        Without --bus-address a private dbus-daemon is started and its address printed as \
         DBUS_SYSTEM_BUS_ADDRESS=…; point roombridged or bluetoothctl at it with that variable.
         """)
 
@@ -127,11 +127,13 @@ struct Ctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a control command to a running simulator.",
         discussion: """
-        Commands: press open|close|stop; drop-link; end-notify; vanish; reappear; restart-bluetoothd [ms];
-        power on|off; fail-writes N [NAME [TEXT]]; fail-connects N [NAME [TEXT]];
-        schedule OPEN CLOSE (HH:MM, HH:MM/off or off); advance SECONDS; status;
-        beacon add UUID MAJOR MINOR [tx=N] [rssi=N] [noise=N] [interval=MS] [address=A] | rssi|noise ADDRESS N |
-        vanish|appear|remove ADDRESS | apple-frame ADDRESS HEX|off | temporary-timeout SECONDS | list (iBeacons).
+        Commands: press open|close|stop; drop-link; end-notify; vanish; reappear; restart-bluetoothd [ms]; \
+        power on|off; fail-writes N [NAME [TEXT]]; fail-connects N [NAME [TEXT]]; \
+        schedule OPEN CLOSE (HH:MM, HH:MM/off or off); advance SECONDS; status.
+
+        iBeacons: beacon add UUID MAJOR MINOR [tx=N] [rssi=N] [noise=N] [interval=MS] [address=A] | \
+        rssi|noise ADDRESS N | vanish|appear|remove ADDRESS | apple-frame ADDRESS HEX|off | \
+        temporary-timeout SECONDS | list.
         """)
 
     @Option(help: "Path of the control socket.")

@@ -12,10 +12,10 @@ extension RoomBridgeCtl {
             commandName: "curtain",
             abstract: "The BLE curtain: state, motions, the controller's schedule.",
             discussion: """
-                With several curtains configured, name one with --name (curtain status lists them),
-                or --name '*' for all at once. Motions return once the controller accepted the command; with --wait they return
-                when the motion has ended. While the wall switch is moving the curtain, open, close,
-                stop and move are refused (the person at the switch wins); the schedule can still
+                With several curtains configured, name one with --name (curtain status lists them), \
+                or --name '*' for all at once. Motions return once the controller accepted the command; with --wait they return \
+                when the motion has ended. While the wall switch is moving the curtain, open, close, \
+                stop and move are refused (the person at the switch wins); the schedule can still \
                 be set. Commands need the authorised group.
                 """,
             subcommands: [Status.self, Open.self, Close.self, Stop.self, Move.self, Schedule.self,

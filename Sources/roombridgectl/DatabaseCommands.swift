@@ -75,11 +75,14 @@ struct DatabaseCommands: AsyncParsableCommand {
             }
             defer { try? source.close() }
             let copy = try await source.copyAll()
-            var logger = Logger(label: "roombridgectl.db")
-            logger.logLevel = .warning
+            // The store's own log lines are the daemon's (an offline episode, reconnecting): this
+            // command says what went wrong itself, once.
+            let logger = Logger(label: "roombridgectl.db") { _ in SwiftLogNoOpLogHandler() }
             let target: PostgresInventoryStore
             do {
                 target = try await PostgresInventoryStore.open(configuration, logger: logger)
+            } catch PostgresOpenError.connectFailed(_, let detail, let problem) {
+                throw Self.connectError(configuration, detail: detail, problem: problem, passwordGiven: password != nil)
             } catch {
                 throw CtlError(exit: .failure, message: "cannot use the PostgreSQL database: \(error)")
             }
@@ -93,6 +96,30 @@ struct DatabaseCommands: AsyncParsableCommand {
             }
             for table in counts.keys.sorted() { emit("\(table): \(counts[table] ?? 0) rows (the same as in \(from))") }
             emit("copied. Now set database.url = \"\(url)\" (and database.password_file) in roombridged.toml, then start roombridged.")
+        }
+
+        /// What went wrong connecting, and what to do about it (exit 69: the server is not there;
+        /// 77: it is there but does not let us in).
+        static func connectError(_ c: PostgresStoreConfiguration, detail: String, problem: ConnectProblem,
+                                 passwordGiven: Bool) -> CtlError {
+            let place = c.unixSocketDirectory.map { "the socket in \($0) (port \(c.port))" } ?? "\(c.host ?? "localhost"):\(c.port)"
+            switch problem {
+            case .unreachable(let reason):
+                return CtlError(exit: .unavailable, message: "cannot reach PostgreSQL at \(place) (\(reason)): is the server running "
+                                + "there? Check the host and port in the URL")
+            case .passwordRequired:
+                return CtlError(exit: .noPermission, message: "PostgreSQL at \(place) asks for a password for the user "
+                                + "\(c.username): give it with --password-file FILE (the file database.password_file names), "
+                                + "or let the user in by trust or peer authentication in pg_hba.conf")
+            case .loginRefused:
+                let fix = passwordGiven
+                    ? "check the password in the --password-file and the user name in the URL"
+                    : "give the password with --password-file FILE, or check the user name in the URL"
+                return CtlError(exit: .noPermission, message: "PostgreSQL at \(place) refused the login of \(c.username) "
+                                + "(\(detail)): \(fix); pg_hba.conf says who may log in how")
+            case .other:
+                return CtlError(exit: .failure, message: "cannot use the PostgreSQL database \(c.displayURL): \(detail)")
+            }
         }
     }
 }

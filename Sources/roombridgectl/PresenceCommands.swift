@@ -11,8 +11,9 @@ extension RoomBridgeCtl {
             commandName: "presence",
             abstract: "Show who or what is in the room (iBeacon regions), with proximity and when last seen.",
             discussion: """
-                Regions are configured in presence.regions; without any, presence is off. Times are shown in
-                this machine's time zone (the wire carries UTC).
+                Regions are configured in presence.regions; without any, presence is off. Times are shown in \
+                the kiosk's time zone as roombridged reports it (lending.time_zone, else the zone of the machine \
+                roombridged runs on), not this terminal's; the wire carries UTC.
                 """)
         @OptionGroup var options: GlobalOptions
 
@@ -30,7 +31,7 @@ extension RoomBridgeCtl {
 }
 
 extension Render {
-    /// The time of day in the kiosk's (this machine's) time zone.
+    /// The time of day in the kiosk's time zone (the daemon's, see ``KioskTime``).
     static func localTime(_ date: Date) -> String {
         KioskTime.current.clock(date)
     }

@@ -22,6 +22,10 @@ enum CtlExit: Int32 {
     case checksFailed = 7
     /// Bad usage: an argument that cannot be right (as ArgumentParser's own usage errors).
     case usage = 64
+    /// `db migrate-to`: the PostgreSQL server cannot be reached (sysexits' EX_UNAVAILABLE).
+    case unavailable = 69
+    /// `db migrate-to`: the PostgreSQL server does not let the user in (EX_NOPERM).
+    case noPermission = 77
 }
 
 /// roombridged's socket when neither --socket nor ROOMBRIDGE_SOCKET names one.
@@ -54,9 +58,10 @@ struct RoomBridgeCtl: AsyncParsableCommand {
         commandName: "roombridgectl",
         abstract: "Control and watch roombridged, the room's NFC lending and curtain daemon.",
         discussion: """
-            Exit status: 0 ok, 1 failure, 3 roombridged not running, 4 permission denied,
-            5 refused by the daemon, 6 connection or protocol error, 7 doctor found problems,
-            64 bad usage.
+            Exit status: 0 ok, 1 failure, 3 roombridged not running, 4 permission denied, \
+            5 refused by the daemon, 6 connection or protocol error, 7 doctor found problems, \
+            64 bad usage; db migrate-to also 69 PostgreSQL cannot be reached, 77 PostgreSQL does not let the user in.
+
             Shell completions: roombridgectl --generate-completion-script bash|zsh|fish
             """,
         version: RoomBridgeVersion.string,
@@ -87,8 +92,8 @@ extension RoomBridgeCtl {
         static let configuration = CommandConfiguration(
             abstract: "Print events as they happen, one line each, until interrupted.",
             discussion: """
-                Outlives roombridged's restarts: when the daemon goes away, a line on stderr says so and
-                the watch waits for it to come back, then goes on after the last event it printed when the
+                Outlives roombridged's restarts: when the daemon goes away, a line on stderr says so and \
+                the watch waits for it to come back, then goes on after the last event it printed when the \
                 daemon still has the ones missed meanwhile (else it says it started again).
                 """)
         @OptionGroup var options: GlobalOptions

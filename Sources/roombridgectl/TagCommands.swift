@@ -38,9 +38,9 @@ extension RoomBridgeCtl {
             static let configuration = CommandConfiguration(
                 abstract: "Write a device tag: place a tag on the reader after running this.",
                 discussion: """
-                    The next NTAG213/215/216 placed on a reader gets the device record (after a URI
-                    record with --uri), is read back and compared, and its UID is bound to the
-                    device, which is then marked NFC registered. --lock makes the tag read-only:
+                    The next NTAG213/215/216 placed on a reader gets the device record (after a URI \
+                    record with --uri), is read back and compared, and its UID is bound to the \
+                    device, which is then marked NFC registered. --lock makes the tag read-only: \
                     irreversible.
                     """)
             @OptionGroup var options: GlobalOptions

@@ -6,6 +6,7 @@ import RoomBridgeCore
 import Testing
 import TestSupport
 @testable import BlueZClient
+import Retry
 
 /// Records every event the client emits.
 actor EventLog {

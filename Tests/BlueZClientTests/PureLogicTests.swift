@@ -2,16 +2,6 @@ import Testing
 import CurtainProtocol
 @testable import BlueZClient
 
-@Suite struct BackoffTests {
-    @Test func growsAndIsBounded() {
-        let b = Backoff(initial: .milliseconds(250), multiplier: 2, maximum: .seconds(2))
-        #expect((1...6).map { b.delay(attempt: $0) } ==
-                [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(2), .seconds(2)])
-        #expect(b.delay(attempt: 0) == .milliseconds(250))
-        #expect(b.delay(attempt: 10_000) == .seconds(2))
-    }
-}
-
 @Suite struct ErrorClassTests {
     @Test(arguments: [
         ("org.bluez.Error.Failed", "le-connection-abort-by-local", BlueZErrorClass.transient),

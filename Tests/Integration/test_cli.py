@@ -288,3 +288,81 @@ def test_watch_says_what_changed_when_the_schedule_changes(daemon_factory, sim):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# --- --help reads as sentences -------------------------------------------------------------------
+
+HELP_WIDTH = 100
+
+
+def help_text(*command: str) -> str:
+    r = subprocess.run([binary("roombridgectl"), *command, "--help"], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "COLUMNS": str(HELP_WIDTH)})
+    assert r.returncode == 0, r
+    return r.stdout
+
+
+def subcommands(text: str) -> list[str]:
+    """The names in a help text's SUBCOMMANDS section (entries start two spaces in)."""
+    names, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("SUBCOMMANDS:"):
+            inside = True
+        elif inside and not line.strip():
+            break
+        elif inside and line.startswith("  ") and not line.startswith("   "):
+            names.append(line.split()[0].rstrip(","))  # "tag, tags": the name, then its aliases
+    return names
+
+
+def every_command(prefix=()) -> list[tuple[str, ...]]:
+    assert len(prefix) < 4, prefix  # the commands are three deep at most
+    found = [prefix]
+    for name in subcommands(help_text(*prefix)):
+        if name != "help":
+            found += every_command(prefix + (name,))
+    return found
+
+
+def hard_breaks_mid_sentence(text: str) -> list[str]:
+    """Places where a line ends inside a sentence although the next word would have fitted on it: a newline
+    in the source (ArgumentParser keeps those), not the wrapping. Within an option's or subcommand's entry
+    the continuation lines are indented further than the entry; in the overview and discussion every line
+    is a continuation of the paragraph until an empty line."""
+    lines = text.splitlines()
+    found = []
+    for a, b in zip(lines, lines[1:]):
+        if not a.strip() or not b.strip() or a.startswith("USAGE:"):
+            continue
+        entry_start = b.startswith("  ") and not b.startswith("   ")
+        if entry_start or b.rstrip().endswith(":") and not b.startswith(" "):
+            continue  # a new option, argument or subcommand, or a section heading
+        word = b.split()[0]
+        # ArgumentParser breaks at the last space within the width: the word fits with the space after it.
+        fits = len(a.rstrip()) + 1 + len(word) + 1 <= HELP_WIDTH
+        ends_mid_sentence = a.rstrip()[-1].islower() or a.rstrip()[-1].isdigit() or a.rstrip()[-1] == ","
+        continues_sentence = word[0].islower() or word[0].isdigit()
+        if fits and ends_mid_sentence and continues_sentence:
+            found.append(f"{a.rstrip()!r} / {b.strip()!r}")
+    return found
+
+
+def test_the_break_check_finds_a_newline_inside_a_sentence():
+    """The check below, on a text with the fault it looks for (so that it can fail), and on wrapped text."""
+    assert hard_breaks_mid_sentence("OVERVIEW: Show it.\n\nTimes are shown in\nthis machine's time zone.\n") != []
+    wrapped = "x" * 94 + " and\nthe rest of the sentence.\n"
+    assert hard_breaks_mid_sentence(wrapped) == []
+
+
+def test_help_breaks_lines_only_where_the_width_or_a_sentence_ends():
+    """`roombridgectl … --help` at 100 columns for every command: no line ends mid-sentence where the next word
+    would have fitted (a hard newline in the source text, which ArgumentParser keeps when it wraps)."""
+    commands = every_command()
+    assert ("db", "migrate-to") in commands and ("curtain", "move") in commands and len(commands) > 30, commands
+    faults = {" ".join(c) or "(top)": hard_breaks_mid_sentence(help_text(*c)) for c in commands}
+    assert {c: f for c, f in faults.items() if f} == {}
+
+
+def test_presence_help_names_the_daemons_time_zone():
+    text = help_text("presence")
+    assert "kiosk's time zone as roombridged reports it" in " ".join(text.split()) and "this machine's" not in text

@@ -10,6 +10,7 @@ import pytest
 from home_assistant_bluetooth import BluetoothServiceInfo
 from ibeacon_ble import iBeaconParser
 
+from conftest import eventually
 from test_curtain import BlueZSim
 
 assert importlib.metadata.version("ibeacon-ble") == "1.2.0", "ibeacon-ble 1.2.0 is needed: run scripts/install-deps.sh"
@@ -59,6 +60,11 @@ def test_bleak_sees_the_beacon_and_ibeacon_ble_parses_it(sim):
     assert beacon.rssi == -70
 
 
+def adverts_heard(sim) -> int:
+    """How many adverts the simulated bluetoothd has heard (`beacon list`: heard=N …); one beacon here."""
+    return int(sim.ctl("beacon", "list").split("heard=")[1].split()[0])
+
+
 def test_rssi_reaches_bleak_only_when_it_moves_by_8_dbm(sim):
     """bleak sets no RSSI filter, so bluetoothd reports an RSSI change only when it is 8 dBm or more
     (device.c device_set_rssi_with_delta with RSSI_THRESHOLD)."""
@@ -81,7 +87,12 @@ def test_rssi_reaches_bleak_only_when_it_moves_by_8_dbm(sim):
         async with bleak.BleakScanner(detection_callback=seen):
             await asyncio.wait_for(first, 20)
             sim.ctl("beacon", "rssi", ADDRESS, "-66")  # 4 dBm: bluetoothd keeps -70
-            await asyncio.sleep(1.0)  # ten adverts at the new level; nothing may report it
+            # Ten adverts at the new level reach bluetoothd (the simulator counts them); nothing may report them.
+            # Whatever bluetoothd sent for them is on the bus before the -55 report below, so bleak has had it
+            # by the time it sees -55.
+            heard_at_66 = adverts_heard(sim)
+            await asyncio.to_thread(eventually, lambda: adverts_heard(sim) >= heard_at_66 + 10,
+                                    what="ten adverts at -66 dBm heard by bluetoothd")
             sim.ctl("beacon", "rssi", ADDRESS, "-55")  # 15 dBm: reported
             adv = await asyncio.wait_for(moved, 20)
         return readings, adv

@@ -295,6 +295,64 @@ def test_migrate_to_copies_a_sqlite_inventory_into_postgresql(pg, tmpdir_path):
             d.close()
 
 
+def sqlite_inventory(tmpdir_path) -> str:
+    """A SQLite inventory written by a daemon that has stopped again."""
+    Daemon(tmpdir_path, []).start().close()
+    return str(tmpdir_path / "roombridge.sqlite")
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound for a moment, then closed)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def migrate_to(url: str, sqlite: str, tmpdir_path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([binary("roombridgectl"), "db", "migrate-to", url, "--from", sqlite,
+                           "--socket", str(tmpdir_path / "no-daemon.sock"), *extra],
+                          capture_output=True, text=True, timeout=120)
+
+
+def assert_one_plain_line(r: subprocess.CompletedProcess):
+    """What the user reads: one sentence of ours, no log line, no library's error dump."""
+    assert r.stdout == "" and r.stderr.count("\n") == 1 and r.stderr.startswith("roombridgectl: "), r
+    for leak in ("errno", "connectionError", "SingleConnectionFailure", "authMechanismRequiresPassword", "PSQLError",
+                 " error ", "offline"):
+        assert leak not in r.stderr, (leak, r.stderr)
+
+
+def test_migrate_to_without_a_server_says_so_and_exits_69(tmpdir_path):
+    """Nothing listens at the URL's port: the message names the address and the fix, exit 69 (EX_UNAVAILABLE)."""
+    port = closed_port()
+    r = migrate_to(f"postgresql://roombridge@127.0.0.1:{port}/roombridge?sslmode=disable",
+                   sqlite_inventory(tmpdir_path), tmpdir_path)
+    assert r.returncode == 69, r
+    assert f"cannot reach PostgreSQL at 127.0.0.1:{port} (connection refused): is the server running" in r.stderr, r
+    assert_one_plain_line(r)
+
+
+def test_migrate_to_without_the_password_the_server_wants_says_how_to_give_it(pg, tmpdir_path):
+    """The test server authenticates TCP logins by password: none given, or a wrong one, is exit 77 (EX_NOPERM)
+    with the option that gives it; nothing is written."""
+    sqlite = sqlite_inventory(tmpdir_path)
+    database = pg.new_database()
+    port = (pg.dir / "port").read_text().strip()
+    r = migrate_to(pg.url_for(database), sqlite, tmpdir_path)
+    assert r.returncode == 77, r
+    assert f"PostgreSQL at 127.0.0.1:{port} asks for a password for the user roombridge: give it with --password-file" \
+        in r.stderr, r
+    assert_one_plain_line(r)
+
+    wrong = tmpdir_path / "wrong-password"
+    wrong.write_text("not-the-password\n")
+    r = migrate_to(pg.url_for(database), sqlite, tmpdir_path, "--password-file", str(wrong))
+    assert r.returncode == 77, r
+    assert "refused the login of roombridge" in r.stderr and "check the password in the --password-file" in r.stderr, r
+    assert pg.psql("SELECT COUNT(*) FROM pg_tables WHERE tablename = 'devices'", database) == "0"
+
+
 def test_a_lend_at_one_kiosk_reaches_watch_at_the_other(pg, tmpdir_path):
     """LISTEN/NOTIFY: kiosk B's Watch clients see kiosk A's lends and returns, marked with A's location, and B's own
     last outcome is left alone."""

@@ -62,10 +62,13 @@ print(os.getpid())
 """
 
 
-def spawn_with_pid(pid, cmd, attempts=200):
-    """Starts `cmd` so that it gets `pid` (via /proc/sys/kernel/ns_last_pid); other processes on
-    the machine may take the pid first, so it retries. Returns the process or None."""
+def spawn_with_pid(pid, cmd, attempts=50):
+    """Starts `cmd` so that it gets `pid` (via /proc/sys/kernel/ns_last_pid); another process on the
+    machine may fork in between, so it retries. Returns the process, or None when the pid stays out of
+    reach (another process took it and lives on)."""
     for _ in range(attempts):
+        if os.path.exists(f"/proc/{pid}"):
+            return None
         with open("/proc/sys/kernel/ns_last_pid", "w") as f:
             f.write(str(pid - 1))
         p = subprocess.Popen(cmd)
@@ -81,21 +84,28 @@ def test_fork_and_exit_does_not_borrow_a_group_members_credentials(daemon_factor
     # Paused, the daemon accepts the connection only after the pid has been reused, which is
     # exactly when a daemon that looks the pid up in /proc would take the wrong process's groups.
     d.proc.send_signal(signal.SIGSTOP)
-    member = None
+    member, spare = None, []
     try:
-        attacker = as_user(FORK_AND_EXIT, d.socket_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        pid = int(attacker.stdout.readline())
-        assert attacker.wait(timeout=10) == 0
-        member = spawn_with_pid(pid, ["setpriv", "--reuid=nobody", "--regid=nogroup", f"--groups={USERS_GID}",
-                                      "sleep", "60"])
-        if member is None:
-            pytest.skip("could not give a group member the exited client's pid (busy machine)")
+        # On a busy machine another process may take the exited client's pid first: then a new client
+        # (with a new pid) tries again, until one's pid goes to the group member. Nothing here waits on time.
+        for _ in range(100):
+            attacker = as_user(FORK_AND_EXIT, d.socket_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            pid = int(attacker.stdout.readline())
+            assert attacker.wait(timeout=10) == 0
+            member = spawn_with_pid(pid, ["setpriv", "--reuid=nobody", "--regid=nogroup", f"--groups={USERS_GID}",
+                                          "sleep", "60"])
+            if member is not None:
+                break
+            spare.append(attacker)
+        assert member is not None, "no client's pid could be given to a group member in 100 tries"
         def groups():
             return open(f"/proc/{pid}/status").read().split("Groups:")[1].split("\n")[0].split()
 
         eventually(lambda: USERS_GID in groups(), what="the pid to belong to a member of the group")
     finally:
         d.proc.send_signal(signal.SIGCONT)
+        for other in spare:  # its forked child calls (and is refused) once its stdin closes
+            other.stdin.close()
     try:
         attacker.stdin.write("go\n")
         attacker.stdin.flush()

@@ -155,7 +155,7 @@ struct PostgresTests {
         await #expect {
             try await PostgresInventoryStore.open(configuration)
         } throws: { error in
-            guard case PostgresOpenError.connectFailed(_, let detail) = error else { return false }
+            guard case PostgresOpenError.connectFailed(_, let detail, _) = error else { return false }
             return detail.lowercased().contains("ssl")
         }
     }
@@ -167,8 +167,33 @@ struct PostgresTests {
         await #expect {
             try await PostgresInventoryStore.open(configuration)
         } throws: { error in
-            guard case PostgresOpenError.connectFailed(_, let detail) = error else { return false }
-            return detail.contains("password") && "\(error)".contains("password file")
+            guard case PostgresOpenError.connectFailed(_, let detail, let problem) = error else { return false }
+            return detail.contains("password") && "\(error)".contains("password file") && problem == .loginRefused
+        }
+    }
+
+    /// Without a password the server (scram over TCP) asks for one: a problem of its own, not a string.
+    @Test(.enabled(if: PostgresTestServer.url != nil || PostgresTestServer.required))
+    func noPasswordWhereTheServerWantsOneIsPasswordRequired() async throws {
+        var configuration = try PostgresTestServer.configuration(database: "roombridge")
+        configuration.password = nil
+        await #expect {
+            try await PostgresInventoryStore.open(configuration)
+        } throws: { error in
+            guard case PostgresOpenError.connectFailed(_, _, let problem) = error else { return false }
+            return problem == .passwordRequired
+        }
+    }
+
+    /// Nothing listening at the address: unreachable, in the system's word.
+    @Test func aClosedPortIsUnreachableConnectionRefused() async throws {
+        let configuration = PostgresStoreConfiguration(host: "127.0.0.1", port: 1, username: "roombridge",
+                                                       database: "roombridge", sslMode: .disable)
+        await #expect {
+            try await PostgresInventoryStore.open(configuration)
+        } throws: { error in
+            guard case PostgresOpenError.connectFailed(_, _, let problem) = error else { return false }
+            return problem == .unreachable(reason: "connection refused")
         }
     }
 }

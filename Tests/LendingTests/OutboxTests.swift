@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Lending
 import Testing
+import Retry
 
 @Suite("Outbox rules")
 struct OutboxTests {
@@ -10,14 +11,14 @@ struct OutboxTests {
                         dueAt: Date(timeIntervalSince1970: 1_780_086_400))
 
     @Test func backoffDoublesUpToTheCapWithJitterInTheUpperHalf() {
-        let b = OutboxBackoff(base: .seconds(2), cap: .seconds(60))
-        #expect(b.delay(afterAttempts: 1, jitter: 1) == .seconds(2))
-        #expect(b.delay(afterAttempts: 2, jitter: 1) == .seconds(4))
-        #expect(b.delay(afterAttempts: 4, jitter: 1) == .seconds(16))
-        #expect(b.delay(afterAttempts: 10, jitter: 1) == .seconds(60))
-        #expect(b.delay(afterAttempts: 1000, jitter: 1) == .seconds(60))
-        #expect(b.delay(afterAttempts: 3, jitter: 0) == .seconds(4))
-        #expect(b.delay(afterAttempts: 3, jitter: 0.5) == .seconds(6))
+        let b = Backoff.outbox(base: .seconds(2), cap: .seconds(60))
+        #expect(b.delay(attempt: 1, jitter: 1) == .seconds(2))
+        #expect(b.delay(attempt: 2, jitter: 1) == .seconds(4))
+        #expect(b.delay(attempt: 4, jitter: 1) == .seconds(16))
+        #expect(b.delay(attempt: 10, jitter: 1) == .seconds(60))
+        #expect(b.delay(attempt: 1000, jitter: 1) == .seconds(60))
+        #expect(b.delay(attempt: 3, jitter: 0) == .seconds(4))
+        #expect(b.delay(attempt: 3, jitter: 0.5) == .seconds(6))
         let now = Date(timeIntervalSince1970: 100)
         #expect(b.nextAttempt(afterAttempts: 2, now: now, jitter: 1) == Date(timeIntervalSince1970: 104))
     }

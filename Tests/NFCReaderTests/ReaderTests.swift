@@ -77,14 +77,18 @@ extension NFCHardwareTests {
                 func write(page: Int, _ data: [UInt8]) throws(Type2IOError) { _ = try send([0xA2, UInt8(page)] + data) }
             }
             let msg = try deviceMessage()                       // ~100 bytes: TLV ends in page 4 + 26
-            guard case .type2(let t) = try card(TagSpec(type: "ntag216", ndef: hex(msg))) else { return }
+            guard case .type2(let t) = try card(TagSpec(type: "ntag216", ndef: hex(msg))) else {
+                Issue.record("the ntag216 spec made no Type 2 card"); return
+            }
             let r = Recorder(t)
             let (_, content, _) = try Type2ContentReader.read(r, kind: .ntag216)
             #expect(content == .message(bytes: msg, decoded: try NDEFMessage(bytes: msg)))
             let lastPage = 4 + (msg.count + 2 - 1) / 4
             #expect(r.log == [[0x30, 0x03], [0x3A, 0x07, UInt8(lastPage)]])
 
-            guard case .type2(let u) = try card(TagSpec(type: "ultralight", ndef: "d1010755046162632e6465")) else { return }
+            guard case .type2(let u) = try card(TagSpec(type: "ultralight", ndef: "d1010755046162632e6465")) else {
+                Issue.record("the ultralight spec made no Type 2 card"); return
+            }
             let ru = Recorder(u)
             _ = try Type2ContentReader.read(ru, kind: .ultralight)
             // 13-byte TLV: the first READ brings 12 data-area bytes, one more READ (4 pages) is needed.
@@ -111,7 +115,9 @@ extension NFCHardwareTests {
                 func write(page: Int, _ data: [UInt8]) throws(Type2IOError) { _ = try send([0xA2, UInt8(page)] + data) }
             }
             let msg = try deviceMessage()
-            guard case .type2(let t) = try card(TagSpec(type: "ntag213")) else { return }
+            guard case .type2(let t) = try card(TagSpec(type: "ntag213")) else {
+                Issue.record("the ntag213 spec made no Type 2 card"); return
+            }
             #expect(throws: TagWriteError.tagLifted(page: 7)) {
                 _ = try Type2Writer.write(message: msg, kind: .ntag213, uid: t.uid, transport: Flaky(t, writesLeft: 3))
             }

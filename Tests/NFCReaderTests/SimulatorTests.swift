@@ -51,7 +51,9 @@ extension NFCHardwareTests {
             #expect(Array(t.memory[12 ..< 16]) == [0xE1, 0x10, 0x06, 0x0F])
             #expect(t.handle([0xA2, 0x00, 0, 0, 0, 0]) == .nak(0))
 
-            guard case .type2(var n) = try TagSpec(type: "ntag213").makeCard() else { return }
+            guard case .type2(var n) = try TagSpec(type: "ntag213").makeCard() else {
+                Issue.record("the ntag213 spec made no Type 2 card"); return
+            }
             #expect(n.handle([0x60]) == .data([0x00, 0x04, 0x04, 0x02, 0x01, 0x00, 0x0F, 0x03]))
             guard case .data(let f) = n.handle([0x3A, 4, 0x2C]) else { Issue.record("fast read"); return }
             #expect(f.count == 41 * 4)

@@ -4,14 +4,14 @@
 /// ideographs, kana, Hangul, fullwidth forms, emoji shown as emoji — take two columns; combining
 /// marks, format characters and variation selectors take none; everything else takes one.
 /// `山田太郎` is 8 columns wide, `ﾔﾏﾀﾞ` (halfwidth katakana) 4.
-public enum DisplayWidth {
+enum DisplayWidth {
     /// The number of columns `text` takes on a terminal.
-    public static func of(_ text: String) -> Int {
+    static func of(_ text: String) -> Int {
         text.reduce(0) { $0 + of($1) }
     }
 
     /// `text` followed by spaces up to `width` columns (unchanged if it is already as wide).
-    public static func pad(_ text: String, to width: Int) -> String {
+    static func pad(_ text: String, to width: Int) -> String {
         let w = of(text)
         return w >= width ? text : text + String(repeating: " ", count: width - w)
     }
@@ -19,7 +19,7 @@ public enum DisplayWidth {
     /// Columns of one grapheme cluster. An emoji (a sequence too, or one written with U+FE0F
     /// such as "❤️") is one two-column glyph; otherwise its scalars add up, as a terminal draws them
     /// (`ﾀﾞ`, halfwidth katakana with its voiced mark, is one cluster but two columns).
-    public static func of(_ character: Character) -> Int {
+    static func of(_ character: Character) -> Int {
         let scalars = character.unicodeScalars
         if scalars.contains(where: \.properties.isEmojiPresentation) { return 2 }
         if scalars.contains("\u{FE0F}"), scalars.first?.properties.isEmoji == true { return 2 }

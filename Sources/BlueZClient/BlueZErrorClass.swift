@@ -1,30 +1,3 @@
-/// Bounded exponential backoff for reconnects and transient-error retries (deterministic, no jitter).
-public struct Backoff: Sendable, Hashable {
-    /// First delay.
-    public var initial: Duration
-    /// Growth factor per attempt.
-    public var multiplier: Double
-    /// Upper bound.
-    public var maximum: Duration
-
-    public init(initial: Duration = .milliseconds(250), multiplier: Double = 2, maximum: Duration = .seconds(30)) {
-        self.initial = initial
-        self.multiplier = multiplier
-        self.maximum = maximum
-    }
-
-    /// Delay before retry number `attempt` (1-based).
-    public func delay(attempt: Int) -> Duration {
-        guard attempt > 1 else { return min(initial, maximum) }
-        var d = initial
-        for _ in 1..<min(attempt, 64) {
-            d = d * multiplier
-            if d >= maximum { return maximum }
-        }
-        return d
-    }
-}
-
 /// Classifies BlueZ errors for retry decisions (bleak-retry-connector `TRANSIENT_ERRORS`, bleak `client.py`).
 public enum BlueZErrorClass: Sendable, Hashable {
     /// Retry soon: radio trouble or BlueZ busy.

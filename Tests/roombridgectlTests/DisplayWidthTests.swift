@@ -1,5 +1,5 @@
 import Testing
-import RoomBridgeCore
+@testable import roombridgectl
 
 @Suite struct DisplayWidthTests {
     @Test func asciiAndLatinTakeOneColumnEach() {
