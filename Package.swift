@@ -123,7 +123,7 @@ let package = Package(
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
         .target(name: "WebFront", dependencies: [
-            "Varlink", "VarlinkNIO", "Lending",
+            "Varlink", "VarlinkNIO", "Lending", "RoomBridgeCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "MultipartKit", package: "multipart-kit"),
@@ -217,7 +217,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront"], swiftSettings: swiftSettings),
+        .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront", "RoomBridgeCore", "JSON"], swiftSettings: swiftSettings),
         .testTarget(name: "WebhooksTests", dependencies: ["TestSupport", "Webhooks", "Lending"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon", "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
     ]

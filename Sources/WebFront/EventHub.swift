@@ -288,15 +288,15 @@ public actor EventHub {
     private func facts(for event: DaemonEvent) async -> OutcomeFacts {
         guard let outcome = event.lending else { return OutcomeFacts() }
         switch outcome.kind {
-        case "lent":
+        case .lent:
             guard let id = outcome.deviceId else { return OutcomeFacts() }
             let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
             return OutcomeFacts(model: detail?.device.model, dueAt: detail?.device.rental?.dueAt)
-        case "returned":
+        case .returned:
             guard let id = outcome.deviceId else { return OutcomeFacts() }
             let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
             return OutcomeFacts(model: detail?.device.model)
-        case "armed":
+        case .armed:
             let session = try? await link.read("io.roombridge.Lending.GetSession", NoParameters(), returning: SessionReply.self)
             return OutcomeFacts(sessionExpiresAt: session?.session?.expiresAt)
         default:

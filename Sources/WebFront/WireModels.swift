@@ -1,9 +1,10 @@
 import Foundation
+import struct RoomBridgeCore.LendingOutcome
 
 // What roombridge-web reads from roombridged's Varlink replies: the fields of the IDL types in
 // io.roombridge.State, .Inventory and .Lending that the pages show (unknown fields are ignored,
 // so the daemon may add fields without breaking this client). Times stay ISO 8601 strings on
-// the wire and are parsed where they are shown.
+// the wire and are parsed where they are shown. `LendingOutcome` is the contract's own type.
 
 /// `io.roombridge.Inventory` / `io.roombridge.Lending` type `Rental`.
 public struct Rental: Decodable, Sendable, Equatable {
@@ -76,18 +77,6 @@ public struct LastTap: Decodable, Sendable, Equatable {
 public struct TagBinding: Decodable, Sendable, Equatable {
     public var uid: String
     public var boundAt: String
-}
-
-/// `io.roombridge.State` type `LendingOutcome`: what a tap or a lending request did.
-public struct LendingOutcome: Codable, Sendable, Equatable {
-    public var kind: String
-    public var deviceId: String?
-    public var userId: String?
-    public var userName: String?
-    public var uid: String?
-    public var reason: String?
-    public var message: String
-    public var at: String
 }
 
 /// `io.roombridge.State` type `LendingArm`.

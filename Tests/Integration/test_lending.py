@@ -450,7 +450,7 @@ def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
     assert ctl_json(d, "history", "--device", "D-0001")[0]["returnedAt"]
 
     o = tap(w, pn532, spec(uid="04B1B2B3B4B5B6", ndef=device_message("D-0002", model="Pixel 6")), "refused")
-    assert o["deviceId"] == "D-0002" and o["reason"] == "deviceBroken"
+    assert o["deviceId"] == "D-0002" and o["refusal"] == "deviceBroken" and o["reason"] == "deviceBroken"
 
     text = b"".join(ndef.message_encoder([ndef.TextRecord("hello", "en")])).hex()
     o = tap(w, pn532, spec(uid="04112233445566", kind="ntag213", ndef=text), "unknownTag")
@@ -468,7 +468,7 @@ def test_a_device_record_on_an_unregistered_tag_lends_nothing(daemon_factory, pn
     w = connected_watcher(d)
     tap(w, pn532, BADGE, "armed")
     o = tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
-    assert o["reason"] == "unregisteredTag" and o["deviceId"] == "D-0001" and o["uid"] == "04DEADBEEF0001"
+    assert o["refusal"] == "unregisteredTag" and o["deviceId"] == "D-0001" and o["uid"] == "04DEADBEEF0001"
     assert "Refused" in o["message"] and "D-0001" in o["message"]
     assert "roombridgectl tags bind 04DEADBEEF0001 --device D-0001" in o["message"]
     assert ctl_json(d, "rentals") == [] and ctl_json(d, "history") == []
@@ -496,7 +496,7 @@ def test_a_double_tap_lends_once(daemon_factory, pn532):
     w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
     pn532.ctl("place", device_tag)
     o = lending_event(w, "refused")
-    assert o["reason"] == "alreadyLent" and o["deviceId"] == "D-0001"
+    assert o["refusal"] == "alreadyLent" and o["deviceId"] == "D-0001"
     assert "already lent to Ada Lovelace" in o["message"]
     pn532.ctl("remove")
     w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
