@@ -123,7 +123,7 @@ let package = Package(
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
         .target(name: "WebFront", dependencies: [
-            "Varlink", "VarlinkNIO", "Lending", "RoomBridgeCore",
+            "JSON", "Varlink", "VarlinkNIO", "Lending", "RoomBridgeCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "MultipartKit", package: "multipart-kit"),

@@ -237,4 +237,3 @@ struct UserList: Decodable, Sendable { var users: [User]; var nextCursor: String
 struct LogList: Decodable, Sendable { var entries: [LogEntry]; var nextCursor: String? }
 struct GroupList: Decodable, Sendable { var groups: [DeviceGroup] }
 struct DeviceDetail: Decodable, Sendable { var device: Device; var tags: [TagBinding] }
-struct ExportedText: Decodable, Sendable { var text: String; var count: Int }
