@@ -29,8 +29,7 @@ extension StateInterface {
         )
 
         \(CurtainTypesIDL.text)
-        # An armed lend session: devices tapped now are lent to this user.
-        type LendingArm (userId: string, userName: string, reader: ?string, armedAt: string, expiresAt: string)
+        \(LendingArmTypeIDL.text)
 
         # What a tap or a lending request did. refusal: why a refused one changed nothing (set with
         # kind refused, and only then); reason: why a failed one failed, and for a refused one the
