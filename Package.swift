@@ -213,7 +213,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
-            "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
+            "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore", "NDEF",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),
