@@ -20,6 +20,7 @@ import pytest
 import varlink
 
 from conftest import Connection, Daemon, Watcher, binary, call, eventually
+from test_cli import Lines
 from test_foundation import run_as_nobody
 from test_nfc import connected_watcher, device_message, spec
 
@@ -459,6 +460,25 @@ def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
     ctl(d, "lend", "disarm")
     lending_event(w, "disarmed")
     w.close()
+
+
+def test_roombridgectl_watch_names_the_refusal(daemon_factory, pn532):
+    """roombridgectl watch shows a refused tap with its typed refusal, not only the sentence."""
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    proc = subprocess.Popen([binary("roombridgectl"), "watch", "--state", "--socket", d.socket_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        out = Lines(proc)
+        out.wait_for(lambda l: l.startswith("Counters:"), what="the state at the start of watch")
+        w = connected_watcher(d)
+        tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
+        line = out.wait_for(lambda l: " lending " in l, what="roombridgectl watch's lending line")
+        assert "lending refused (unregisteredTag): Refused" in line, line
+        w.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_a_device_record_on_an_unregistered_tag_lends_nothing(daemon_factory, pn532):
