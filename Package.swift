@@ -140,7 +140,7 @@ let package = Package(
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
         .target(name: "WebFront", dependencies: [
-            "Varlink", "VarlinkNIO", "Lending",
+            "JSON", "Varlink", "VarlinkNIO", "Lending", "RoomBridgeCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "MultipartKit", package: "multipart-kit"),
@@ -230,11 +230,11 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
-            "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore",
+            "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore", "NDEF",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront"], swiftSettings: swiftSettings),
+        .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront", "RoomBridgeCore", "JSON"], swiftSettings: swiftSettings),
         .testTarget(name: "WebhooksTests", dependencies: ["TestSupport", "Webhooks", "Lending"], swiftSettings: swiftSettings),
         // docs/architecture.md's module table against this file (read as text).
         .testTarget(name: "ArchitectureTests", swiftSettings: swiftSettings),

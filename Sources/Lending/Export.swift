@@ -23,27 +23,6 @@ public enum LendingFormat {
     }
 }
 
-/// Time strings clients send (the daemon's parameters, and what roombridgectl checks before sending).
-public enum WireDates {
-    /// Parses ISO 8601 (`2026-11-21T18:00:00Z`, with fractional seconds or a `+01:00` offset) or
-    /// `YYYY-MM-DD` (midnight UTC); nil otherwise.
-    public static func parse(_ text: String) -> Date? {
-        let t = text.trimmingCharacters(in: .whitespaces)
-        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(t) { return d }
-        if let d = try? Date.ISO8601FormatStyle().parse(t) { return d }
-        let parts = t.split(separator: "-", omittingEmptySubsequences: false)
-        if parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-           let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) {
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-            let components = DateComponents(year: y, month: m, day: d)
-            guard components.isValidDate(in: calendar) else { return nil }
-            return calendar.date(from: components)
-        }
-        return nil
-    }
-}
-
 /// Rental history as CSV (RFC 4180) and JSON, for offices that paste it into a spreadsheet.
 public enum RentalExport {
     /// CSV options.

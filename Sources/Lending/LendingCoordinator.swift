@@ -226,24 +226,29 @@ extension TapOutcome {
         case .badgeRequired(let deviceId, _):
             o.kind = .badgeRequired; o.deviceId = deviceId
         case .refused(let deviceId, _, let status):
-            o.kind = .refused; o.deviceId = deviceId
-            o.reason = status == .broken ? "deviceBroken" : "deviceDisposed"
+            o.refuse(status == .broken ? .deviceBroken : .deviceDisposed); o.deviceId = deviceId
         case .unknownDevice(let deviceId, let tagUID):
             o.kind = .unknownDevice; o.deviceId = deviceId; o.uid = tagUID
         case .unknownTag(let tagUID):
             o.kind = .unknownTag; o.uid = tagUID
         case .repeated(let deviceId, _, let change, let userName):
-            // A refusal too, with the reason `alreadyLent` or `alreadyReturned`.
-            o.kind = .refused; o.deviceId = deviceId; o.userName = userName
-            o.reason = change == .lent ? "alreadyLent" : "alreadyReturned"
+            o.refuse(change == .lent ? .alreadyLent : .alreadyReturned); o.deviceId = deviceId; o.userName = userName
         case .limitReached(let deviceId, _, let userId, let userName, _, _):
-            o.kind = .refused; o.deviceId = deviceId; o.userId = userId; o.userName = userName; o.reason = "limitReached"
+            o.refuse(.limitReached); o.deviceId = deviceId; o.userId = userId; o.userName = userName
         case .unregisteredTag(let deviceId, _, let tagUID, _):
-            // Published as a refusal (the wire's kinds stay as they were), reason named.
-            o.kind = .refused; o.deviceId = deviceId; o.uid = tagUID; o.reason = "unregisteredTag"
+            o.refuse(.unregisteredTag); o.deviceId = deviceId; o.uid = tagUID
         case .failed(let reason):
             o.kind = .failed; o.reason = reason
         }
         return o
+    }
+}
+
+extension LendingOutcome {
+    /// Kind `refused` for `refusal`; `reason` repeats its name for clients older than `refusal` (until the next release).
+    mutating func refuse(_ refusal: Refusal) {
+        kind = .refused
+        self.refusal = refusal
+        reason = refusal.rawValue
     }
 }

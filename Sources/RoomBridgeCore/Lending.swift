@@ -36,7 +36,7 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         case returned
         /// An available device was tapped while nobody was armed: tap a badge first.
         case badgeRequired
-        /// The request was refused; `reason` says why.
+        /// The request was refused; `refusal` says why.
         case refused
         /// The tag is not bound to anything; an administrator can bind `uid`.
         case unknownTag
@@ -45,13 +45,30 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         /// The store refused or failed; nothing was recorded (`reason` says why).
         case failed
     }
+    /// Why a `refused` outcome changed nothing, as a name a client can switch on.
+    public enum Refusal: String, Sendable, Codable, CaseIterable {
+        /// The device's status is broken: it cannot be lent.
+        case deviceBroken
+        /// The device's status is disposed: it cannot be lent.
+        case deviceDisposed
+        /// A repeat tap within the repeat window after a lend: nothing changed.
+        case alreadyLent
+        /// A repeat tap within the repeat window after a return: nothing changed.
+        case alreadyReturned
+        /// The armed user already has as many devices as one person may borrow.
+        case limitReached
+        /// A device record on a tag whose UID is not bound to that device.
+        case unregisteredTag
+    }
     public var kind: Kind
+    /// Set with `kind == .refused`, and only then.
+    public var refusal: Refusal?
     public var deviceId: String?
     public var userId: String?
     public var userName: String?
     public var uid: String?
     public var reader: String?
-    /// A machine-readable reason for `refused` (e.g. `deviceBroken`, `deviceDisposed`).
+    /// Why `failed`; for `refused`, `refusal`'s name (kept for clients older than `refusal`, until the next release).
     public var reason: String?
     /// One sentence for the person at the reader.
     public var message: String
@@ -60,11 +77,12 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
     /// "another kiosk" when it has none. Nil for what happened here.
     public var origin: String?
 
-    public init(kind: Kind, deviceId: String? = nil, userId: String? = nil, userName: String? = nil,
+    public init(kind: Kind, refusal: Refusal? = nil, deviceId: String? = nil, userId: String? = nil, userName: String? = nil,
                 uid: String? = nil, reader: String? = nil, reason: String? = nil, message: String, at: Date,
                 origin: String? = nil) {
         self.origin = origin
         self.kind = kind
+        self.refusal = refusal
         self.deviceId = deviceId
         self.userId = userId
         self.userName = userName

@@ -10,17 +10,18 @@ extension LendingInterface {
 
         \(RentalTypeIDL.text)
 
-        # An armed session: device tags tapped until expiresAt are lent to this user.
-        type Session (userId: string, userName: string, armedAt: string, expiresAt: string)
+        \(LendingArmTypeIDL.text)
+
+        \(LendingArmTypeIDL.formerSession)
 
         # Arms the reader for a user, as their badge would.
-        method Arm(userId: string) -> (session: Session)
+        method Arm(userId: string) -> (session: LendingArm)
 
         # Ends the armed session.
         method Disarm() -> ()
 
         # The armed session, if any.
-        method GetSession() -> (session: ?Session)
+        method GetSession() -> (session: ?LendingArm)
 
         # Lends a device; dueAt defaults to the configured loan period (none: open-ended).
         # lentBy records the caller's Unix user; a trusted front end (root, auth.actor_users)

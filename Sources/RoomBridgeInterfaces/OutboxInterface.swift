@@ -86,11 +86,8 @@ public struct OutboxInterface: VarlinkInterface {
             var counts = Dictionary(try await store.outboxCounts().map { ($0.target, $0) }, uniquingKeysWith: { $1 })
             let targets = configuredTargets()
             for target in targets where counts[target] == nil { counts[target] = OutboxCounts(target: target) }
-            return ["targets": .array(counts.keys.sorted().map { name in
-                let c = counts[name]!
-                return .object(["target": .string(name), "configured": .bool(targets.contains(name)),
-                                "pending": .int(Int64(c.pending)), "failing": .int(Int64(c.failing)),
-                                "delivered": .int(Int64(c.delivered)), "dropped": .int(Int64(c.dropped))])
+            return ["targets": try WireCoding.encode(counts.keys.sorted().map { name in
+                TargetCounts(counts[name]!, configured: targets.contains(name))
             })]
         case "List":
             var state: OutboxState?
@@ -101,7 +98,7 @@ public struct OutboxInterface: VarlinkInterface {
                 state = s
             }
             let page = try await store.outboxEntries(state: state, page: try p.page())
-            var reply: [String: JSONValue] = ["entries": .array(page.items.map(Self.encode))]
+            var reply: [String: JSONValue] = ["entries": try WireCoding.encode(page.items.map(Entry.init))]
             if let next = page.nextCursor { reply["nextCursor"] = .string(next) }
             return reply
         case "Retry":
@@ -119,16 +116,54 @@ public struct OutboxInterface: VarlinkInterface {
         guard let seq = try p.optionalInt("seq") else { throw VarlinkError.invalidParameter("seq") }
         return Int64(seq)
     }
+}
 
-    static func encode(_ e: OutboxEntry) -> JSONValue {
-        var o: [String: JSONValue] = [
-            "seq": .int(e.seq), "eventId": .string(e.eventId.uuidString.lowercased()), "target": .string(e.target),
-            "kind": .string(e.kind.rawValue), "deviceId": .string(e.deviceId), "state": .string(e.state.rawValue),
-            "attempts": .int(Int64(e.attempts)), "createdAt": .string(LendingFormat.iso8601(e.createdAt)),
-            "nextAttemptAt": .string(LendingFormat.iso8601(e.nextAttemptAt)),
-        ]
-        if let error = e.lastError { o["lastError"] = .string(error) }
-        if let at = e.deliveredAt { o["deliveredAt"] = .string(LendingFormat.iso8601(at)) }
-        return .object(o)
+extension OutboxInterface {
+    /// `io.roombridge.Outbox` type `TargetCounts`.
+    public struct TargetCounts: Codable, Sendable, Equatable {
+        public var target: String
+        public var configured: Bool
+        public var pending: Int
+        public var failing: Int
+        public var delivered: Int
+        public var dropped: Int
+
+        public init(_ c: OutboxCounts, configured: Bool) {
+            target = c.target
+            self.configured = configured
+            pending = c.pending
+            failing = c.failing
+            delivered = c.delivered
+            dropped = c.dropped
+        }
+    }
+
+    /// `io.roombridge.Outbox` type `Entry`: an outbox entry without its payload, times in the wire's one form.
+    public struct Entry: Codable, Sendable, Equatable {
+        public var seq: Int64
+        public var eventId: String
+        public var target: String
+        public var kind: OutboxEventKind
+        public var deviceId: String
+        public var state: OutboxState
+        public var attempts: Int
+        public var createdAt: Date
+        public var nextAttemptAt: Date
+        public var lastError: String?
+        public var deliveredAt: Date?
+
+        public init(_ e: OutboxEntry) {
+            seq = e.seq
+            eventId = e.eventId.uuidString.lowercased()
+            target = e.target
+            kind = e.kind
+            deviceId = e.deviceId
+            state = e.state
+            attempts = e.attempts
+            createdAt = e.createdAt
+            nextAttemptAt = e.nextAttemptAt
+            lastError = e.lastError
+            deliveredAt = e.deliveredAt
+        }
     }
 }

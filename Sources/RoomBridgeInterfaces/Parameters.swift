@@ -69,7 +69,7 @@ struct Parameters {
     /// `YYYY-MM-DD` date (midnight UTC).
     func optionalDate(_ name: String, interface: String) throws(VarlinkError) -> Date? {
         guard let text = try optionalString(name) else { return nil }
-        guard let date = WireDates.parse(text) else {
+        guard let date = WireTime.parseParameter(text) else {
             throw LendingWireErrors.varlink(
                 .invalidField(name, reason: "expected a date such as 2026-11-21 or 2026-11-21T18:00:00Z, got '\(text)'"),
                 interface: interface)

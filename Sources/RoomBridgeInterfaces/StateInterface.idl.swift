@@ -29,12 +29,14 @@ extension StateInterface {
         )
 
         \(CurtainTypesIDL.text)
-        # An armed lend session: devices tapped now are lent to this user.
-        type LendingArm (userId: string, userName: string, reader: ?string, armedAt: string, expiresAt: string)
+        \(LendingArmTypeIDL.text)
 
-        # What a tap or a lending request did.
+        # What a tap or a lending request did. refusal: why a refused one changed nothing (set with
+        # kind refused, and only then); reason: why a failed one failed, and for a refused one the
+        # refusal's name again (for clients older than refusal, until the next release).
         type LendingOutcome (
           kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag, unknownDevice, failed),
+          refusal: ?(deviceBroken, deviceDisposed, alreadyLent, alreadyReturned, limitReached, unregisteredTag),
           deviceId: ?string,
           userId: ?string,
           userName: ?string,

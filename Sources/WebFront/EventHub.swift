@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Varlink
 import VarlinkNIO
+import struct RoomBridgeCore.LendingArm
 
 /// One thing the hub tells its subscribers.
 public enum HubMessage: Sendable, Equatable {
@@ -288,17 +289,17 @@ public actor EventHub {
     private func facts(for event: DaemonEvent) async -> OutcomeFacts {
         guard let outcome = event.lending else { return OutcomeFacts() }
         switch outcome.kind {
-        case "lent":
+        case .lent:
             guard let id = outcome.deviceId else { return OutcomeFacts() }
             let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
             return OutcomeFacts(model: detail?.device.model, dueAt: detail?.device.rental?.dueAt)
-        case "returned":
+        case .returned:
             guard let id = outcome.deviceId else { return OutcomeFacts() }
             let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
             return OutcomeFacts(model: detail?.device.model)
-        case "armed":
+        case .armed:
             let session = try? await link.read("io.roombridge.Lending.GetSession", NoParameters(), returning: SessionReply.self)
-            return OutcomeFacts(sessionExpiresAt: session?.session?.expiresAt)
+            return OutcomeFacts(sessionExpiresAt: session?.session.map { WireTime.string($0.expiresAt) })
         default:
             return OutcomeFacts()
         }
@@ -307,10 +308,7 @@ public actor EventHub {
 
 struct DeviceID: Encodable, Sendable { var id: String }
 struct StateReply: Decodable, Sendable { var state: DaemonState }
-struct SessionReply: Decodable, Sendable {
-    struct Session: Decodable, Sendable { var expiresAt: String }
-    var session: Session?
-}
+struct SessionReply: Decodable, Sendable { var session: LendingArm? }
 
 extension EventHub {
     /// Ends every subscriber's stream (shutdown).

@@ -40,7 +40,7 @@ enum KioskPage {
         var message: KioskMessage?
         if let armed = state.lending.armed {
             message = KioskMessage(tone: .info, headline: l.t("kiosk.armed", ["user": armed.userName]),
-                                   detail: nil, countdownUntil: armed.expiresAt, kind: "armed")
+                                   detail: nil, countdownUntil: WireTime.string(armed.expiresAt), kind: "armed")
         }
         return Snapshot(curtain: KioskView.curtains(state.allCurtains, l), curtainState: CurtainView.live(state.curtain, l),
                         curtainStates: state.allCurtains.compactMap { CurtainView.live($0, l) },

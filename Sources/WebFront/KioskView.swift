@@ -1,3 +1,5 @@
+import struct RoomBridgeCore.LendingOutcome
+
 /// What the kiosk shows for one lending outcome: the pure mapping from the daemon's
 /// `LendingOutcome` (plus the facts looked up for it) to a coloured, localised message.
 public struct KioskMessage: Codable, Sendable, Equatable {
@@ -40,41 +42,41 @@ public enum KioskView {
         let device = outcome.deviceId ?? "?"
         let user = outcome.userName ?? outcome.userId ?? "?"
         func make(_ tone: KioskMessage.Tone, _ headline: String, _ detail: String? = nil, until: String? = nil) -> KioskMessage {
-            KioskMessage(tone: tone, headline: headline, detail: detail, countdownUntil: until, kind: outcome.kind)
+            KioskMessage(tone: tone, headline: headline, detail: detail, countdownUntil: until, kind: outcome.kind.rawValue)
         }
         switch outcome.kind {
-        case "lent":
+        case .lent:
             let args = ["model": facts.model ?? device, "device": device, "user": user]
             if let due = facts.dueAt {
                 return make(.success, l.t("kiosk.lentDue", args.merging(["due": l.day(due)]) { a, _ in a }))
             }
             return make(.success, l.t("kiosk.lent", args))
-        case "returned":
+        case .returned:
             return make(.success, l.t("kiosk.returned"), l.t("kiosk.returnedDetail", ["device": device, "user": user]))
-        case "armed":
+        case .armed:
             // The countdown's `{seconds}` is filled in by the page, so only when the session's end is known.
             guard let until = facts.sessionExpiresAt else { return make(.info, l.t("kiosk.armedNoCountdown", ["user": user])) }
             return make(.info, l.t("kiosk.armed", ["user": user]), until: until)
-        case "disarmed":
+        case .disarmed:
             return make(.info, l.t("kiosk.disarmed"))
-        case "badgeRequired":
+        case .badgeRequired:
             return make(.refusal, l.t("kiosk.badgeRequired"), l.t("kiosk.badgeRequiredDetail", ["device": device]))
-        case "refused":
-            switch outcome.reason {
-            case "deviceBroken": return make(.refusal, l.t("kiosk.refused.deviceBroken", ["device": device]))
-            case "deviceDisposed": return make(.refusal, l.t("kiosk.refused.deviceDisposed", ["device": device]))
-            case "alreadyLent": return make(.info, l.t("kiosk.refused.alreadyLent", ["device": device, "user": user]))
-            case "alreadyReturned": return make(.info, l.t("kiosk.refused.alreadyReturned", ["device": device]))
-            case "limitReached": return make(.refusal, l.t("kiosk.refused.limitReached", ["user": user]))
-            case "unregisteredTag":
+        case .refused:
+            switch outcome.refusal {
+            case .deviceBroken: return make(.refusal, l.t("kiosk.refused.deviceBroken", ["device": device]))
+            case .deviceDisposed: return make(.refusal, l.t("kiosk.refused.deviceDisposed", ["device": device]))
+            case .alreadyLent: return make(.info, l.t("kiosk.refused.alreadyLent", ["device": device, "user": user]))
+            case .alreadyReturned: return make(.info, l.t("kiosk.refused.alreadyReturned", ["device": device]))
+            case .limitReached: return make(.refusal, l.t("kiosk.refused.limitReached", ["user": user]))
+            case .unregisteredTag:
                 return make(.refusal, l.t("kiosk.refused.unregisteredTag"), l.t("kiosk.refused.unregisteredTagDetail", ["device": device]))
-            default: return make(.refusal, l.t("kiosk.refused", ["device": device]))
+            case nil: return make(.refusal, l.t("kiosk.refused", ["device": device]))
             }
-        case "unknownTag":
+        case .unknownTag:
             return make(.refusal, l.t("kiosk.unknownTag"), outcome.uid)
-        case "unknownDevice":
+        case .unknownDevice:
             return make(.refusal, l.t("kiosk.unknownDevice"), l.t("kiosk.unknownDeviceDetail", ["device": device]))
-        default:
+        case .failed:
             return make(.refusal, l.t("kiosk.failed"))
         }
     }

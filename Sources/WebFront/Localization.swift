@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// The languages of the web front end; each has one message catalogue (Messages/*.swift).
 public enum Language: String, Sendable, CaseIterable {
@@ -62,15 +63,6 @@ public struct Localizer: Sendable {
         format(wire, template: "EEEdMMM")
     }
 
-    /// A wire time as YYYY-MM-DD in the kiosk's time zone (for date inputs).
-    public func isoDay(_ date: Date) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = timeZone
-        f.dateFormat = "yyyy-MM-dd"
-        return f.string(from: date)
-    }
-
     public func number(_ value: Int) -> String {
         let f = NumberFormatter()
         f.locale = language.locale
@@ -86,14 +78,4 @@ public struct Localizer: Sendable {
         f.setLocalizedDateFormatFromTemplate(template)
         return f.string(from: date)
     }
-}
-
-/// Times as roombridged sends and accepts them.
-public enum WireTime {
-    /// Parses an ISO 8601 time with or without fractional seconds.
-    public static func parse(_ text: String) -> Date? {
-        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
-        return try? Date.ISO8601FormatStyle().parse(text)
-    }
-
 }

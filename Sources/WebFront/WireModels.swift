@@ -1,9 +1,12 @@
 import Foundation
+import struct RoomBridgeCore.LendingArm
+import struct RoomBridgeCore.LendingOutcome
 
 // What roombridge-web reads from roombridged's Varlink replies: the fields of the IDL types in
 // io.roombridge.State, .Inventory and .Lending that the pages show (unknown fields are ignored,
 // so the daemon may add fields without breaking this client). Times stay ISO 8601 strings on
-// the wire and are parsed where they are shown.
+// the wire and are parsed where they are shown. `LendingOutcome` and `LendingArm` are the
+// contract's own types.
 
 /// `io.roombridge.Inventory` / `io.roombridge.Lending` type `Rental`.
 public struct Rental: Decodable, Sendable, Equatable {
@@ -76,25 +79,6 @@ public struct LastTap: Decodable, Sendable, Equatable {
 public struct TagBinding: Decodable, Sendable, Equatable {
     public var uid: String
     public var boundAt: String
-}
-
-/// `io.roombridge.State` type `LendingOutcome`: what a tap or a lending request did.
-public struct LendingOutcome: Codable, Sendable, Equatable {
-    public var kind: String
-    public var deviceId: String?
-    public var userId: String?
-    public var userName: String?
-    public var uid: String?
-    public var reason: String?
-    public var message: String
-    public var at: String
-}
-
-/// `io.roombridge.State` type `LendingArm`.
-public struct LendingArm: Codable, Sendable, Equatable {
-    public var userId: String
-    public var userName: String
-    public var expiresAt: String
 }
 
 /// `io.roombridge.State` type `ScheduleEntry`: an open or close time (HH:MM) and whether it is on.
@@ -261,4 +245,3 @@ struct UserList: Decodable, Sendable { var users: [User]; var nextCursor: String
 struct LogList: Decodable, Sendable { var entries: [LogEntry]; var nextCursor: String? }
 struct GroupList: Decodable, Sendable { var groups: [DeviceGroup] }
 struct DeviceDetail: Decodable, Sendable { var device: Device; var tags: [TagBinding] }
-struct ExportedText: Decodable, Sendable { var text: String; var count: Int }

@@ -213,7 +213,7 @@ struct Devices: AsyncParsableCommand {
         /// A logged value as people read it: a time in the kiosk's zone, true/false as yes/no.
         static func value(_ e: JSONValue?, _ key: String) -> String {
             let v = Table.s(e, key, "—")
-            if let date = WireDates.parse(v) { return KioskTime.current.minutes(date) }
+            if let date = WireTime.parseParameter(v) { return KioskTime.current.minutes(date) }
             return ["true": "yes", "false": "no"][v] ?? v
         }
         @OptionGroup var options: GlobalOptions

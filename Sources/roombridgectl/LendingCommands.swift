@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Varlink
 import VarlinkNIO
-import enum Lending.WireDates
 
 // roombridgectl lend|return|rentals|history: lending by ID (io.roombridge.Lending).
 
@@ -189,8 +188,8 @@ struct History: AsyncParsableCommand {
     @Flag(name: .long, help: "Start the CSV with a byte order mark (Excel and non-ASCII names).") var bom = false
 
     func validate() throws {
-        let from = try dateArgument(since, option: "--since")?.stringValue.flatMap { WireDates.parse($0) }
-        let to = try dateArgument(until, option: "--until")?.stringValue.flatMap { WireDates.parse($0) }
+        let from = try dateArgument(since, option: "--since")?.stringValue.flatMap { WireTime.parseParameter($0) }
+        let to = try dateArgument(until, option: "--until")?.stringValue.flatMap { WireTime.parseParameter($0) }
         // Days are read in one zone here and in another once connected: the order is the same.
         if let from, let to, from >= to {
             throw ValidationError("--since \(since ?? "") is not before --until \(until ?? ""): nothing can have started in that range; give the earlier day first")

@@ -114,7 +114,7 @@ enum Render {
             let name = c.id.map { $0 == "curtain" ? "" : "\($0) " } ?? ""
             return head + "curtain " + name + curtainChange(from: previousCurtain, to: c)
         case .lending(let o):
-            return head + "lending \(o.kind.rawValue): \(o.message)"
+            return head + "lending \(o.kind.rawValue)" + (o.refusal.map { " (\($0.rawValue))" } ?? "") + ": \(o.message)"
         case .presence(let p):
             return head + presenceEvent(p)
         case .overdue(let o):

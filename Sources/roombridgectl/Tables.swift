@@ -38,14 +38,14 @@ enum Table {
     /// cells (the column header names the zone: ``KioskTime/header(_:)``); as sent if unreadable.
     static func time(_ v: JSONValue?, _ key: String) -> String {
         let t = s(v, key)
-        guard let date = WireDates.parse(t) else { return t }
+        guard let date = WireTime.parseParameter(t) else { return t }
         return KioskTime.current.minutes(date)
     }
 
     /// A wire time in a sentence: `2026-11-24 18:40 (Asia/Tokyo)`.
     static func when(_ v: JSONValue?, _ key: String) -> String {
         let t = s(v, key)
-        guard let date = WireDates.parse(t) else { return t }
+        guard let date = WireTime.parseParameter(t) else { return t }
         return KioskTime.current.labelled(date)
     }
 }
@@ -99,7 +99,7 @@ func dateArgument(_ text: String?, option: String, day: DayMeaning = .startOfKio
         }
         return .string(instant.formatted(.iso8601))
     }
-    if WireDates.parse(t) != nil { return .string(t) }
+    if WireTime.parseParameter(t) != nil { return .string(t) }
     throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")
 }
 

@@ -20,6 +20,7 @@ import pytest
 import varlink
 
 from conftest import Connection, Daemon, Watcher, binary, call, eventually
+from test_cli import Lines
 from test_foundation import run_as_nobody
 from test_nfc import connected_watcher, device_message, spec
 
@@ -450,7 +451,7 @@ def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
     assert ctl_json(d, "history", "--device", "D-0001")[0]["returnedAt"]
 
     o = tap(w, pn532, spec(uid="04B1B2B3B4B5B6", ndef=device_message("D-0002", model="Pixel 6")), "refused")
-    assert o["deviceId"] == "D-0002" and o["reason"] == "deviceBroken"
+    assert o["deviceId"] == "D-0002" and o["refusal"] == "deviceBroken" and o["reason"] == "deviceBroken"
 
     text = b"".join(ndef.message_encoder([ndef.TextRecord("hello", "en")])).hex()
     o = tap(w, pn532, spec(uid="04112233445566", kind="ntag213", ndef=text), "unknownTag")
@@ -461,6 +462,25 @@ def test_taps_arm_lend_return_and_refuse(daemon_factory, pn532):
     w.close()
 
 
+def test_roombridgectl_watch_names_the_refusal(daemon_factory, pn532):
+    """roombridgectl watch shows a refused tap with its typed refusal, not only the sentence."""
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+    proc = subprocess.Popen([binary("roombridgectl"), "watch", "--state", "--socket", d.socket_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        out = Lines(proc)
+        out.wait_for(lambda l: l.startswith("Counters:"), what="the state at the start of watch")
+        w = connected_watcher(d)
+        tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
+        line = out.wait_for(lambda l: " lending " in l, what="roombridgectl watch's lending line")
+        assert "lending refused (unregisteredTag): Refused" in line, line
+        w.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def test_a_device_record_on_an_unregistered_tag_lends_nothing(daemon_factory, pn532):
     """Anyone can write D-0001's record on a blank tag: only the UID bound at registration counts."""
     d = nfc_lending_daemon(daemon_factory, pn532)
@@ -468,7 +488,7 @@ def test_a_device_record_on_an_unregistered_tag_lends_nothing(daemon_factory, pn
     w = connected_watcher(d)
     tap(w, pn532, BADGE, "armed")
     o = tap(w, pn532, spec(uid="04DEADBEEF0001", ndef=device_message("D-0001")), "refused")
-    assert o["reason"] == "unregisteredTag" and o["deviceId"] == "D-0001" and o["uid"] == "04DEADBEEF0001"
+    assert o["refusal"] == "unregisteredTag" and o["deviceId"] == "D-0001" and o["uid"] == "04DEADBEEF0001"
     assert "Refused" in o["message"] and "D-0001" in o["message"]
     assert "roombridgectl tags bind 04DEADBEEF0001 --device D-0001" in o["message"]
     assert ctl_json(d, "rentals") == [] and ctl_json(d, "history") == []
@@ -496,7 +516,7 @@ def test_a_double_tap_lends_once(daemon_factory, pn532):
     w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")
     pn532.ctl("place", device_tag)
     o = lending_event(w, "refused")
-    assert o["reason"] == "alreadyLent" and o["deviceId"] == "D-0001"
+    assert o["refusal"] == "alreadyLent" and o["deviceId"] == "D-0001"
     assert "already lent to Ada Lovelace" in o["message"]
     pn532.ctl("remove")
     w.wait_for(lambda e: e["kind"] == "tagRemoved", 10, "tagRemoved")

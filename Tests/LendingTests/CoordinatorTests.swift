@@ -191,7 +191,7 @@ struct LendingCoordinatorTests {
         #expect(forged == .unregisteredTag(deviceId: "D-1", model: "iPhone 15", uid: "04FFFFFFFFFFFF", boundTo: nil))
         #expect(try await f.rentals().isEmpty)
         let published = await state.snapshot().lending.lastOutcome
-        #expect(published?.kind == .refused && published?.reason == "unregisteredTag")
+        #expect(published?.kind == .refused && published?.refusal == .unregisteredTag)
         // Lent through its registered tag, a forged tag cannot return it either; nor can
         // D-2's tag carrying D-1's record.
         #expect(await lending.handle(tap("04112233445501")).kind == "lent")
@@ -215,7 +215,7 @@ struct LendingCoordinatorTests {
                                          deviceIds: ["D-1"]))
         #expect(refused.message.contains("Alice already has 1 device (D-1)") && refused.message.contains("return one first"))
         let published = await state.snapshot().lending.lastOutcome
-        #expect(published?.kind == .refused && published?.reason == "limitReached" && published?.deviceId == "D-2")
+        #expect(published?.kind == .refused && published?.refusal == .limitReached && published?.deviceId == "D-2")
         #expect(await lending.session()?.userId == "U-1")
         #expect(try await f.rentals().map(\.deviceId) == ["D-1"])
         await #expect(throws: LendingError.limitReached("U-1", userName: "Alice", limit: 1, deviceIds: ["D-1"])) {
@@ -237,7 +237,7 @@ struct LendingCoordinatorTests {
         clock.advance(0.3)
         #expect(await lending.handle(tap("04112233445501")) ==
             .repeated(deviceId: "D-1", model: "iPhone 15", change: .lent, userName: "Alice"))
-        #expect(await state.snapshot().lending.lastOutcome?.reason == "alreadyLent")
+        #expect(await state.snapshot().lending.lastOutcome?.refusal == .alreadyLent)
         #expect(try await f.rentals().map(\.isActive) == [true])
         clock.advance(5)
         #expect(await lending.handle(tap("04112233445501")).kind == "returned")

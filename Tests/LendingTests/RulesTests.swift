@@ -139,7 +139,7 @@ struct LendingRulesTests {
         #expect(again.outcome.kind == "alreadyReturned" && again.operation == nil)
         #expect(again.outcome.message.contains("already returned"))
         let published = again.outcome.published(uid: nil, reader: "front", at: now(1.3))
-        #expect(published.kind == .refused && published.reason == "alreadyReturned")
+        #expect(published.kind == .refused && published.refusal == .alreadyReturned && published.reason == "alreadyReturned")
         // Window 0: off.
         var off = policy
         off.repeatWindow = 0
@@ -241,7 +241,31 @@ struct IdentificationTests {
         #expect(outcome.message.contains("Refused"))
         #expect(outcome.message.contains("roombridgectl tags bind 04112233445566 --device D-1"))
         let published = outcome.published(uid: "04112233445566", reader: "front", at: t0)
-        #expect(published.kind == .refused && published.reason == "unregisteredTag" && published.deviceId == "D-1")
+        #expect(published.kind == .refused && published.refusal == .unregisteredTag && published.deviceId == "D-1")
+    }
+
+    /// Every refusal reaches the wire as its own typed name (reason repeats it for older clients), and only refusals
+    /// carry one: a client tells a repeat, a limit and an unregistered tag apart without reading the sentence.
+    @Test func everyRefusalIsPublishedByItsOwnName() {
+        let refusals: [(TapOutcome, LendingOutcome.Refusal)] = [
+            (.refused(deviceId: "D-1", model: "M", status: .broken), .deviceBroken),
+            (.refused(deviceId: "D-1", model: "M", status: .disposed), .deviceDisposed),
+            (.repeated(deviceId: "D-1", model: "M", change: .lent, userName: "Alice"), .alreadyLent),
+            (.repeated(deviceId: "D-1", model: "M", change: .returned, userName: "Alice"), .alreadyReturned),
+            (.limitReached(deviceId: "D-1", model: "M", userId: "U-1", userName: "Alice", limit: 1, deviceIds: ["D-2"]), .limitReached),
+            (.unregisteredTag(deviceId: "D-1", model: "M", uid: "04112233445566", boundTo: nil), .unregisteredTag),
+        ]
+        #expect(Set(refusals.map(\.1)) == Set(LendingOutcome.Refusal.allCases))
+        for (outcome, refusal) in refusals {
+            let published = outcome.published(uid: nil, reader: "front", at: t0)
+            #expect(published.kind == .refused && published.refusal == refusal && published.reason == refusal.rawValue, "\(outcome)")
+        }
+        let others: [TapOutcome] = [.badgeRequired(deviceId: "D-1", model: "M"), .unknownTag(uid: "04112233445566"),
+                                    .unknownDevice(deviceId: "D-9", uid: "04112233445566"), .failed(reason: "disk full"),
+                                    .disarmed("U-1"), .lent(deviceId: "D-1", model: "M", userId: "U-1", userName: "Alice", dueAt: nil)]
+        for outcome in others {
+            #expect(outcome.published(uid: nil, reader: "front", at: t0).refusal == nil, "\(outcome)")
+        }
     }
 
     @Test func uidBindingToADevice() {

@@ -322,18 +322,20 @@ import VarlinkNIO
 
     @Test(arguments: [
         ("2026-11-21", "2026-11-21T00:00:00Z"),
+        (" 2026-11-21\t", "2026-11-21T00:00:00Z"),
         ("2026-11-21T18:30:00Z", "2026-11-21T18:30:00Z"),
+        (" 2026-11-21T18:30:00.250Z ", "2026-11-21T18:30:00Z"),
         ("2026-11-21T18:30:00.250Z", "2026-11-21T18:30:00Z"),
         ("2026-11-21T19:30:00+01:00", "2026-11-21T18:30:00Z"),
     ])
     func datesAcceptDaysAndISO8601(input: String, expected: String) throws {
-        let date = try #require(WireDates.parse(input))
+        let date = try #require(WireTime.parseParameter(input))
         #expect(LendingFormat.iso8601(date) == expected)
     }
 
     @Test func datesRejectOtherText() {
         for text in ["tomorrow", "2026-13-01", "2026-02-30", "21.11.2026", ""] {
-            #expect(WireDates.parse(text) == nil, "\(text)")
+            #expect(WireTime.parseParameter(text) == nil, "\(text)")
         }
     }
 }

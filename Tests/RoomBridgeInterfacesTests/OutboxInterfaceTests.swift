@@ -43,6 +43,8 @@ import Varlink
 
         let entries = try await call(api, "List", ["state": "pending"])["entries"]?.arrayValue ?? []
         #expect(entries.map { $0["kind"]?.stringValue } == ["lend"])
+        // Times in the wire's one form, with milliseconds, like every Codable type's.
+        #expect(entries.first?["createdAt"]?.stringValue == "2026-05-28T20:26:40.000Z")
         let seq = try #require(entries.first?["seq"]?.intValue)
 
         // Changing an entry needs the authorised group.

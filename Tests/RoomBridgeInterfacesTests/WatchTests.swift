@@ -284,4 +284,13 @@ import VarlinkNIO
         let def = try VarlinkInterfaceDefinition(parsing: StateInterface.idl)
         #expect(def.name == "io.roombridge.State")
     }
+
+    /// The IDL's outcome kinds and refusals are the Swift enums' cases, so no kind or refusal reaches a client undeclared.
+    @Test func outcomeEnumsMatchTheIDL() throws {
+        let def = try VarlinkInterfaceDefinition(parsing: StateInterface.idl)
+        guard case .struct(let fields)? = def.types["LendingOutcome"] else { Issue.record("no LendingOutcome"); return }
+        let types = Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0.type) })
+        #expect(types["kind"] == .enum(LendingOutcome.Kind.allCases.map(\.rawValue)))
+        #expect(types["refusal"] == .optional(.enum(LendingOutcome.Refusal.allCases.map(\.rawValue))))
+    }
 }

@@ -1,12 +1,15 @@
 import Foundation
 import Testing
+import JSON
 @testable import WebFront
+import struct RoomBridgeCore.LendingOutcome
 
 private let tokyo = TimeZone(identifier: "Asia/Tokyo")!
 
-private func outcome(_ kind: String, device: String? = "D-0042", user: String? = "Alice", reason: String? = nil) -> LendingOutcome {
-    LendingOutcome(kind: kind, deviceId: device, userId: "U-1", userName: user, uid: "04112233445566", reason: reason,
-                   message: "daemon text", at: "2026-11-24T05:00:00Z")
+private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", user: String? = "Alice",
+                     refusal: LendingOutcome.Refusal? = nil) -> LendingOutcome {
+    LendingOutcome(kind: kind, refusal: refusal, deviceId: device, userId: "U-1", userName: user, uid: "04112233445566",
+                   message: "daemon text", at: Date(timeIntervalSince1970: 1_795_150_800))
 }
 
 @Suite struct CatalogueTests {
@@ -43,35 +46,35 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
     @Test func lentShowsModelUserAndDueDayInTheKiosksTimeZone() {
         // 2026-12-01T16:00Z is already Wednesday 2 December in Tokyo.
         let facts = OutcomeFacts(model: "Pixel 7", dueAt: "2026-12-01T16:00:00Z")
-        let m = KioskView.message(for: outcome("lent"), facts: facts, en)
+        let m = KioskView.message(for: outcome(.lent), facts: facts, en)
         #expect(m.tone == .success)
         #expect(m.headline == "Lent Pixel 7 (D-0042) to Alice — due Wed 2 Dec")
-        let j = KioskView.message(for: outcome("lent"), facts: facts, ja)
+        let j = KioskView.message(for: outcome(.lent), facts: facts, ja)
         #expect(j.headline.contains("Pixel 7（D-0042）を Alice さんに貸し出しました"))
         #expect(j.headline.contains("12月2日"))
     }
 
     @Test func refusalsAreRedAndSayWhy() {
-        #expect(KioskView.message(for: outcome("unknownTag", device: nil), facts: .init(), en).headline == "Unknown tag — ask an admin")
-        #expect(KioskView.message(for: outcome("unknownDevice"), facts: .init(), en).headline == "Not registered")
-        let broken = KioskView.message(for: outcome("refused", reason: "deviceBroken"), facts: .init(), ja)
+        #expect(KioskView.message(for: outcome(.unknownTag, device: nil), facts: .init(), en).headline == "Unknown tag — ask an admin")
+        #expect(KioskView.message(for: outcome(.unknownDevice), facts: .init(), en).headline == "Not registered")
+        let broken = KioskView.message(for: outcome(.refused, refusal: .deviceBroken), facts: .init(), ja)
         #expect(broken.tone == .refusal && broken.headline == "D-0042 は故障中のため貸し出せません")
-        #expect(KioskView.message(for: outcome("failed"), facts: .init(), en).tone == .refusal)
+        #expect(KioskView.message(for: outcome(.failed), facts: .init(), en).tone == .refusal)
     }
 
     @Test func theDesksRefusalsSayWhatHappened() {
-        let again = KioskView.message(for: outcome("refused", reason: "alreadyLent"), facts: .init(), en)
+        let again = KioskView.message(for: outcome(.refused, refusal: .alreadyLent), facts: .init(), en)
         #expect(again.tone == .info && again.headline == "D-0042 is already lent to Alice — nothing changed")
-        #expect(KioskView.message(for: outcome("refused", reason: "alreadyReturned"), facts: .init(), ja).headline
+        #expect(KioskView.message(for: outcome(.refused, refusal: .alreadyReturned), facts: .init(), ja).headline
                 == "D-0042 はすでに返却済みです — 変更はありません")
-        #expect(KioskView.message(for: outcome("refused", reason: "limitReached"), facts: .init(), en).headline
+        #expect(KioskView.message(for: outcome(.refused, refusal: .limitReached), facts: .init(), en).headline
                 == "Alice has as many devices as allowed — return one first")
-        let unregistered = KioskView.message(for: outcome("refused", reason: "unregisteredTag"), facts: .init(), en)
+        let unregistered = KioskView.message(for: outcome(.refused, refusal: .unregisteredTag), facts: .init(), en)
         #expect(unregistered.headline == "Tag not registered" && unregistered.detail?.contains("D-0042") == true)
     }
 
     @Test func armedCountsDownToTheSessionsEnd() {
-        let m = KioskView.message(for: outcome("armed"), facts: OutcomeFacts(sessionExpiresAt: "2026-11-24T05:00:25Z"), en)
+        let m = KioskView.message(for: outcome(.armed), facts: OutcomeFacts(sessionExpiresAt: "2026-11-24T05:00:25Z"), en)
         #expect(m.headline == "Badge accepted: Alice, now tap a device ({seconds} s)")
         #expect(m.countdownUntil == "2026-11-24T05:00:25Z")
     }
@@ -79,27 +82,27 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
     /// The kiosk after a quiet minute (issue 32): the session's end could not be read, so the
     /// page has nothing to count down to and must not be handed `{seconds}`.
     @Test func armedWithoutTheSessionsEndSaysItWithoutACountdown() {
-        let m = KioskView.message(for: outcome("armed"), facts: OutcomeFacts(), en)
+        let m = KioskView.message(for: outcome(.armed), facts: OutcomeFacts(), en)
         #expect(m.headline == "Badge accepted: Alice, now tap a device")
         #expect(m.countdownUntil == nil)
-        #expect(KioskView.message(for: outcome("armed"), facts: OutcomeFacts(), ja).headline == "社員証を確認しました: Alice さん、端末をタッチしてください")
+        #expect(KioskView.message(for: outcome(.armed), facts: OutcomeFacts(), ja).headline == "社員証を確認しました: Alice さん、端末をタッチしてください")
     }
 
     /// No outcome, with or without its facts, in either language, leaves a placeholder on the
     /// screen: the only one allowed is `{seconds}`, and only with a time for the page to count to.
     @Test func noMessageCarriesAPlaceholder() {
-        let kinds = ["lent", "returned", "armed", "disarmed", "badgeRequired", "refused", "unknownTag", "unknownDevice", "failed", "other"]
-        let reasons: [String?] = [nil, "deviceBroken", "deviceDisposed", "alreadyLent", "alreadyReturned", "limitReached", "unregisteredTag", "x"]
+        let kinds = LendingOutcome.Kind.allCases
+        let refusals: [LendingOutcome.Refusal?] = [nil] + LendingOutcome.Refusal.allCases
         let facts = [OutcomeFacts(), OutcomeFacts(model: "Pixel 7", dueAt: "2026-12-01T16:00:00Z", sessionExpiresAt: "2026-11-24T05:00:25Z")]
         let placeholder = /\{[a-zA-Z]+\}/
         for l in [en, ja] {
             for kind in kinds {
-                for reason in reasons {
+                for refusal in refusals {
                     for f in facts {
-                        for o in [outcome(kind, reason: reason), outcome(kind, device: nil, user: nil, reason: reason)] {
+                        for o in [outcome(kind, refusal: refusal), outcome(kind, device: nil, user: nil, refusal: refusal)] {
                             let m = KioskView.message(for: o, facts: f, l)
                             let left = Set((m.headline + (m.detail ?? "")).matches(of: placeholder).map { String($0.output) })
-                            #expect(left.isEmpty || (left == ["{seconds}"] && m.countdownUntil != nil), "\(kind) \(reason ?? "-"): \(m.headline)")
+                            #expect(left.isEmpty || (left == ["{seconds}"] && m.countdownUntil != nil), "\(kind) \(refusal?.rawValue ?? "-"): \(m.headline)")
                         }
                     }
                 }
@@ -183,8 +186,19 @@ private func outcome(_ kind: String, device: String? = "D-0042", user: String? =
 }
 
 @Suite struct SSEFrameTests {
+    /// The kiosk reads a refusal by its typed `refusal`, not by `reason` (kept only for older clients).
+    @Test func aRefusalFromTheWireIsShownByItsTypedName() throws {
+        let wire = #"{"seq": 9, "at": "2026-11-24T05:00:00.000Z", "kind": "lending", "lending": {"kind": "refused", "#
+            + #""refusal": "limitReached", "reason": "deviceBroken", "deviceId": "D-2", "userName": "Alice", "#
+            + #""message": "Refused", "at": "2026-11-24T05:00:00.000Z"}}"#
+        let event = try JSONValueDecoder().decode(DaemonEvent.self, from: JSONValue(parsing: wire))
+        #expect(event.lending?.refusal == .limitReached)
+        let m = KioskView.message(for: try #require(event.lending), facts: OutcomeFacts(), Localizer(language: .en, timeZone: tokyo))
+        #expect(m.tone == .refusal && m.headline == "Alice has as many devices as allowed — return one first")
+    }
+
     @Test func sseFramesCarryTheEventSeqAsTheirID() {
-        let event = DaemonEvent(seq: 7, at: "2026-11-24T05:00:00Z", kind: "lending", lending: outcome("returned"))
+        let event = DaemonEvent(seq: 7, at: "2026-11-24T05:00:00Z", kind: "lending", lending: outcome(.returned))
         let text = KioskPage.sse(.event(event, OutcomeFacts()), Localizer(language: .en, timeZone: tokyo))
         #expect(text.hasPrefix("id: 7\nevent: outcome\ndata: {"))
         #expect(text.contains("\"headline\":\"Returned — thank you\""))
