@@ -80,7 +80,7 @@ import Varlink
         return types
     }
 
-    /// Every enum value the interfaces declare, and a time of day: the strings a placeholder may need.
+    /// Every enum value the interfaces declare, a time of day and a UUID: the strings a placeholder may need.
     static func strings(_ types: [IDLType]) -> [String] {
         func values(_ type: VarlinkType) -> [String] {
             switch type {
@@ -90,7 +90,7 @@ import Varlink
             default: []
             }
         }
-        return ["00:00"] + Set(types.flatMap { $0.fields.flatMap { values($0.type) } }).sorted()
+        return ["00:00", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"] + Set(types.flatMap { $0.fields.flatMap { values($0.type) } }).sorted()
     }
 
     @Test func everyIDLTypeHasItsSwiftTypeWithTheSameFields() throws {
