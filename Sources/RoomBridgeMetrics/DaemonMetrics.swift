@@ -32,6 +32,8 @@ public final class DaemonMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     /// Taps waiting for their outcome, by UID: when each was read.
     private let pendingTaps = Mutex<[String: Date]>([:])
+    /// The socket's refusals counted into the counter so far, by reason (the server keeps the totals).
+    private let refusalsCounted = Mutex<[String: UInt64]>([:])
 
     /// The histogram buckets of tap → outcome, in seconds: a tap that shows its outcome within 0.3 s feels instant.
     static let tapBuckets: [Duration] = [.milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -104,8 +106,14 @@ public final class DaemonMetrics: Sendable {
         }
         let socket = probes.socket()
         gauge("roombridge_varlink_connections", [], Double(socket.open))
-        for (reason, count) in socket.refused {
-            gauge("roombridge_varlink_refused_connections", [("reason", reason)], Double(count))
+        for (reason, total) in socket.refused {
+            let new = refusalsCounted.withLock { counted -> UInt64 in
+                let new = total - min(total, counted[reason, default: 0])
+                counted[reason] = total
+                return new
+            }
+            Counter(label: "roombridge_varlink_refused_connections_total", dimensions: [("reason", reason)],
+                    factory: factory).increment(by: Int64(new))
         }
         return registry.emitToBuffer()
     }

@@ -70,9 +70,8 @@ def test_metrics_count_refused_socket_connections(daemon_factory, tmpdir_path):
             s = socket.socket(socket.AF_UNIX)
             s.connect(d.socket_path)
             held.append(s)
-        eventually(lambda: value(scrape(url), "roombridge_varlink_refused_connections", reason="full") == 1
-                   or value(scrape(url), "roombridge_varlink_refused_connections", reason="perUser") == 1,
-                   what="the third connection counted as refused")
+        eventually(lambda: value(scrape(url), "roombridge_varlink_refused_connections_total", reason="full") == 1,
+                   what="the third connection counted as refused (the limit of 2 is full)")
         assert value(scrape(url), "roombridge_varlink_connections") == 2
     finally:
         for s in held:
