@@ -39,6 +39,9 @@ public actor ReconnectingVarlinkClient {
     public nonisolated let quietBeforeChange: Duration
     private let logger: Logger
     private var client: VarlinkClient?
+    /// The connection being opened, which every call that needs one meanwhile waits for: a burst of calls
+    /// opens one connection, not one each.
+    private var connecting: Task<VarlinkClient, any Error>?
     private var lastUsed = ContinuousClock.now
     /// Connections opened so far (for tests and the log).
     public private(set) var connectionsOpened = 0
@@ -58,9 +61,12 @@ public actor ReconnectingVarlinkClient {
             // Left to the calls still on it, if any; it closes when the last one lets go.
             drop(client)
         }
-        let fresh = try await VarlinkClient.connect(path: path)
+        if let connecting { return try await connecting.value }
+        let opening = Task { [path] in try await VarlinkClient.connect(path: path) }
+        connecting = opening
+        defer { connecting = nil }
+        let fresh = try await opening.value
         connectionsOpened += 1
-        if let client, client.isActive { return client }  // another call connected meanwhile
         client = fresh
         return fresh
     }

@@ -26,6 +26,25 @@ import Varlink
         }
     }
 
+    /// A burst of calls on a client with no connection yet opens one connection, which all of them share.
+    @Test func aBurstOfFirstCallsOpensOneConnection() async throws {
+        try await withServer(configure: { _ in }) { path, _ in
+            let client = ReconnectingVarlinkClient(path: path)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<20 {
+                    group.addTask {
+                        let reply = try await client.call("org.example.test.Add", parameters: ["a": .int(Int64(i)), "b": 1],
+                                                          retry: .idempotent)
+                        #expect(reply == ["sum": .int(Int64(i + 1))])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(await client.connectionsOpened == 1)
+            await client.close()
+        }
+    }
+
     /// A service that reads each call and hangs up without answering: the call was sent, so a
     /// change's outcome is unknown, and a read is asked once more and then fails.
     @Test func aChangeSentWithoutAnAnswerIsUnknownAndAReadIsAskedAgainOnce() async throws {
