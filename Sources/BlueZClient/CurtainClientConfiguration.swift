@@ -37,6 +37,9 @@ public struct CurtainClientConfiguration: Sendable {
     public var pin: UInt16?
     /// For profiles that keep no schedule: the schedule the daemon kept before it (re)started, adopted at once.
     public var keptSchedule: CurtainSchedule?
+    /// On-demand profiles: how often the device's own status request (SwitchBot `57 02` basic info) is sent while
+    /// the link is held, so that motion is heard even from a device that does not advertise while connected.
+    public var pollInterval: Duration = .milliseconds(500)
     /// The clocks for timeouts, backoff and a daemon-kept schedule.
     public var clock: any CurtainClock = SystemCurtainClock()
 

@@ -327,7 +327,8 @@ extension CurtainClient {
 
     func linkDown(detail: String?) async {
         endSubscription()
-        tracker.linkLost()
+        // A SwitchBot's motor runs on after the link goes: the move the daemon commanded is still its own.
+        if profile.connection.hold == nil { tracker.linkLost() }
         pendingRequest = nil
         notifyFaultsOnLink = 0
         recoveryNotifyMethod = nil

@@ -357,7 +357,7 @@ enum CurtainTypesIDL {
         # daemon when it keeps none. battery and light: percent, where the curtain reports them.
         type Curtain (
           id: ?string,
-          connection: (disabled, searching, connecting, connected, disconnected),
+          connection: (disabled, searching, connecting, connected, disconnected, standby),
           address: ?string,
           name: ?string,
           lastRequest: ?CurtainRequest,
