@@ -183,7 +183,7 @@ public actor CurtainClient {
         }
         do {
             lastCommandAt = configuration.clock.elapsed()
-            tracker.commanded(command)
+            tracker.commanded(command, at: lastCommandAt, startWithin: configuration.motionStartWindow)
             try await write(frames, for: .command(command), to: path)
         } catch {
             let mapped = Self.map(error)

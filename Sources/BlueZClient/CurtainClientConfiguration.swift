@@ -40,6 +40,9 @@ public struct CurtainClientConfiguration: Sendable {
     /// On-demand profiles: how often the device's own status request (SwitchBot `57 02` basic info) is sent while
     /// the link is held, so that motion is heard even from a device that does not advertise while connected.
     public var pollInterval: Duration = .milliseconds(500)
+    /// Profiles without a MANUAL flag: how soon after a command its motion must be heard to count as the daemon's own;
+    /// a command whose motion has not shown by then is forgotten, so that a later pull counts as manual.
+    public var motionStartWindow: Duration = .seconds(5)
     /// The clocks for timeouts, backoff and a daemon-kept schedule.
     public var clock: any CurtainClock = SystemCurtainClock()
 

@@ -70,6 +70,7 @@ extension CurtainClient {
 
     func adoptDeviceEvents(_ events: [CurtainDeviceEvent]) {
         let before = (tracker.battery, tracker.light)
+        tracker.expire(now: configuration.clock.elapsed())
         if let status = tracker.apply(events) { report(.status(status)) }
         for case .refused(let e) in events {
             let refusal = e.given(calibrated: tracker.calibrated)
