@@ -303,10 +303,12 @@ extension CurtainClient {
         }
     }
 
-    func waitUntilLinkLost() async throws {
+    /// Returns at once when there is no device; throws when the link goes (or ``CurtainError/timeout(_:)`` after
+    /// `timeout`).
+    func waitUntilLinkLost(timeout: Duration? = nil) async throws {
         guard let device = devicePath else { return }
         let generation = cache.generation
-        try await until(timeout: nil) { () -> Bool? in
+        try await until(timeout: timeout) { () -> Bool? in
             try self.checkGeneration(generation)
             if self.reconnectRequested { throw Restart(reason: "reconnect requested", immediate: true) }
             try self.checkLinkUp(device)

@@ -29,10 +29,9 @@ extension CurtainClient {
     }
 
     /// Keeps the link until `hold` has passed since the last command (or since it came up), polling the device's
-    /// status meanwhile; then releases it. Throws like ``waitUntilLinkLost()`` when the link goes first.
+    /// status meanwhile; then releases it. Throws like ``waitUntilLinkLost(timeout:)`` when the link goes first.
     func holdThenRelease(_ hold: Duration) async throws {
         guard let device = devicePath else { return }
-        let generation = cache.generation
         let clock = configuration.clock
         lastCommandAt = clock.elapsed()
         let serial = linkSerial
@@ -42,13 +41,8 @@ extension CurtainClient {
             let remaining = lastCommandAt + hold - clock.elapsed()
             if remaining <= .zero { break }
             do {
-                try await until(timeout: remaining) { () -> Bool? in
-                    try self.checkGeneration(generation)
-                    if self.reconnectRequested { throw Restart(reason: "reconnect requested", immediate: true) }
-                    try self.checkLinkUp(device)
-                    if let fault = self.notifyFault { throw NotifyFault(reason: fault) }
-                    return nil
-                }
+                try await waitUntilLinkLost(timeout: remaining)
+                throw Restart(reason: "no device")  // it returns, rather than throwing, only without a device
             } catch CurtainError.timeout {
                 continue  // the hold may have been extended by a command meanwhile
             }
