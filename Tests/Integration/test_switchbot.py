@@ -9,6 +9,7 @@ import pytest
 
 from conftest import eventually
 from test_curtain import BlueZSim
+from test_curtain_on_demand import move_write_after
 
 switchbot = pytest.importorskip("switchbot", reason="PySwitchbot is installed by scripts/install-deps.sh")
 bleak = pytest.importorskip("bleak")
@@ -155,8 +156,12 @@ def test_command_then_timed_disconnect_and_adverts_during_the_move(sb_sim):
         curtain = switchbot.SwitchbotCurtain(device)
         curtain.update_from_advertisement(switchbot.parse_advertisement_data(device, adv))
         try:
+            sb_sim.ctl("timing")
+            t = time.monotonic()
             assert await curtain.open() is True  # 0 → 100 % at 5 %/s: 20 s
             commanded = time.monotonic()
+            # Next to roombridged's figure in test_curtain_on_demand.py (both print with pytest -s).
+            print(f"\nPySwitchbot: command → move request, connect included {move_write_after(sb_sim, t) * 1000:.1f} ms")
             assert " connected=true " in sb_sim.status()
             await eventually_async(lambda: " connected=false " in sb_sim.status(),
                                    timeout=sb_device.DISCONNECT_DELAY + 2.0 + 5, what="pySwitchbot's timed disconnect")
