@@ -145,11 +145,16 @@ struct BlueZObjectCache: Sendable {
     }
 
     /// Service and manufacturer data a device advertises.
-    func advertisement(of device: DBusObjectPath) -> CurtainAdvertisementData {
-        let serviceData = ((try? property(device, Self.deviceInterface, "ServiceData")?.stringVariantDictionary()) ?? [:])
+    /// `only`: just these of `ServiceData` and `ManufacturerData` (those a PropertiesChanged carried), so that a
+    /// value bluetoothd still holds from an older advertisement is not mixed with a new one.
+    func advertisement(of device: DBusObjectPath, only: Set<String>? = nil) -> CurtainAdvertisementData {
+        func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
+        let serviceData = (wanted("ServiceData")
+            ? (try? property(device, Self.deviceInterface, "ServiceData")?.stringVariantDictionary()) ?? [:] : [:])
             .compactMapValues { try? $0.unwrappingVariants.bytes() }
         var manufacturerData: [UInt16: [UInt8]] = [:]
-        if case .dictionary(_, _, let entries)? = property(device, Self.deviceInterface, "ManufacturerData") {
+        if wanted("ManufacturerData"),
+           case .dictionary(_, _, let entries)? = property(device, Self.deviceInterface, "ManufacturerData") {
             for entry in entries {
                 if case .uint16(let id) = entry.key, let bytes = try? entry.value.unwrappingVariants.bytes() {
                     manufacturerData[id] = bytes

@@ -59,6 +59,11 @@ public actor CurtainClient {
     var tracker = CurtainStateTracker()
     /// The request whose reply is awaited (SwitchBot replies do not say what they answer).
     var pendingRequest: CurtainWireRequest?
+    /// On-demand profiles: a command (or the first state read at start) wants the link up; cleared once it is.
+    var connectWanted = true
+    /// On-demand profiles: when the last command was written (or the link came up), on the configured clock; the
+    /// link is released ``CurtainProfile/ConnectionPolicy/hold`` after it.
+    var lastCommandAt: Duration = .zero
     /// The profile this client speaks.
     public nonisolated var profile: CurtainProfile { configuration.profile }
 
@@ -103,6 +108,15 @@ public actor CurtainClient {
         var attempt = 0
         while !Task.isCancelled {
             do {
+                if let hold = profile.connection.hold {
+                    // On demand: between commands, hear the curtain's advertisements; connect when a command asks.
+                    if !connectWanted { try await standBy() }
+                    try await connectOnce()
+                    attempt = 0
+                    connectWanted = false
+                    try await holdThenRelease(hold)
+                    continue
+                }
                 try await connectOnce()
                 attempt = 0
                 try await waitUntilLinkLost()
@@ -157,12 +171,19 @@ public actor CurtainClient {
             report(.schedule(s))
             return
         }
-        guard linkUp, let path = commandPath else {
+        var target = linkUp ? commandPath : nil
+        if target == nil, profile.connection.hold != nil {
+            target = await connectForCommand()
+            // The state read on connecting may show a motion the daemon did not command.
+            _ = try CurtainCommandGate.prepare(command, status: snapshot.status)
+        }
+        guard let path = target else {
             report(.error(.notConnected))
             throw .notConnected
         }
         do {
-            tracker.commanded(command)
+            lastCommandAt = configuration.clock.elapsed()
+            tracker.commanded(command, at: lastCommandAt, startWithin: configuration.motionStartWindow)
             try await write(frames, for: .command(command), to: path)
         } catch {
             let mapped = Self.map(error)
@@ -232,9 +253,11 @@ public actor CurtainClient {
     func ingest(_ message: DBusMessage) {
         guard let change = cache.ingest(message) else { return }
         if case .properties(let path, let iface, let changedProps) = change {
-            if iface == Self.deviceInterface, path == devicePath, linkUp, profile.motionFromAdvertisements,
+            // On demand the advertisements are the state between commands, so they count without a link too.
+            if iface == Self.deviceInterface, path == devicePath, linkUp || profile.connection.hold != nil,
+               profile.motionFromAdvertisements,
                changedProps["ServiceData"] != nil || changedProps["ManufacturerData"] != nil {
-                adoptAdvertisement(of: path)
+                adoptAdvertisement(of: path, only: Set(changedProps.keys))
             }
             if iface == Self.characteristicInterface, path == statusPath {
                 if case .bytes(let value)? = changedProps["Value"] {

@@ -38,6 +38,12 @@ public struct CurtainClientConfiguration: Sendable {
     public var pin: UInt16?
     /// For profiles that keep no schedule: the schedule the daemon kept before it (re)started, adopted at once.
     public var keptSchedule: CurtainSchedule?
+    /// On-demand profiles: how often the device's own status request (SwitchBot `57 02` basic info) is sent while
+    /// the link is held, so that motion is heard even from a device that does not advertise while connected.
+    public var pollInterval: Duration = .milliseconds(500)
+    /// Profiles without a MANUAL flag: how soon after a command its motion must be heard to count as the daemon's own;
+    /// a command whose motion has not shown by then is forgotten, so that a later pull counts as manual.
+    public var motionStartWindow: Duration = .seconds(5)
     /// The clocks for timeouts, backoff and a daemon-kept schedule.
     public var clock: any CurtainClock = SystemCurtainClock()
 

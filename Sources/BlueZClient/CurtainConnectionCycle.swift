@@ -303,10 +303,12 @@ extension CurtainClient {
         }
     }
 
-    func waitUntilLinkLost() async throws {
+    /// Returns at once when there is no device; throws when the link goes (or ``CurtainError/timeout(_:)`` after
+    /// `timeout`).
+    func waitUntilLinkLost(timeout: Duration? = nil) async throws {
         guard let device = devicePath else { return }
         let generation = cache.generation
-        try await until(timeout: nil) { () -> Bool? in
+        try await until(timeout: timeout) { () -> Bool? in
             try self.checkGeneration(generation)
             if self.reconnectRequested { throw Restart(reason: "reconnect requested", immediate: true) }
             try self.checkLinkUp(device)
@@ -327,7 +329,8 @@ extension CurtainClient {
 
     func linkDown(detail: String?) async {
         endSubscription()
-        tracker.linkLost()
+        // A SwitchBot's motor runs on after the link goes: the move the daemon commanded is still its own.
+        if profile.connection.hold == nil { tracker.linkLost() }
         pendingRequest = nil
         notifyFaultsOnLink = 0
         recoveryNotifyMethod = nil

@@ -10,6 +10,9 @@ public enum CurtainConnectionState: String, Sendable, Hashable, CustomStringConv
     case connected
     /// Not connected (Bluetooth unavailable, adapter off, or waiting before a retry).
     case disconnected
+    /// An on-demand curtain between commands (``CurtainProfile/ConnectionPolicy/onDemand(hold:)``): the link is
+    /// released, advertisements are heard, and the next command connects.
+    case standby
 
     public var description: String { rawValue }
 }

@@ -70,6 +70,7 @@ extension CurtainClient {
 
     func adoptDeviceEvents(_ events: [CurtainDeviceEvent]) {
         let before = (tracker.battery, tracker.light)
+        tracker.expire(now: configuration.clock.elapsed())
         if let status = tracker.apply(events) { report(.status(status)) }
         for case .refused(let e) in events {
             let refusal = e.given(calibrated: tracker.calibrated)
@@ -96,8 +97,10 @@ extension CurtainClient {
                                 member: "StartDiscovery", timeout: configuration.callTimeout)
     }
 
-    func adoptAdvertisement(of device: DBusObjectPath) {
-        adoptDeviceEvents(profile.codec.decode(advertisement: cache.advertisement(of: device)))
+    /// `only`: the advertisement properties a PropertiesChanged carried (bluez-sim signals ServiceData and
+    /// ManufacturerData one by one; the one not yet updated would carry an older state).
+    func adoptAdvertisement(of device: DBusObjectPath, only: Set<String>? = nil) {
+        adoptDeviceEvents(profile.codec.decode(advertisement: cache.advertisement(of: device, only: only)))
     }
 
     /// The AcquireNotify socket of subscription `serial` ended. Unless we stopped it, that is a fault: bluetoothd

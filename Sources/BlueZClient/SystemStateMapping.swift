@@ -12,6 +12,7 @@ extension RoomBridgeCore.CurtainState {
             case .connecting: connection = .connecting
             case .connected: connection = .connected
             case .disconnected: connection = .disconnected
+            case .standby: connection = .standby
             }
         case .adapter(let adapter):
             switch adapter {

@@ -80,6 +80,9 @@ public actor BlueZSimulator {
     /// Notifications bluetoothd dropped because no AcquireNotify socket existed yet (gatt-client.c `notify_io_cb`).
     public internal(set) var droppedNotifications = 0
 
+    /// Whether the curtain advertises while connected (``Configuration/advertisesWhileConnected``).
+    var advertisesWhileConnected: Bool
+
     /// What the device advertised last (see ``advertiseServiceData()``).
     var lastAdvertisement = CurtainAdvertisementData()
 
@@ -116,6 +119,7 @@ public actor BlueZSimulator {
                                      now: configuration.startTimeOfDay),
             address: configuration.deviceAddress)
         self.deviceNonTemporary = configuration.deviceKnownAtStart
+        self.advertisesWhileConnected = configuration.advertisesWhileConnected
     }
 
     /// Connects to the bus, exports the objects and takes the name `org.bluez`.
@@ -231,6 +235,8 @@ public actor BlueZSimulator {
             await deliver(model.setScheduleLocally(s))
         case .advance(let seconds):
             await advanceClock(by: seconds)
+        case .advertiseWhileConnected(let on):
+            advertisesWhileConnected = on
         case .status:
             break
         case .beacon(let c):
@@ -252,7 +258,7 @@ public actor BlueZSimulator {
         "powered=\(powered) discovering=\(!discoverySessions.isEmpty) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
             + "notifying=\(notifying) acquired=\(acquiredNotifyFD != nil) dropped=\(droppedNotifications) "
             + "status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
-            + "writes=\(writes.count)"
+            + "writes=\(writes.count) keeps-advertising=\(advertisesWhileConnected)"
     }
 
     /// The motor model's current STATUS (for tests).

@@ -37,6 +37,13 @@ extension BlueZSimulator {
         public var device: SimulatedCurtainKind = .roombridge
         /// Simulated seconds per real second for the built-in ticker; 0 = no ticker (tests drive the clock).
         public var timeScale: Double = 1
+        /// Whether the curtain keeps advertising its state while a central is connected. A SwitchBot Curtain is
+        /// taken to keep advertising: pySwitchbot's `SwitchbotCurtain` (`devices/curtain.py` → `base_cover.py`
+        /// `SwitchbotBaseCover` → `devices/device.py` `SwitchbotDevice`) consumes advertisements during a connection,
+        /// while `device.py` gives devices whose advertisements stop updating while connected a class of their own
+        /// (`SwitchbotDeviceOverrideStateDuringConnection`). Many single-connection peripherals stop advertising once
+        /// connected; `false` plays such a device (``Control/advertiseWhileConnected(_:)`` switches at run time).
+        public var advertisesWhileConnected = true
 
         public init() {}
     }
@@ -55,6 +62,8 @@ extension BlueZSimulator {
         case failConnects(count: Int, name: String, message: String)
         case setSchedule(CurtainSchedule)
         case advance(seconds: Double)
+        /// Whether the curtain keeps advertising while connected (``Configuration/advertisesWhileConnected``).
+        case advertiseWhileConnected(Bool)
         case status
         /// Reports (and clears) when command writes arrived and notifications left, on
         /// CLOCK_MONOTONIC, for the benchmark: `ok writes=T:HEX,… notifications=T:HEX,…`.

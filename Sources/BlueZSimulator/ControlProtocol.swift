@@ -14,6 +14,7 @@ import CurtainProtocol
 /// fail-connects N [NAME [TEXT]]  the next N Connect calls fail with this D-Bus error
 /// schedule OPEN CLOSE            schedule changed on the device: HH:MM (enabled), HH:MM/off or off
 /// advance SECONDS                fast-forward the simulated clock
+/// advertise-while-connected on|off  the curtain keeps advertising while connected, or stops
 /// status                         print the simulated hardware state
 /// beacon …                       simulated iBeacons (BeaconControlProtocol.swift)
 /// device ADDRESS COMMAND…        COMMAND for the curtain at ADDRESS (see --curtain; default: the first)
@@ -67,12 +68,18 @@ public enum ControlProtocol {
                 throw ParseError(description: "usage: advance SECONDS")
             }
             return .advance(seconds: s)
+        case "advertise-while-connected":
+            guard args.count == 1, ["on", "off"].contains(args[0]) else {
+                throw ParseError(description: "usage: advertise-while-connected on|off")
+            }
+            return .advertiseWhileConnected(args[0] == "on")
         case "status": return .status
         case "timing": return .timing
         case "beacon": return .beacon(try parseBeacon(args))
         default:
             throw ParseError(description: "unknown command \"\(verb)\" (press, drop-link, end-notify, vanish, reappear, "
-                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, status, timing, beacon)")
+                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, advertise-while-connected, "
+                             + "status, timing, beacon)")
         }
     }
 

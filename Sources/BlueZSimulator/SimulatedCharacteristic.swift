@@ -205,7 +205,9 @@ extension BlueZSimulator {
         }
         // The advertisement changes with the state; bluetoothd only sees it while it scans (a discovery session).
         // SwitchBot motion changes only the advertisement, so compare it rather than wait for a frame.
-        if !discoverySessions.isEmpty, deviceVisible, !frames.isEmpty || model.advertisement != lastAdvertisement {
+        // A peripheral that stops advertising while connected is heard again once the link is down (``linkLost()``).
+        if !discoverySessions.isEmpty, deviceVisible, !connected || advertisesWhileConnected,
+           !frames.isEmpty || model.advertisement != lastAdvertisement {
             advertiseServiceData()
         }
     }

@@ -25,6 +25,25 @@ public struct CurtainProfile: Sendable, Identifiable, CustomStringConvertible {
         case password
     }
 
+    /// How the daemon holds the link to a device of this kind.
+    public enum ConnectionPolicy: Sendable, Hashable {
+        /// Connected for as long as the daemon runs, reconnected after a loss (a mains-powered controller).
+        case persistent
+        /// Connected for a command, kept for `hold` after the last one, then released; between commands the state
+        /// comes from advertisements (a battery-powered motor that other apps and hubs share).
+        case onDemand(hold: Duration)
+
+        /// pySwitchbot's `DISCONNECT_DELAY = 8.5` (`switchbot/devices/device.py`, `_reset_disconnect_timer`): the
+        /// link is dropped 8.5 s after the last command.
+        public static let switchBotHold: Duration = .milliseconds(8500)
+
+        /// The hold of an on-demand policy; nil when persistent.
+        public var hold: Duration? {
+            if case .onDemand(let hold) = self { return hold }
+            return nil
+        }
+    }
+
     public let id: ID
     /// A name for people.
     public let displayName: String
@@ -46,6 +65,8 @@ public struct CurtainProfile: Sendable, Identifiable, CustomStringConvertible {
     /// otherwise manual operation is inferred as motion the client did not command.
     public let reportsManualFlag: Bool
     public let login: Login
+    /// How the daemon holds the link (persistent, or on demand with a hold time).
+    public let connection: ConnectionPolicy
     /// The wire format.
     public let codec: any CurtainWireCodec
 
@@ -70,23 +91,26 @@ public struct CurtainProfile: Sendable, Identifiable, CustomStringConvertible {
         serviceUUID: CurtainUUID.service, writeCharacteristicUUID: CurtainUUID.command,
         notifyCharacteristicUUID: CurtainUUID.status, writeType: .request, positionInverted: false,
         keepsSchedule: true, motionFromAdvertisements: false, reportsManualFlag: true, login: .none,
-        codec: RoomBridgeCodec())
+        connection: .persistent, codec: RoomBridgeCodec())
 
-    /// SwitchBot Curtain 1, 2 and 3.
+    /// SwitchBot Curtain 1, 2 and 3. On demand, as pySwitchbot (which Home Assistant uses) drives it: it runs on a
+    /// battery, the SwitchBot app and hub share its one connection, and it advertises its state.
     public static let switchbot = CurtainProfile(
         id: .switchbot, displayName: "SwitchBot Curtain",
         serviceUUID: SwitchBotCurtainCodec.service, writeCharacteristicUUID: SwitchBotCurtainCodec.tx,
         notifyCharacteristicUUID: SwitchBotCurtainCodec.rx, writeType: .command, positionInverted: true,
         keepsSchedule: false, motionFromAdvertisements: true, reportsManualFlag: false, login: .password,
-        codec: SwitchBotCurtainCodec())
+        connection: .onDemand(hold: ConnectionPolicy.switchBotHold), codec: SwitchBotCurtainCodec())
 
-    /// A-OK AM43 blinds motors.
+    /// A-OK AM43 blinds motors. Persistent, as ESPHome's `am43` component holds it (a `ble_client` node that polls
+    /// the battery over the held link, `esphome/components/am43/sensor/am43_sensor.cpp` `Am43::update`): the AM43
+    /// advertises no state, so a released motor could not be heard at all.
     public static let am43 = CurtainProfile(
         id: .am43, displayName: "A-OK AM43 blinds motor",
         serviceUUID: AM43Codec.service, writeCharacteristicUUID: AM43Codec.characteristic,
         notifyCharacteristicUUID: AM43Codec.characteristic, writeType: .command, positionInverted: true,
         keepsSchedule: false, motionFromAdvertisements: false, reportsManualFlag: false,
-        login: .pin(default: AM43Codec.defaultPIN), codec: AM43Codec())
+        login: .pin(default: AM43Codec.defaultPIN), connection: .persistent, codec: AM43Codec())
 
     /// This profile with a device's own settings: its password (SwitchBot) or speed.
     public func with(password: String?) -> CurtainProfile {
@@ -95,13 +119,23 @@ public struct CurtainProfile: Sendable, Identifiable, CustomStringConvertible {
         return replacingCodec(codec)
     }
 
+    /// This profile with another hold time, when it connects on demand (`curtain.hold`).
+    public func with(hold: Duration) -> CurtainProfile {
+        guard connection.hold != nil else { return self }
+        return replacing(codec: codec, connection: .onDemand(hold: hold))
+    }
+
     func replacingCodec(_ codec: any CurtainWireCodec) -> CurtainProfile {
+        replacing(codec: codec, connection: connection)
+    }
+
+    func replacing(codec: any CurtainWireCodec, connection: ConnectionPolicy) -> CurtainProfile {
         CurtainProfile(id: id, displayName: displayName, serviceUUID: serviceUUID,
                        writeCharacteristicUUID: writeCharacteristicUUID,
                        notifyCharacteristicUUID: notifyCharacteristicUUID, writeType: writeType,
                        positionInverted: positionInverted, keepsSchedule: keepsSchedule,
                        motionFromAdvertisements: motionFromAdvertisements, reportsManualFlag: reportsManualFlag,
-                       login: login, codec: codec)
+                       login: login, connection: connection, codec: codec)
     }
 
     /// True when write and notify use one characteristic.

@@ -11,6 +11,10 @@ public struct CurtainStateTracker: Sendable, Hashable {
     public private(set) var commandedTarget: Int?
     /// The commanded motion has been seen running (until then an "idle" report is the state before it started).
     private var commandSeenMoving = false
+    /// By when the commanded motion must have been seen running (the client's clock), if the client said when it
+    /// commanded it: a command whose motion never showed (lost, or the motor refused it silently) is forgotten then,
+    /// so that a later pull is not taken for it (``expire(now:)``).
+    public private(set) var commandedStartDeadline: Duration?
     /// We asked for a stop: the next report without motion information ends the motion.
     private var stopRequested = false
 
@@ -18,6 +22,7 @@ public struct CurtainStateTracker: Sendable, Hashable {
 
     /// Records a command the client is about to write.
     public mutating func commanded(_ command: CurtainCommand) {
+        commandedStartDeadline = nil
         switch command {
         case .open: commandedTarget = 100
         case .close: commandedTarget = 0
@@ -28,6 +33,19 @@ public struct CurtainStateTracker: Sendable, Hashable {
         case .setSchedule, .sync: return
         }
         commandSeenMoving = false
+    }
+
+    /// Records a command written at `now` (the client's clock): its motion must show within `startWithin`.
+    public mutating func commanded(_ command: CurtainCommand, at now: Duration, startWithin: Duration) {
+        commanded(command)
+        if commandedTarget != nil { commandedStartDeadline = now + startWithin }
+    }
+
+    /// Forgets a commanded motion that has not started by its deadline.
+    public mutating func expire(now: Duration) {
+        guard let deadline = commandedStartDeadline, !commandSeenMoving, now > deadline else { return }
+        commandedTarget = nil
+        commandedStartDeadline = nil
     }
 
     /// The link went down: motions in flight are no longer ours to finish.

@@ -96,7 +96,8 @@ public struct SwitchBotCurtainCodec: CurtainWireCodec, Hashable {
         guard let first = bytes.first else { throw .badLength(opcode: 0, expected: 1, actual: 0) }
         let status = SwitchBotReplyStatus(byte: first)
         guard status == .ok else { return [.refused(.switchBot(status))] }
-        if Self.expectsBasicInfo(request) { return try Self.decodeBasicInfo(bytes) }
+        // Only the basic-info reply is this long: a poll's reply that crossed a command's is still read as one.
+        if Self.expectsBasicInfo(request) || bytes.count >= 8 { return try Self.decodeBasicInfo(bytes) }
         // 0x45 action reply: status, then device 0's (and 1's) position (curtain.md "0x45 Curtain setting command").
         var events: [CurtainDeviceEvent] = [.accepted]
         if bytes.count >= 2, bytes[1] <= 100 {

@@ -117,7 +117,7 @@ public struct RunningDaemon: Sendable {
         switch c.connection {
         case .disabled:
             return [Finding("bluetooth", title, .skipped, "curtain.enabled is false in roombridged's configuration")]
-        case .connected:
+        case .connected, .standby:
             return [Finding("bluetooth", title, .ok, "\(c.summary)" + (name.map { " [\($0)]" } ?? "") + " (through roombridged)")]
         case .searching, .connecting, .disconnected:
             return [Finding("bluetooth", title, .failed, "roombridged: \(c.summary)" + (name.map { " [\($0)]" } ?? ""),

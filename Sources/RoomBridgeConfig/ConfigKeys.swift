@@ -260,6 +260,13 @@ extension ConfigKey<Int> {
 }
 
 extension ConfigKey<Double> {
+    public static var curtainHold: Self {
+        Self("curtain.hold", 8.5,
+             "On-demand curtains (SwitchBot): seconds the link is kept after the last command before it is released, "
+             + "as pySwitchbot's DISCONNECT_DELAY; between commands their state comes from advertisements.",
+             validate: positiveSeconds)
+    }
+
     public static var lendingRepeatWindow: Self {
         Self("lending.repeat_window", 5,
              "Seconds after a lend or return in which a tap of the same device is a repeat and changes nothing; 0 turns it off.") { d in
@@ -345,6 +352,7 @@ public let configKeys: [AnyConfigKey] = [
     AnyConfigKey(.curtainEnabled), AnyConfigKey(.curtainAddress), AnyConfigKey(.curtainAdapter),
     AnyConfigKey(.curtainNotify), AnyConfigKey(.curtainProfile), AnyConfigKey(.curtainPin),
     AnyConfigKey(.curtainPinFile), AnyConfigKey(.curtainPassword), AnyConfigKey(.curtainPasswordFile),
+    AnyConfigKey(.curtainHold),
     AnyConfigKey(.lendingArmSeconds), AnyConfigKey(.lendingLoanDays), AnyConfigKey(.lendingRepeatWindow),
     AnyConfigKey(.lendingMaxActivePerUser), AnyConfigKey(.lendingLocation), AnyConfigKey(.lendingTimeZone),
     AnyConfigKey(.outboxRetryBase), AnyConfigKey(.outboxRetryMax), AnyConfigKey(.outboxPollInterval),

@@ -17,6 +17,12 @@ public enum CurtainConnection: String, Sendable, Codable, CaseIterable {
     case connected
     /// Not connected; the daemon retries with backoff.
     case disconnected
+    /// An on-demand curtain (SwitchBot) between commands: the link is released, its state comes from its
+    /// advertisements, and the next command connects.
+    case standby
+
+    /// True when the curtain's state is known and commands are taken (connected, or on demand between commands).
+    public var acceptsCommands: Bool { self == .connected || self == .standby }
 }
 
 /// The last request a person or client made of the curtain.

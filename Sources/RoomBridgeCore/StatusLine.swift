@@ -41,8 +41,8 @@ extension CurtainState {
             var s = connection.rawValue
             if let e = lastError { s += " (\(e))" }
             return s
-        case .connected:
-            var s = "connected, "
+        case .connected, .standby:
+            var s = connection.rawValue + ", "
             switch motion {
             case .idle: s += "idle"
             case .opening: s += "opening"

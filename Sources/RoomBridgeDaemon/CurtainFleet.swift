@@ -15,6 +15,8 @@ struct CurtainSettings: Sendable, Equatable {
     var notify: String
     var password: String?
     var pin: UInt16?
+    /// `curtain.hold`, seconds: how long an on-demand curtain's link is kept after the last command.
+    var hold: Double = 8.5
 
     /// The settings of every curtain a configuration asks for (none when `curtain.enabled` is false); the
     /// passwords and PINs come from their files or systemd credentials (``Secrets``).
@@ -24,7 +26,8 @@ struct CurtainSettings: Sendable, Equatable {
             out.append(CurtainSettings(entry: entry, adapter: config[.curtainAdapter],
                                        notify: config[.curtainNotify],
                                        password: try Secrets.password(of: entry, in: config, environment: environment),
-                                       pin: try Secrets.pin(of: entry, in: config, environment: environment)))
+                                       pin: try Secrets.pin(of: entry, in: config, environment: environment),
+                                       hold: config[.curtainHold]))
         }
         return out
     }
@@ -36,6 +39,7 @@ struct CurtainSettings: Sendable, Equatable {
         configuration.notifyMethod = CurtainNotifyMethod(rawValue: notify) ?? .startNotify
         configuration.profile = (CurtainProfile.named(entry.profile) ?? .roombridge).with(password: password ?? "")
         configuration.pin = pin
+        configuration.profile = configuration.profile.with(hold: .milliseconds(Int((hold * 1000).rounded())))
         return configuration
     }
 }

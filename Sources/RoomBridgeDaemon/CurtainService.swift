@@ -219,6 +219,8 @@ struct CurtainService: Service {
             switch event {
             case .connection(.connected, _):
                 logger.info("curtain \(controller.id) connected")
+            case .connection(.standby, let detail):
+                logger.debug("curtain \(controller.id) in standby: \(detail ?? "")")
             case .connection(.disconnected, let detail?):
                 logger.notice("curtain \(controller.id) disconnected: \(detail)")
             case .error(let e):
@@ -229,9 +231,12 @@ struct CurtainService: Service {
                 logger.debug("curtain \(controller.id) event: \(event)")
             }
             await state.updateCurtain(controller.id) { curtain in
+                let before = curtain.connection
                 curtain.apply(event)
                 switch event {
                 case .connection(.connected, _): curtain.lastError = nil
+                // Standby after a loss or a restart is a recovery; after a release, a refusal shown stays.
+                case .connection(.standby, _) where before != .connected: curtain.lastError = nil
                 case .connection(.disconnected, let detail?) where detail != "stopped": curtain.lastError = detail
                 case .adapter(.poweredOn) where resolvedAdapterError != nil && curtain.lastError == resolvedAdapterError:
                     curtain.lastError = nil

@@ -355,9 +355,11 @@ enum CurtainTypesIDL {
         # motion the daemon did not command: SwitchBot touch-and-go, the AM43's remote).
         # profile: roombridge, switchbot or am43. scheduleSource: device when the curtain keeps its schedule,
         # daemon when it keeps none. battery and light: percent, where the curtain reports them.
+        # connection standby: an on-demand curtain (switchbot) between commands; the link is released, its state
+        # comes from its advertisements, and the next command connects (commands are taken as when connected).
         type Curtain (
           id: ?string,
-          connection: (disabled, searching, connecting, connected, disconnected),
+          connection: (disabled, searching, connecting, connected, disconnected, standby),
           address: ?string,
           name: ?string,
           lastRequest: ?CurtainRequest,

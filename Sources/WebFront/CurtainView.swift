@@ -42,7 +42,7 @@ public enum CurtainView {
         }
         return CurtainLive(id: c.id, connection: c.connection, status: status, motion: c.motion, position: c.position, target: c.target,
                            positionText: position, lockedOut: c.lockedOut,
-                           usable: c.connection == "connected" && !c.lockedOut,
+                           usable: ["connected", "standby"].contains(c.connection) && !c.lockedOut,
                            lastError: c.lastError.map { l.t("curtainPage.lastError", ["message": $0]) })
     }
 }

@@ -111,9 +111,9 @@ public enum KioskView {
         let state: String
         switch (c.connection, c.motion) {
         case ("disabled", _): return nil
-        case ("connected", "opening"): state = l.t("curtain.opening")
-        case ("connected", "closing"): state = l.t("curtain.closing")
-        case ("connected", _):
+        case ("connected", "opening"), ("standby", "opening"): state = l.t("curtain.opening")
+        case ("connected", "closing"), ("standby", "closing"): state = l.t("curtain.closing")
+        case ("connected", _), ("standby", _):
             switch c.position {
             case 100?: state = l.t("curtain.open")
             case 0?: state = l.t("curtain.closed")

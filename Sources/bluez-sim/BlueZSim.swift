@@ -53,6 +53,9 @@ struct Run: AsyncParsableCommand {
     var password: String?
     @Flag(help: "SwitchBot: the curtain is not calibrated (moves are refused).")
     var uncalibrated = false
+    @Option(help: ArgumentHelp("on: the curtain keeps advertising while connected (the default); off: it stops "
+                               + "until the link is down (`ctl advertise-while-connected on|off` switches at run time)."))
+    var advertiseWhileConnected: String = "on"
     @Option(help: ArgumentHelp("A further curtain on the same adapter, PROFILE@ADDRESS[@POSITION] (repeat for more); "
                                + "`ctl device ADDRESS …` controls it.", valueName: "PROFILE@ADDRESS"))
     var curtain: [String] = []
@@ -71,6 +74,10 @@ struct Run: AsyncParsableCommand {
         config.gattCacheAlways = !noGattCache
         config.deviceKnownAtStart = known
         config.disconnectDelay = .milliseconds(disconnectDelay)
+        guard ["on", "off"].contains(advertiseWhileConnected) else {
+            throw ValidationError("--advertise-while-connected must be on or off")
+        }
+        config.advertisesWhileConnected = advertiseWhileConnected == "on"
         switch CurtainProfile.named(profile)?.id {
         case .roombridge?: config.device = .roombridge
         case .switchbot?:

@@ -294,7 +294,7 @@ private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method:
                       request.kind.rawValue == requestKind(method) else { continue }
                 sawRequest = true
             }
-            if c.connection != .connected {
+            if !c.connection.acceptsCommands {
                 throw CtlError(exit: .failure, message: "the curtain link was lost during the motion (\(c.summary))")
             }
             if c.motion != .idle {
@@ -328,7 +328,7 @@ extension Render {
     /// The curtain in a few lines.
     static func curtain(_ c: CurtainState) -> String {
         var lines = ["Curtain:   " + c.summary + ((c.name ?? c.address).map { "  [\($0)]" } ?? "")]
-        if c.connection == .connected, let t = c.target, c.motion != .idle { lines.append("  target    \(t)% open") }
+        if c.connection.acceptsCommands, let t = c.target, c.motion != .idle { lines.append("  target    \(t)% open") }
         if c.openSchedule != nil || c.closeSchedule != nil {
             lines.append("  schedule  open \(entry(c.openSchedule))  close \(entry(c.closeSchedule))")
         }
@@ -336,7 +336,7 @@ extension Render {
             lines.append("  last request \(request(r)) at \(time(r.at))" + (r.by.map { " by \($0)" } ?? "")
                          + (r.refused.map { ", refused: \($0)" } ?? ""))
         }
-        if let e = c.lastError, c.connection == .connected { lines.append("  last error: \(e)") }
+        if let e = c.lastError, c.connection.acceptsCommands { lines.append("  last error: \(e)") }
         return lines.joined(separator: "\n")
     }
 }
@@ -347,7 +347,7 @@ extension Render {
         Table.render(["NAME", "CONNECTION", "MOTION", "POSITION", "PROFILE", "DEVICE", "NOTE"], curtains.map { c in
             let note = c.manualOperationActive ? "wall switch in use"
                 : c.lastError ?? c.battery.map { "battery \($0)%" } ?? ""
-            return [c.id ?? "?", c.connection.rawValue, c.connection == .connected ? c.motion.description : "-",
+            return [c.id ?? "?", c.connection.rawValue, c.connection.acceptsCommands ? c.motion.description : "-",
                     c.position.map { "\($0)% open" } ?? "-", c.profile ?? "-", c.name ?? c.address ?? "-", note]
         })
     }

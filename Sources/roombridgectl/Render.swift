@@ -49,7 +49,7 @@ enum Render {
                 lines.append("  schedule  open \(entry(s.curtain.openSchedule))  close \(entry(s.curtain.closeSchedule))"
                              + source)
             }
-            if let e = s.curtain.lastError, s.curtain.connection == .connected {
+            if let e = s.curtain.lastError, s.curtain.connection.acceptsCommands {
                 lines.append("  last error: \(e)")
             }
         }

@@ -52,6 +52,21 @@ import Testing
         #expect(events == [.accepted, .battery(87), .calibrated(true), .motion(.idle), .position(30)])
     }
 
+    /// What a client polling `57 02` during a pull reads: pySwitchbot `devices/curtain.py` `get_basic_info` takes
+    /// byte 5 `& 0b01000011` as "in motion" and byte 6 as the wire position.
+    @Test func basicInfoDuringAPullReportsTheMotion() throws {
+        var m = Self.model()
+        _ = m.press(.open)
+        _ = m.advance(by: 2)
+        let info = replies(&m, "5702")[0]
+        #expect(info[5] & 0b0100_0011 != 0)
+        #expect(info[6] == 80)  // 20 % open
+        let events = try SwitchBotCurtainCodec().decode(notification: info, replyingTo: .query(.status))
+        #expect(events.contains(.motion(.opening)) && events.contains(.position(20)))
+        // Read by length even when a command's reply was awaited (a poll crossing a command).
+        #expect(try SwitchBotCurtainCodec().decode(notification: info, replyingTo: .command(.open)) == events)
+    }
+
     @Test func touchAndGoIsAdvertisedMotionOnly() {
         var m = Self.model()
         #expect(m.press(.open).isEmpty)

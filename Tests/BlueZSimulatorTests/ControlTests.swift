@@ -9,6 +9,8 @@ import Testing
         ("press open", BlueZSimulator.Control.press(.open)),
         ("press  stop", .press(.stop)),
         ("drop-link", .dropLink),
+        ("advertise-while-connected off", .advertiseWhileConnected(false)),
+        ("advertise-while-connected on", .advertiseWhileConnected(true)),
         ("end-notify", .endNotify),
         ("vanish", .vanish),
         ("reappear", .reappear),
@@ -34,7 +36,7 @@ import Testing
     }
 
     @Test(arguments: ["", "press", "press sideways", "power maybe", "fail-writes x", "advance -1", "schedule 25:00 off",
-                      "schedule 07:00", "jump"])
+                      "schedule 07:00", "jump", "advertise-while-connected", "advertise-while-connected maybe"])
     func refuses(line: String) {
         #expect(throws: ControlProtocol.ParseError.self) { try ControlProtocol.parse(line) }
     }

@@ -23,6 +23,14 @@ import Testing
         #expect(!rb.sharesCharacteristic)
     }
 
+    @Test func connectionPolicyIsData() {
+        #expect(CurtainProfile.switchbot.connection == .onDemand(hold: .milliseconds(8500)))
+        #expect(CurtainProfile.roombridge.connection == .persistent)
+        #expect(CurtainProfile.am43.connection == .persistent)
+        #expect(CurtainProfile.switchbot.with(hold: .seconds(3)).connection.hold == .seconds(3))
+        #expect(CurtainProfile.am43.with(hold: .seconds(3)).connection == .persistent)
+    }
+
     @Test func passwordOnlyChangesSwitchBot() throws {
         let sb = CurtainProfile.switchbot.with(password: "abc")
         #expect(try sb.codec.frames(for: .command(.sync)) == [[0x57, 0x12, 0x35, 0x24, 0x41, 0xC2]])

@@ -15,6 +15,27 @@ import Testing
         #expect(t.commandedTarget == nil)
     }
 
+    /// A command whose motion never shows is forgotten after its start window: a pull after it is manual. Within
+    /// the window, and once it ran, the motion stays the daemon's own.
+    @Test func commandedMotionThatNeverStartedExpires() {
+        var t = CurtainStateTracker()
+        _ = t.apply([.position(0), .moving(false)])
+        t.commanded(.open, at: .seconds(10), startWithin: .seconds(5))
+        t.expire(now: .seconds(14))
+        #expect(t.commandedTarget == 100)
+        t.expire(now: .seconds(16))
+        #expect(t.commandedTarget == nil)
+        #expect(t.apply([.position(5), .moving(true)])?.isManualMotionActive == true)
+
+        var running = CurtainStateTracker()
+        _ = running.apply([.position(0), .moving(false)])
+        running.commanded(.open, at: .seconds(10), startWithin: .seconds(5))
+        _ = running.apply([.position(5), .moving(true)])
+        running.expire(now: .seconds(60))  // a long move outlasts the window: still ours
+        #expect(running.apply([.position(50), .moving(true)])?.manual == false)
+        #expect(running.status?.manual == false)
+    }
+
     @Test func uncommandedMotionIsManualUntilItEnds() {
         var t = CurtainStateTracker()
         _ = t.apply([.position(50), .moving(false)])

@@ -3,11 +3,13 @@ uses, drives the simulated curtain through bleak on the simulator's private bus 
 parsing, open, move to 30, stop, basic info. Nothing here is our code but the simulator."""
 import asyncio
 import re
+import time
 
 import pytest
 
 from conftest import eventually
 from test_curtain import BlueZSim
+from test_curtain_on_demand import move_write_after
 
 switchbot = pytest.importorskip("switchbot", reason="PySwitchbot is installed by scripts/install-deps.sh")
 bleak = pytest.importorskip("bleak")
@@ -17,10 +19,17 @@ SWITCHBOT_COMPANY = 0x0969
 SERVICE_DATA_UUID = "0000fd3d-0000-1000-8000-00805f9b34fb"
 
 
+@pytest.fixture(params=["on", "off"], ids=["keeps-advertising", "stops-advertising"])
+def adverts(request):
+    """bluez-sim's curtain keeps advertising while connected, or stops until the link is down (issue 27)."""
+    return request.param
+
+
 @pytest.fixture
-def sb_sim(tmpdir_path, monkeypatch):
+def sb_sim(tmpdir_path, monkeypatch, adverts):
     # Slow motor (5 %/s) so that a motion is still running when the test looks at it.
-    s = BlueZSim(tmpdir_path, "--profile", "switchbot", "--device-address", ADDRESS, "--speed", "5")
+    s = BlueZSim(tmpdir_path, "--profile", "switchbot", "--device-address", ADDRESS, "--speed", "5",
+                 "--advertise-while-connected", adverts)
     monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", s.address)
     yield s
     s.close()
@@ -46,6 +55,15 @@ async def discover():
     device = await bleak.BleakScanner.find_device_by_filter(matches, timeout=20)  # does-not-hang bound
     assert device is not None, "bleak did not find the simulated SwitchBot"
     return device, found["adv"]
+
+
+async def eventually_async(condition, timeout, what):
+    """`eventually` for a test whose event loop must keep running meanwhile (pySwitchbot's disconnect timer is on
+    it): polls `condition` without blocking the loop."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        await asyncio.sleep(0.01)
 
 
 def run(coro):
@@ -125,3 +143,40 @@ def test_password_is_required_when_set(tmpdir_path, monkeypatch):
         run(scenario())
     finally:
         s.close()
+
+
+def test_command_then_timed_disconnect_and_adverts_during_the_move(sb_sim):
+    """pySwitchbot's own connection policy, which roombridged's on-demand profile follows: one command, the link
+    dropped DISCONNECT_DELAY (8.5 s, switchbot/devices/device.py) after it, and the move that goes on is read from
+    the advertisements by its parser."""
+    from switchbot.devices import device as sb_device
+
+    async def scenario():
+        device, adv = await discover()
+        curtain = switchbot.SwitchbotCurtain(device)
+        curtain.update_from_advertisement(switchbot.parse_advertisement_data(device, adv))
+        try:
+            sb_sim.ctl("timing")
+            t = time.monotonic()
+            assert await curtain.open() is True  # 0 → 100 % at 5 %/s: 20 s
+            commanded = time.monotonic()
+            # Next to roombridged's figure in test_curtain_on_demand.py (both print with pytest -s).
+            print(f"\nPySwitchbot: command → move request, connect included {move_write_after(sb_sim, t) * 1000:.1f} ms")
+            assert " connected=true " in sb_sim.status()
+            await eventually_async(lambda: " connected=false " in sb_sim.status(),
+                                   timeout=sb_device.DISCONNECT_DELAY + 2.0 + 5, what="pySwitchbot's timed disconnect")
+            released = time.monotonic() - commanded
+            # bluez-sim plays bluetoothd's 2 s DISCONNECT_TIMER after Device1.Disconnect.
+            assert sb_device.DISCONNECT_DELAY <= released <= sb_device.DISCONNECT_DELAY + 2.0 + 1.5, released
+            assert sim_position(sb_sim)[0] == "opening", "the move ended before the disconnect"
+
+            def moving_adv(d, a):
+                if d.address.upper() != ADDRESS or SWITCHBOT_COMPANY not in a.manufacturer_data:
+                    return False
+                p = switchbot.parse_advertisement_data(d, a)
+                return bool(p and p.data["data"]["inMotion"] and 0 < p.data["data"]["position"] < 100)
+            assert await bleak.BleakScanner.find_device_by_filter(moving_adv, timeout=10) is not None
+        finally:
+            await curtain._execute_forced_disconnect()
+
+    run(scenario())

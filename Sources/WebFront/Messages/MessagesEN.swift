@@ -87,6 +87,7 @@ enum MessagesEN {
         "curtainPage.conn.searching": "Searching for the curtain",
         "curtainPage.conn.connecting": "Connecting",
         "curtainPage.conn.disconnected": "Not connected",
+        "curtainPage.conn.standby": "Released between commands; the next command connects",
         "curtainPage.conn.disabled": "No curtain is configured (curtain.enabled in the daemon's configuration).",
         "curtainPage.reconnect": "Reconnect",
         "curtainPage.position": "Position",

@@ -86,6 +86,7 @@ enum MessagesJA {
         "curtainPage.conn.searching": "カーテンを検索中",
         "curtainPage.conn.connecting": "接続中",
         "curtainPage.conn.disconnected": "未接続",
+        "curtainPage.conn.standby": "待機中（コマンドのたびに接続）",
         "curtainPage.conn.disabled": "カーテンは設定されていません（デーモンの設定の curtain.enabled）。",
         "curtainPage.reconnect": "再接続",
         "curtainPage.position": "位置",
