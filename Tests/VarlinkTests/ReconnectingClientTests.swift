@@ -13,7 +13,8 @@ import Varlink
 /// sent again only when it cannot have reached the service.
 @Suite struct ReconnectingClientTests {
     @Test func aCallAfterTheServiceClosedTheQuietConnectionIsAnswered() async throws {
-        try await withServer(configure: { $0.idleTimeout = .milliseconds(200) }) { path, _ in
+        // One second of quiet: long enough that a loaded machine sends each call before the service closes it.
+        try await withServer(configure: { $0.idleTimeout = .seconds(1) }) { path, _ in
             let client = ReconnectingVarlinkClient(path: path)
             #expect(try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 2], retry: .idempotent) == ["sum": 3])
             try await eventually("the service to close the quiet connection") { await !client.isConnected }
