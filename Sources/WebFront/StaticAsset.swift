@@ -45,7 +45,7 @@ struct StaticAsset: Sendable {
         headers[.eTag] = "\"\(tag)\""
         headers[.xContentTypeOptions] = "nosniff"
         if let asked = request.headers[.ifNoneMatch],
-           asked.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "\"\(tag)\"" || $0 == "*" }) {
+           asked.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(where: { $0 == "\"\(tag)\"" || $0 == "*" }) {
             return Response(status: .notModified, headers: headers)
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
