@@ -225,14 +225,8 @@ extension BlueZSimulator {
         guard !changes.isEmpty else { return }
         // gdbus sends the properties changed in one main-loop iteration together, in the order they were set
         // (RSSI before ManufacturerData in `btd_adapter_device_found()`).
-        for (name, value) in changes {
-            try? c.updateProperty(name, interface: Self.deviceInterface, path: path, value: value)
-        }
-        try? c.emitSignal(path: path, interface: Self.propertiesInterface, member: "PropertiesChanged",
-                          arguments: [.string(Self.deviceInterface),
-                                      .dictionary(keySignature: "s", valueSignature: "v",
-                                                  changes.map { DBusDictEntry(.string($0.0), .variant($0.1)) }),
-                                      .stringArray([])])
+        try? c.updateProperties(changes.map { (name: $0.0, value: $0.1) }, interface: Self.deviceInterface, path: path,
+                                signalled: Set(changes.map(\.0)))
     }
 
     static func appleManufacturerData(_ bytes: [UInt8]) -> DBusValue {

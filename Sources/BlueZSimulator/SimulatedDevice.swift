@@ -196,20 +196,15 @@ extension BlueZSimulator {
         guard deviceExported, let c = connection else { return }
         let ad = model.advertisement
         lastAdvertisement = ad
-        var signalled = false
-        defer { if signalled { recordTiming(&timedAdverts, [UInt8(clamping: model.status.position)]) } }
-        for (name, present, value) in [("ServiceData", !ad.serviceData.isEmpty, serviceDataValue),
-                                       ("ManufacturerData", !ad.manufacturerData.isEmpty, manufacturerDataValue)]
-        where present {
-            if c.exportedProperty(name, interface: Self.deviceInterface, path: devicePath) == value {
-                guard !duplicateDataClients.isEmpty else { continue }
-                try? c.emitSignal(path: devicePath, interface: Self.propertiesInterface, member: "PropertiesChanged",
-                                  arguments: [.string(Self.deviceInterface), .stringVariantDictionary([name: value]),
-                                              .stringArray([])])
-            } else {
-                try? c.updateProperty(name, interface: Self.deviceInterface, path: devicePath, value: value)
-            }
-            signalled = true
-        }
+        // btd_adapter_device_found() (src/adapter.c) sets the manufacturer data, then the service data, in one
+        // call: gdbus sends both in one PropertiesChanged.
+        var values: [(name: String, value: DBusValue)] = []
+        if !ad.manufacturerData.isEmpty { values.append(("ManufacturerData", manufacturerDataValue)) }
+        if !ad.serviceData.isEmpty { values.append(("ServiceData", serviceDataValue)) }
+        let changed = values.contains { c.exportedProperty($0.name, interface: Self.deviceInterface, path: devicePath) != $0.value }
+        let duplicates = duplicateDataClients.isEmpty ? [] : Set(values.map(\.name))
+        guard changed || !duplicates.isEmpty else { return }
+        try? c.updateProperties(values, interface: Self.deviceInterface, path: devicePath, signalled: duplicates)
+        recordTiming(&timedAdverts, [UInt8(clamping: model.status.position)])
     }
 }

@@ -64,6 +64,26 @@ extension DBusConnection {
         try emitPropertiesChanged(path: path, interface: interface, signal: signal, name: name, value: value)
     }
 
+    /// Stores several property values of one interface and emits one `PropertiesChanged` for all that changed
+    /// (and those in `signalled`, changed or not, whatever their own change signal), in the given order: as bluetoothd's gdbus sends the properties
+    /// set in one main-loop iteration together (gdbus/object.c `g_dbus_emit_property_changed_full()` queues them,
+    /// `process_changes()` sends them at idle, one signal per interface).
+    public func updateProperties(_ values: [(name: String, value: DBusValue)], interface: String, path: DBusObjectPath,
+                                 signalled: Set<String> = []) throws {
+        var changed: [DBusDictEntry] = []
+        for (name, value) in values {
+            try value.validate()
+            let signal = try core.objects.store(path, interface, name, value)
+            if signal == .emits || signalled.contains(name) {
+                changed.append(DBusDictEntry(.string(name), .variant(value)))
+            }
+        }
+        guard !changed.isEmpty else { return }
+        try emitSignal(path: path, interface: Self.propertiesInterface, member: "PropertiesChanged",
+                       arguments: [.string(interface), .dictionary(keySignature: "s", valueSignature: "v", changed),
+                                   .stringArray([])])
+    }
+
     /// The current value of an exported property.
     public func exportedProperty(_ name: String, interface: String, path: DBusObjectPath) -> DBusValue? {
         core.objects.value(path, interface, name)
