@@ -234,7 +234,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront", "RoomBridgeCore", "JSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "WebFrontTests", dependencies: ["TestSupport", "WebFront", "RoomBridgeCore", "Presence", "JSON"], swiftSettings: swiftSettings),
         .testTarget(name: "WebhooksTests", dependencies: ["TestSupport", "Webhooks", "Lending"], swiftSettings: swiftSettings),
         // docs/architecture.md's module table against this file (read as text).
         .testTarget(name: "ArchitectureTests", swiftSettings: swiftSettings),

@@ -14,26 +14,16 @@ public protocol LendingClock: Sendable {
     func sleep(until deadline: Date) async throws
 }
 
-/// The machine's wall clock; a wait is a `Task.sleep` for the time left.
+/// A wall clock whose waits take real time: a `Task.sleep` for the time left. The machine's by default; a test
+/// that only sets the time reads its own through `read`.
 public struct SystemLendingClock: LendingClock {
-    public init() {}
-
-    public func now() -> Date { Date() }
-
-    public func sleep(until deadline: Date) async throws {
-        let seconds = max(0, deadline.timeIntervalSinceNow)
-        try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up)) + 1))
-    }
-}
-
-/// A wall clock read through `now` (a test's fixed or moving time) whose waits take real time: for callers that
-/// only need to set the time.
-struct ReadingLendingClock: LendingClock {
     let read: @Sendable () -> Date
 
-    func now() -> Date { read() }
+    public init(read: @escaping @Sendable () -> Date = { Date() }) { self.read = read }
 
-    func sleep(until deadline: Date) async throws {
+    public func now() -> Date { read() }
+
+    public func sleep(until deadline: Date) async throws {
         let seconds = max(0, deadline.timeIntervalSince(read()))
         try await Task.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up)) + 1))
     }

@@ -39,7 +39,7 @@ public actor LendingCoordinator {
     /// - Parameter now: the time (for tests that set it); the timers wait in real time.
     public init(store: any InventoryStore, state: SystemState, policy: LendingPolicy = LendingPolicy(),
                 location: String? = nil, now: @escaping @Sendable () -> Date) {
-        self.init(store: store, state: state, policy: policy, location: location, clock: ReadingLendingClock(read: now))
+        self.init(store: store, state: state, policy: policy, location: location, clock: SystemLendingClock(read: now))
     }
 
     /// The time now, on the injected clock.

@@ -1,4 +1,7 @@
 import struct RoomBridgeCore.LendingOutcome
+import struct RoomBridgeCore.PresenceChangeEvent
+import struct RoomBridgeCore.PresenceState
+import struct RoomBridgeCore.PresentBeacon
 
 /// What the kiosk shows for one lending outcome: the pure mapping from the daemon's
 /// `LendingOutcome` (plus the facts looked up for it) to a coloured, localised message.
@@ -22,11 +25,11 @@ public struct OutcomeFacts: Codable, Sendable, Equatable {
     public var dueAt: String?
     public var sessionExpiresAt: String?
     /// For a presence event: who is present after it (nil when not known, e.g. in a replay).
-    public var presence: Presence?
+    public var presence: PresenceState?
     /// For a curtain event: every curtain after it (nil when not known, e.g. in a replay).
     public var curtains: [Curtain]?
 
-    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil, presence: Presence? = nil,
+    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil, presence: PresenceState? = nil,
                 curtains: [Curtain]? = nil) {
         self.model = model
         self.dueAt = dueAt
@@ -87,8 +90,8 @@ public enum KioskView {
     }
 
     /// Who is here, by the person's name ("Here: Aiko Tanaka, Pixel 8"), or nil when nobody is (or presence is off).
-    public static func presence(_ p: Presence?, _ l: Localizer) -> String? {
-        guard let p, p.status == "scanning" else { return nil }
+    public static func presence(_ p: PresenceState?, _ l: Localizer) -> String? {
+        guard let p, p.status == .scanning else { return nil }
         let here = p.regions.filter { !$0.beacons.isEmpty }.map(\.label)
         return here.isEmpty ? nil : l.t("kiosk.presence", ["names": here.joined(separator: l.t("kiosk.presenceSeparator"))])
     }
@@ -125,5 +128,28 @@ public enum KioskView {
         default: state = l.t("curtain.disconnected")
         }
         return c.manual == true && c.motion != "idle" ? state + " — " + l.t("curtain.manual") : state
+    }
+}
+
+extension PresenceState {
+    /// The state after `change`, as the kiosk follows it between snapshots: a beacon entering (with the names the
+    /// daemon looked up just then) or leaving a region, or a new scanning status. A beacon is the same beacon by
+    /// its identity (UUID, major, minor), whatever its RSSI and distance now.
+    func applying(_ change: PresenceChangeEvent) -> PresenceState {
+        var p = self
+        if change.kind == .status, let status = change.status { p.status = status }
+        guard let name = change.region, let i = p.regions.firstIndex(where: { $0.name == name }) else { return p }
+        func same(_ a: PresentBeacon, _ b: PresentBeacon) -> Bool { (a.uuid, a.major, a.minor) == (b.uuid, b.major, b.minor) }
+        switch change.kind {
+        case .entered:
+            if change.userName != nil { p.regions[i].userName = change.userName }
+            if change.deviceModel != nil { p.regions[i].deviceModel = change.deviceModel }
+            if let b = change.beacon, !p.regions[i].beacons.contains(where: { same($0, b) }) { p.regions[i].beacons.append(b) }
+        case .exited:
+            p.regions[i].beacons.removeAll { b in change.beacon.map { same($0, b) } ?? true }
+        case .proximityChanged, .status:
+            break
+        }
+        return p
     }
 }

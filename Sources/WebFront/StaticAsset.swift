@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import NIOCore
@@ -12,20 +13,14 @@ struct StaticAsset: Sendable {
     let name: String
     let contentType: String
     let body: String
-    /// 16 hex digits of FNV-1a (64 bit) over the bytes: a name, not a security measure.
+    /// The first 16 hex digits of the bytes' SHA-256.
     let tag: String
 
     init(name: String, contentType: String, body: String) {
         self.name = name
         self.contentType = contentType
         self.body = body
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in body.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        tag = String(repeating: "0", count: 16 - hex.count) + hex
+        tag = SHA256.hash(data: Array(body.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The path the pages refer to: the plain name with the hash before its extension.

@@ -1,6 +1,8 @@
 import Foundation
 import struct RoomBridgeCore.LendingArm
 import struct RoomBridgeCore.LendingOutcome
+import struct RoomBridgeCore.PresenceChangeEvent
+import struct RoomBridgeCore.PresenceState
 
 // What roombridge-web reads from roombridged's Varlink replies: the fields of the IDL types in
 // io.roombridge.State, .Inventory and .Lending that the pages show (unknown fields are ignored,
@@ -129,62 +131,6 @@ public struct LendingState: Codable, Sendable, Equatable {
     public var lastOutcome: LendingOutcome?
 }
 
-/// `io.roombridge.State` type `PresentBeacon` (what identifies it).
-public struct PresentBeacon: Codable, Sendable, Equatable {
-    public var uuid: String
-    public var major: Int
-    public var minor: Int
-}
-
-/// `io.roombridge.State` type `PresenceRegion`: a configured region and the beacons in it.
-public struct PresenceRegion: Codable, Sendable, Equatable {
-    public var name: String
-    public var userId: String?
-    public var deviceId: String?
-    public var userName: String?
-    public var deviceModel: String?
-    public var beacons: [PresentBeacon]
-
-    /// Who or what the region stands for, as a person reads it: the person's name, the device's model, else the
-    /// region's name (as `PresenceRegionState.label`).
-    public var label: String { userName ?? deviceModel ?? name }
-}
-
-/// `io.roombridge.State` type `Presence` (the parts the kiosk shows).
-public struct Presence: Codable, Sendable, Equatable {
-    public var status: String
-    public var regions: [PresenceRegion]
-
-    /// The state after `change`: a beacon entering or leaving a region, or a new scanning status.
-    public func applying(_ change: PresenceChange) -> Presence {
-        var p = self
-        if change.kind == "status", let status = change.status { p.status = status }
-        guard let name = change.region, let i = p.regions.firstIndex(where: { $0.name == name }) else { return p }
-        switch change.kind {
-        case "entered":
-            // An entry carries the names as the daemon looked them up just then.
-            if change.userName != nil { p.regions[i].userName = change.userName }
-            if change.deviceModel != nil { p.regions[i].deviceModel = change.deviceModel }
-            if let b = change.beacon, !p.regions[i].beacons.contains(b) { p.regions[i].beacons.append(b) }
-        case "exited":
-            p.regions[i].beacons.removeAll { change.beacon == nil || $0 == change.beacon }
-        default:
-            break
-        }
-        return p
-    }
-}
-
-/// `io.roombridge.State` type `PresenceChange` (the parts the kiosk follows).
-public struct PresenceChange: Codable, Sendable, Equatable {
-    public var kind: String
-    public var region: String?
-    public var userName: String?
-    public var deviceModel: String?
-    public var beacon: PresentBeacon?
-    public var status: String?
-}
-
 /// `io.roombridge.State` type `State` (the parts the web front end uses).
 public struct DaemonState: Codable, Sendable, Equatable {
     public var seq: Int
@@ -196,7 +142,7 @@ public struct DaemonState: Codable, Sendable, Equatable {
     /// Every configured curtain, sorted by id (nil from a daemon that knows one curtain).
     public var curtains: [Curtain]?
     public var lending: LendingState
-    public var presence: Presence?
+    public var presence: PresenceState?
 
     /// Every configured curtain: `curtains`, else the single `curtain` unless it is disabled.
     public var allCurtains: [Curtain] {
@@ -228,7 +174,7 @@ public struct DaemonEvent: Codable, Sendable, Equatable {
     public var kind: String
     public var curtain: Curtain?
     public var lending: LendingOutcome?
-    public var presence: PresenceChange?
+    public var presence: PresenceChangeEvent?
 }
 
 /// One `Watch` reply: the state (or, resuming, `resumedAfter`) first, then one event each.

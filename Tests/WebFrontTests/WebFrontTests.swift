@@ -3,6 +3,8 @@ import Testing
 import JSON
 @testable import WebFront
 import struct RoomBridgeCore.LendingOutcome
+import RoomBridgeCore
+import Presence
 
 private let tokyo = TimeZone(identifier: "Asia/Tokyo")!
 
@@ -160,27 +162,34 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
 }
 
 @Suite struct PresenceCornerTests {
-    let alice = PresentBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 2)
+    let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    func heard(rssi: Double) -> PresentBeacon {
+        PresentBeacon(uuid: uuid.uuidString, major: 1, minor: 2, proximity: "near", distance: 1.2, rssi: rssi,
+                      lastSeen: Date(timeIntervalSince1970: 1_800_000_000 + rssi))
+    }
+    func region(_ name: String, userId: String? = nil, userName: String? = nil) -> PresenceRegionState {
+        PresenceRegionState(region: Region(name: name, uuid: uuid, userId: userId), userName: userName)
+    }
 
     @Test func entersAndExitsFollowTheRegions() {
         let en = Localizer(language: .en, timeZone: tokyo)
         let ja = Localizer(language: .ja, timeZone: tokyo)
-        let empty = Presence(status: "scanning", regions: [
-            PresenceRegion(name: "alice", userId: "U-0001", userName: "Aiko Tanaka", beacons: []),
-            PresenceRegion(name: "kit", beacons: []),
+        let empty = PresenceState(status: .scanning, regions: [
+            region("alice", userId: "U-0001", userName: "Aiko Tanaka"), region("kit"),
         ])
         #expect(KioskView.presence(empty, en) == nil)
-        let here = empty.applying(PresenceChange(kind: "entered", region: "alice", beacon: alice))
-            .applying(PresenceChange(kind: "entered", region: "kit", deviceModel: "Pixel 8", beacon: alice))
+        let here = empty.applying(PresenceChangeEvent(kind: .entered, region: "alice", beacon: heard(rssi: -60)))
+            .applying(PresenceChangeEvent(kind: .entered, region: "kit", deviceModel: "Pixel 8", beacon: heard(rssi: -61)))
         // The person by name (as the daemon resolved it), the device by the model its entry carried.
         #expect(KioskView.presence(here, en) == "Here: Aiko Tanaka, Pixel 8")
         #expect(KioskView.presence(here, ja) == "在室: Aiko Tanaka、Pixel 8")
-        let left = here.applying(PresenceChange(kind: "exited", region: "alice", beacon: alice))
+        // The exit carries the beacon as last heard (another RSSI, another time): the same beacon all the same.
+        let left = here.applying(PresenceChangeEvent(kind: .exited, region: "alice", beacon: heard(rssi: -80)))
         #expect(KioskView.presence(left, en) == "Here: Pixel 8")
-        let unnamed = Presence(status: "scanning", regions: [PresenceRegion(name: "kit", beacons: [])])
-            .applying(PresenceChange(kind: "entered", region: "kit", beacon: alice))
+        let unnamed = PresenceState(status: .scanning, regions: [region("kit")])
+            .applying(PresenceChangeEvent(kind: .entered, region: "kit", beacon: heard(rssi: -60)))
         #expect(KioskView.presence(unnamed, en) == "Here: kit")
-        let stopped = left.applying(PresenceChange(kind: "status", status: "unavailable"))
+        let stopped = left.applying(PresenceChangeEvent(kind: .status, status: .unavailable))
         #expect(KioskView.presence(stopped, en) == nil)
     }
 }
