@@ -58,19 +58,16 @@ run: deps build
 	scripts/run.sh $(ARGS)
 
 # A release build that needs no Swift runtime on the target (only Debian's runtime libraries).
+# `roombridge` is roombridged, roombridgectl and roombridge-web in one program (see install).
 release:
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridged
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridge
 	$(SWIFT) build -c release --static-swift-stdlib --product pn532-sim
 	$(SWIFT) build -c release --static-swift-stdlib --product bluez-sim
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridge-web
 
 # make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the three programs
 # (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
 deb:
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridged
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridgectl
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridge-web
+	$(SWIFT) build -c release --static-swift-stdlib --product roombridge
 	packaging/build-deb.sh .build/release .
 
 BINDIR      = $(PREFIX)/bin
@@ -88,11 +85,16 @@ RELEASE_BIN?= .build/release
 
 # make install [PREFIX=/usr/local] [DESTDIR=…]: binaries, units, rules, policy, example config, docs.
 # Run `make release` first (as a normal user); install itself does not build.
+# The three programs are one file: the multi-call `roombridge`, installed as roombridged, with
+# roombridgectl and roombridge-web as links to it (it runs as the name it was started by).
 install:
-	@test -x $(RELEASE_BIN)/roombridged || { echo "run 'make release' first"; exit 1; }
+	@test -x $(RELEASE_BIN)/roombridge || { echo "run 'make release' first"; exit 1; }
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 	  $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(DBUSDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)/etc/roombridge
-	install -m 0755 $(RELEASE_BIN)/roombridged $(RELEASE_BIN)/roombridgectl $(RELEASE_BIN)/roombridge-web $(DESTDIR)$(BINDIR)/
+	rm -f $(DESTDIR)$(BINDIR)/roombridged $(DESTDIR)$(BINDIR)/roombridgectl $(DESTDIR)$(BINDIR)/roombridge-web
+	install -m 0755 $(RELEASE_BIN)/roombridge $(DESTDIR)$(BINDIR)/roombridged
+	ln -s roombridged $(DESTDIR)$(BINDIR)/roombridgectl
+	ln -s roombridged $(DESTDIR)$(BINDIR)/roombridge-web
 	for b in pn532-sim bluez-sim; do [ ! -x $(RELEASE_BIN)/$$b ] || install -m 0755 $(RELEASE_BIN)/$$b $(DESTDIR)$(BINDIR)/; done
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/roombridged.service.in > $(DESTDIR)$(SYSTEMDDIR)/roombridged.service
 	sed 's|@BINDIR@|$(BINDIR)|g' systemd/roombridge-web.service.in > $(DESTDIR)$(SYSTEMDDIR)/roombridge-web.service
@@ -105,7 +107,7 @@ install:
 	install -m 0644 dbus/roombridge.conf $(DESTDIR)$(DBUSDIR)/
 	[ -e $(DESTDIR)/etc/roombridge/roombridged.toml ] || install -m 0644 systemd/roombridged.toml.example $(DESTDIR)/etc/roombridge/roombridged.toml
 	install -m 0644 systemd/roombridged.toml.example README.md docs/*.md $(DESTDIR)$(DOCDIR)/
-	$(RELEASE_BIN)/roombridgectl --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/roombridgectl
+	$(RELEASE_BIN)/roombridge roombridgectl --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/roombridgectl
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/roombridged $(DESTDIR)$(BINDIR)/roombridgectl $(DESTDIR)$(BINDIR)/roombridge-web \

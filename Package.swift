@@ -4,7 +4,7 @@
 // Dependency direction (see docs/architecture.md, whose module table ArchitectureTests compares with this file):
 //   executables -> RoomBridgeDaemon -> adapters (VarlinkNIO, NFCReader, DBus, BlueZClient, LendingStore,
 //   PostgresStore, Webhooks, RoomBridgeMetrics, WebFront) -> pure modules (RoomBridgeCore, NDEF, CurtainProtocol, JSON, Varlink,
-//   Lending, Presence, Retry, SeededRandom); C modules only under adapters (and roombridgectl's doctor, pn532-sim).
+//   Lending, Presence, Retry, SeededRandom); C modules only under adapters (and RoomBridgeCLI's doctor, pn532-sim).
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "idle-peer-essentials", targets: ["idle-peer-essentials"]),
         .executable(name: "idle-peer-foundation", targets: ["idle-peer-foundation"]),
         .executable(name: "roombridge-web", targets: ["roombridge-web"]),
+        .executable(name: "roombridge", targets: ["roombridge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -130,13 +131,15 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "roombridged", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
-        .executableTarget(name: "roombridgectl", dependencies: [
+        // roombridgectl's commands, a library so that the multi-call `roombridge` links them too.
+        .target(name: "RoomBridgeCLI", dependencies: [
             "Varlink", "VarlinkNIO", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
             "NFCReader", "BlueZClient", "DBus", "Lending", "LendingStore", "PostgresStore",
             "CBluetooth", // the kernel's Bluetooth, for doctor only (roombridged does not link libbluetooth)
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
+        .executableTarget(name: "roombridgectl", dependencies: ["RoomBridgeCLI"], swiftSettings: swiftSettings),
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
         .target(name: "WebFront", dependencies: [
@@ -148,13 +151,13 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
-        ], swiftSettings: swiftSettings),
-        .executableTarget(name: "roombridge-web", dependencies: [
-            "WebFront",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
+        .executableTarget(name: "roombridge-web", dependencies: ["WebFront"], swiftSettings: swiftSettings),
+        // The package's one program: the three above in one executable, installed once and linked
+        // under their names (docs/benchmarks.md, "Package size").
+        .executableTarget(name: "roombridge", dependencies: ["RoomBridgeDaemon", "RoomBridgeCLI", "WebFront"],
+                          swiftSettings: swiftSettings),
 
         .executableTarget(name: "roombridge-bench", dependencies: [
             "Varlink", "NDEF", "PN532Simulator", "RoomBridgeCore", "SeededRandom", "CurtainProtocol",
@@ -239,8 +242,8 @@ let package = Package(
         // docs/architecture.md's module table against this file (read as text).
         .testTarget(name: "ArchitectureTests", swiftSettings: swiftSettings),
         .testTarget(name: "RetryTests", dependencies: ["Retry"], swiftSettings: swiftSettings),
-        // The CLI's own pure parts (terminal widths), tested in the executable's module.
-        .testTarget(name: "roombridgectlTests", dependencies: ["roombridgectl"], swiftSettings: swiftSettings),
+        // The CLI's own pure parts (terminal widths).
+        .testTarget(name: "RoomBridgeCLITests", dependencies: ["RoomBridgeCLI"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeDaemonTests", dependencies: ["TestSupport", "RoomBridgeDaemon", "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds roombridge_VERSION_ARCH.deb with dpkg-deb from already built binaries:
+# Builds roombridge_VERSION_ARCH.deb with dpkg-deb from the already built multi-call program
+# `roombridge` (roombridged, roombridgectl and roombridge-web in one file):
 #   packaging/build-deb.sh BIN_DIR [OUT_DIR]
 # `make deb` passes the release build; the package test passes the debug build (the same files;
 # its binaries are larger and find the Swift runtime through the toolchain's RUNPATH).
@@ -17,10 +18,10 @@ maintainer=${DEB_MAINTAINER:-"RoomBridge maintainers <maintainers@roombridge.inv
 for tool in dpkg-deb dpkg-shlibdeps dpkg-parsechangelog strip python3; do
   command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (apt-get install dpkg-dev binutils python3)" >&2; exit 1; }
 done
-[ -x "$bin/roombridged" ] && [ -x "$bin/roombridgectl" ] && [ -x "$bin/roombridge-web" ] || {
-  echo "build-deb: no roombridged/roombridgectl/roombridge-web in $bin; build them first (make release)" >&2; exit 1; }
+[ -x "$bin/roombridge" ] || {
+  echo "build-deb: no roombridge (the multi-call program) in $bin; build it first (make release)" >&2; exit 1; }
 
-version=$("$bin/roombridged" --version | awk '{print $2}')
+version=$("$bin/roombridge" roombridged --version | awk '{print $2}')
 arch=$(dpkg --print-architecture)
 changelog_version=$(sed -n '1s/^roombridge (\([^)]*\)).*/\1/p' "$deb/changelog")
 if [ "$version" != "$changelog_version" ]; then
@@ -43,7 +44,8 @@ make -s -C "$top" install DESTDIR="$root" PREFIX=/usr RELEASE_BIN="$bin" \
 rm -f "$root/usr/bin/pn532-sim" "$root/usr/bin/bluez-sim"   # simulators are not part of the package
 # A completion file is sourced, not run: no "#!" line.
 sed -i '1{/^#!/d}' "$root/usr/share/bash-completion/completions/roombridgectl"
-programs=("$root/usr/bin/roombridged" "$root/usr/bin/roombridgectl" "$root/usr/bin/roombridge-web")
+# One program file: roombridgectl and roombridge-web are links to roombridged (make install).
+programs=("$root/usr/bin/roombridged")
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "${programs[@]}"
 
 doc="$root/usr/share/doc/roombridge"
@@ -55,9 +57,9 @@ find "$doc" -name '*.md' -size +4k -exec gzip -9n {} +
 man="$root/usr/share/man"
 install -d "$man/man1" "$man/man8"
 sed "s/^\.TH ROOMBRIDGED 8 [^ ]*/.TH ROOMBRIDGED 8 $day/" "$top/packaging/man/roombridged.8" | gzip -9n > "$man/man8/roombridged.8.gz"
-"$bin/roombridgectl" --experimental-dump-help \
+"$bin/roombridge" roombridgectl --experimental-dump-help \
   | python3 "$top/packaging/manpage.py" roombridgectl 1 "$version" "$day" | gzip -9n > "$man/man1/roombridgectl.1.gz"
-"$bin/roombridge-web" --experimental-dump-help \
+"$bin/roombridge" roombridge-web --experimental-dump-help \
   | python3 "$top/packaging/manpage.py" roombridge-web 1 "$version" "$day" | gzip -9n > "$man/man1/roombridge-web.1.gz"
 
 # Control area.

@@ -1,4 +1,4 @@
 /// The RoomBridge release, shared by roombridged and roombridgectl (`GetInfo` reports it).
 public enum RoomBridgeVersion {
-    public static let string = "0.1.0"
+    public static let string = "0.2.0"
 }

@@ -39,6 +39,17 @@ public enum DaemonExit: Int32, Sendable {
 /// The composition root: reads the configuration, builds the services and runs them until
 /// SIGTERM/SIGINT.
 public enum Daemon {
+    /// The process's entry (the `roombridged` executable, and the multi-call `roombridge` run as
+    /// `roombridged`): runs the daemon with the process's arguments and environment and exits
+    /// with its status. `arguments` are those after the program's name.
+    public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+        // A SIGHUP (reload) that arrives while the daemon is still starting must not take the
+        // default action (exit): ignored until the reload service traps it (it reads the
+        // configuration anyway).
+        signal(SIGHUP, SIG_IGN)
+        exit(await run(arguments: arguments, environment: ProcessInfo.processInfo.environment))
+    }
+
     /// Runs roombridged. Returns the process exit status.
     public static func run(arguments: [String], environment: [String: String]) async -> Int32 {
         let commandLine: DaemonCommandLine

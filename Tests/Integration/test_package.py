@@ -70,7 +70,7 @@ def test_package_name_fields_and_dependencies(deb):
 
 def test_package_contents(deb):
     listing = run(["dpkg-deb", "--contents", deb]).stdout
-    files = {line.split()[-1].lstrip(".") for line in listing.splitlines()}
+    files = {line.split(" -> ")[0].split()[-1].lstrip(".") for line in listing.splitlines()}
     for path in ["/usr/bin/roombridged", "/usr/bin/roombridgectl", "/usr/bin/roombridge-web",
                  "/lib/systemd/system/roombridged.service", "/lib/systemd/system/roombridged.socket",
                  "/lib/systemd/system/roombridge-web.service", "/usr/share/man/man1/roombridge-web.1.gz",
@@ -85,6 +85,37 @@ def test_package_contents(deb):
     assert all(" root/root " in line for line in listing.splitlines()), "every file is root-owned"
     control = run(["dpkg-deb", "--info", deb, "conffiles"]).stdout
     assert control.split() == ["/etc/roombridge/roombridged.toml"]
+
+
+def installed_size_mb(deb):
+    return int(field(deb, "Installed-Size")) / 1024
+
+
+def test_the_three_programs_are_one_file(deb, tmp_path):
+    """roombridged, roombridgectl and roombridge-web are one multi-call program (Sources/roombridge):
+    the Swift runtime, Foundation with ICU, SwiftNIO and BoringSSL installed once, not three times."""
+    run(["dpkg-deb", "-x", deb, str(tmp_path)])
+    bin_dir = tmp_path / "usr" / "bin"
+    assert (bin_dir / "roombridged").is_file() and not (bin_dir / "roombridged").is_symlink()
+    for name in ("roombridgectl", "roombridge-web"):
+        assert (bin_dir / name).is_symlink() and os.readlink(bin_dir / name) == "roombridged", name
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["roombridge-web", "roombridgectl", "roombridged"]
+    # Each name runs its own program.
+    assert run([str(bin_dir / "roombridgectl"), "--version"]).stdout.strip() == version()
+    assert run([str(bin_dir / "roombridged"), "--version"]).stdout.strip() == f"roombridged {version()}"
+    help_text = run([str(bin_dir / "roombridge-web"), "--help"]).stdout
+    assert "USAGE: roombridge-web" in help_text, help_text
+
+
+# The debug build's package (what CI builds): one stripped debug program of 103 MB, measured
+# 2026-11-26 (docs/benchmarks.md, "Package size"); the three programs it replaced, 200 MB. The bound keeps
+# the package from growing back unnoticed; the release package's own bound is below.
+DEBUG_PACKAGE_INSTALLED_MB = 130
+
+
+def test_installed_size_stays_within_its_bound(deb):
+    size = installed_size_mb(deb)
+    assert size <= DEBUG_PACKAGE_INSTALLED_MB, f"Installed-Size {size:.1f} MB > {DEBUG_PACKAGE_INSTALLED_MB} MB"
 
 
 def lintian_findings(deb):
@@ -196,6 +227,60 @@ def test_remove_keeps_the_configuration_and_reinstalling_restores_the_units(deb,
     socket_unit = root / "etc/systemd/system/roombridged.socket"
     assert not socket_unit.exists() and not socket_unit.is_symlink(), "the unit is still masked"
     assert (root / "etc/systemd/system/sockets.target.wants/roombridged.socket").is_symlink()
+
+
+def package_in_the_0_1_0_layout(deb, work):
+    """The 0.1.0 package's layout, from this package's own files: three program files (0.1.0
+    installed roombridged, roombridgectl and roombridge-web as separate executables), version
+    0.1.0, the same maintainer scripts (unchanged since). What an upgrade from 0.1.0 finds on disk."""
+    tree = work / "old"
+    assert run(["dpkg-deb", "-R", deb, str(tree)]).returncode == 0
+    for name in ("roombridgectl", "roombridge-web"):
+        link = tree / "usr/bin" / name
+        link.unlink()
+        shutil.copy2(tree / "usr/bin/roombridged", link)
+    control = tree / "DEBIAN/control"
+    control.write_text(re.sub(r"(?m)^Version: .*$", "Version: 0.1.0", control.read_text()))
+    md5 = run(["bash", "-c", "cd \"$1\" && find . -type f ! -path './DEBIAN/*' -printf '%P\\0' | sort -z | xargs -0 md5sum",
+               "_", str(tree)])
+    (tree / "DEBIAN/md5sums").write_text(md5.stdout)
+    old = work / "roombridge_0.1.0.deb"
+    out = run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(tree), str(old)], timeout=BUILD_TIMEOUT)
+    assert out.returncode == 0, out.stderr
+    return old
+
+
+def test_upgrade_from_0_1_0_keeps_configuration_and_data_and_links_the_programs(deb, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("installing with dpkg --root and systemd-sysusers --root needs root")
+    assert version() != "0.1.0", "this package must be newer than the one it upgrades"
+    old = package_in_the_0_1_0_layout(deb, tmp_path)
+    root = make_root(tmp_path / "root")
+    out = dpkg_root(root, "-i", str(old))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert not (root / "usr/bin/roombridgectl").is_symlink(), "the 0.1.0 layout has three program files"
+    config = root / "etc/roombridge/roombridged.toml"
+    config.write_text(config.read_text() + "\n# edited by the administrator\n")
+    state = root / "var/lib/roombridge"
+    (state / "roombridge.sqlite").write_bytes(b"SQLite format 3\0")
+
+    out = dpkg_root(root, "-i", "--force-confold", deb)
+    assert out.returncode == 0, out.stdout + out.stderr
+    status = dpkg_root(root, "-s", "roombridge").stdout
+    assert f"Version: {version()}" in status and "install ok installed" in status, status
+    for name in ("roombridgectl", "roombridge-web"):
+        assert os.readlink(root / "usr/bin" / name) == "roombridged", name
+    out = run([str(root / "usr/bin/roombridgectl"), "--version"])
+    assert out.returncode == 0 and out.stdout.strip() == version(), out.stderr
+    assert "edited by the administrator" in config.read_text(), "the upgrade replaced the configuration"
+    assert (state / "roombridge.sqlite").read_bytes() == b"SQLite format 3\0", "the upgrade touched the database"
+    assert (root / "etc/systemd/system/sockets.target.wants/roombridged.socket").is_symlink()
+
+    out = dpkg_root(root, "--purge", "roombridge")
+    assert out.returncode == 0, out.stdout + out.stderr
+    for gone in ["usr/bin/roombridged", "usr/bin/roombridgectl", "usr/bin/roombridge-web", "etc/roombridge"]:
+        assert not (root / gone).exists() and not (root / gone).is_symlink(), gone
+    assert (state / "roombridge.sqlite").exists(), "purge deleted the lending database"
 
 
 # --- man pages -----------------------------------------------------------------------------------

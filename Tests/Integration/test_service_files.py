@@ -222,6 +222,10 @@ def test_make_install_tree(tmpdir_path):
                 "usr/share/doc/roombridge/operations.md", "usr/share/bash-completion/completions/roombridgectl"]
     for rel in expected:
         assert (dest / rel).exists(), rel
+    # One program under three names (the multi-call roombridge).
+    assert not (dest / "usr/bin/roombridged").is_symlink()
+    for name in ("roombridgectl", "roombridge-web"):
+        assert os.readlink(dest / "usr/bin" / name) == "roombridged", name
     unit = (dest / "usr/lib/systemd/system/roombridged.service").read_text()
     assert "ExecStart=/usr/bin/roombridged" in unit and "@BINDIR@" not in unit
     # The installed example configuration is valid for the installed daemon.

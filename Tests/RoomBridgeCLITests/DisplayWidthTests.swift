@@ -1,5 +1,5 @@
 import Testing
-@testable import roombridgectl
+@testable import RoomBridgeCLI
 
 @Suite struct DisplayWidthTests {
     @Test func asciiAndLatinTakeOneColumnEach() {

@@ -52,9 +52,12 @@ struct GlobalOptions: ParsableArguments {
     var json = false
 }
 
-@main
-struct RoomBridgeCtl: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// roombridgectl's commands. The `roombridgectl` executable and the package's multi-call
+/// `roombridge` program (run as `roombridgectl`) both start here.
+public struct RoomBridgeCtl: AsyncParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "roombridgectl",
         abstract: "Control and watch roombridged, the room's NFC lending and curtain daemon.",
         discussion: """
