@@ -4,6 +4,8 @@ PYTHON     ?= python3
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BUILD_DIR  := .build/debug
+# Extra flags for the release builds (release, deb), e.g. JOBS: `make deb RELEASE_FLAGS=-j1` on a Pi.
+RELEASE_FLAGS ?=
 
 .PHONY: all build test unit-tests integration-tests integration-tests-postgresql scenario fuzz run deps clean release install uninstall bench deb
 
@@ -60,14 +62,14 @@ run: deps build
 # A release build that needs no Swift runtime on the target (only Debian's runtime libraries).
 # `roombridge` is roombridged, roombridgectl and roombridge-web in one program (see install).
 release:
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridge
-	$(SWIFT) build -c release --static-swift-stdlib --product pn532-sim
-	$(SWIFT) build -c release --static-swift-stdlib --product bluez-sim
+	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product roombridge
+	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product pn532-sim
+	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product bluez-sim
 
 # make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the three programs
 # (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
 deb:
-	$(SWIFT) build -c release --static-swift-stdlib --product roombridge
+	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product roombridge
 	packaging/build-deb.sh .build/release .
 
 BINDIR      = $(PREFIX)/bin
