@@ -77,7 +77,11 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Device taps to time to the kiosk's screen.")
     var webTaps = 10
 
-    @Option(help: "Sections to run, comma-separated: start (with socket), nfc, fanout, curtain, presence, store, postgres, fuzz, json, web; default all.")
+    @Option(help: ArgumentHelp("scripts/package-size.sh's output: its section, and the package's program started next to 0.1.0's.",
+                               valueName: "DIR"))
+    var package: String?
+
+    @Option(help: "Sections to run, comma-separated: start (with socket), package, nfc, fanout, curtain, presence, store, postgres, fuzz, json, web; default all.")
     var only: String?
 
     /// Whether `section` was asked for.
@@ -130,6 +134,7 @@ struct Bench: AsyncParsableCommand {
                 d.stop()
             }
         }
+        if runs("package"), let package { try await packageFigures(&report, directory: package, work: work.path) }
         if runs("nfc") { try nfcFigures(&report, work: work.path) }
         if runs("fanout") { try fanOutFigures(&report, work: work.path) }
         if runs("curtain") { try await curtainFigures(&report, work: work.path) }
@@ -141,5 +146,45 @@ struct Bench: AsyncParsableCommand {
         if runs("web") { try await webFigures(&report, work: work.path) }
         try report.write(to: output)
         print(report.markdown)
+    }
+}
+
+extension Bench {
+    /// The package's size (scripts/package-size.sh's section), then its program started as the
+    /// installed `roombridged` next to 0.1.0's own `roombridged`, alternately, in this run: start
+    /// to READY=1 and idle memory, both statically linked and stripped as packaged.
+    func packageFigures(_ report: inout Report, directory: String, work: URL) async throws {
+        let text = try String(contentsOfFile: directory + "/package-size.md", encoding: .utf8)
+        var ready: [String: [Double]] = [:]
+        var memory: [String: MemoryProfile] = [:]
+        for i in 0..<starts {
+            for layout in ["one", "three"] {
+                let d = try DaemonProcess.start(bin: directory + "/" + layout,
+                                                dir: work.appendingPathComponent("package-\(layout)\(i)"))
+                ready[layout, default: []].append(d.readySeconds * 1000)
+                if i == starts - 1 {
+                    try await Task.sleep(for: .seconds(2))
+                    memory[layout] = MemoryProfile(pid: d.pid)
+                }
+                d.stop()
+            }
+        }
+        func mib(_ kB: Int?) -> Stats { Stats([Double(kB ?? 0) / 1024]) }
+        let old = "0.1.0's roombridged, its own program"
+        report.add(section: "Package size", text: text + """
+
+            The installed daemon, started \(starts) times each, alternately: the package's one program
+            (run as `roombridged`) next to 0.1.0's `roombridged`, both as packaged.
+
+            | figure | n | median | p99 | peer (same run) | peer median | peer p99 | ratio |
+            |---|---|---|---|---|---|---|---|
+            \(Self.line("start → READY=1 (ms)", Stats(ready["one"] ?? []), old, Stats(ready["three"] ?? [])))
+            \(Self.line("idle RSS (MiB)", mib(memory["one"]?.rssKB), old, mib(memory["three"]?.rssKB)))
+            \(Self.line("idle Pss (MiB)", mib(memory["one"]?.pssKB), old, mib(memory["three"]?.pssKB)))
+            """)
+    }
+
+    static func line(_ name: String, _ s: Stats, _ peerName: String, _ p: Stats) -> String {
+        "| \(name) | \(s.count) | \(fmt(s.p50)) | \(fmt(s.p99)) | \(peerName) | \(fmt(p.p50)) | \(fmt(p.p99)) | \(fmt(s.p50 / p.p50))× |"
     }
 }

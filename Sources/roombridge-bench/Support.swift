@@ -56,14 +56,22 @@ func fmt(_ v: Double) -> String {
 struct Report {
     let command: String
     let machine: String
-    private(set) var sections: [(String, [Row])] = []
+    /// A section's body: figures in the common table, or text written elsewhere in the run
+    /// (the package size, by scripts/package-size.sh).
+    enum Body {
+        case rows([Row])
+        case text(String)
+    }
+
+    private(set) var sections: [(String, Body)] = []
 
     init(command: String, machine: String) {
         self.command = command
         self.machine = machine
     }
 
-    mutating func add(section: String, rows: [Row]) { sections.append((section, rows)) }
+    mutating func add(section: String, rows: [Row]) { sections.append((section, .rows(rows))) }
+    mutating func add(section: String, text: String) { sections.append((section, .text(text))) }
 
     var markdown: String {
         var out = """
@@ -77,7 +85,11 @@ struct Report {
             Machine: \(machine)
 
             """
-        for (title, rows) in sections {
+        for (title, body) in sections {
+            guard case .rows(let rows) = body else {
+                if case .text(let text) = body { out += "\n## \(title)\n\n\(text)\n" }
+                continue
+            }
             out += "\n## \(title)\n\n| figure | n | median | p99 | peer (same run) | peer median | peer p99 | ratio |\n|---|---|---|---|---|---|---|---|\n"
             for r in rows {
                 if let s = r.stats {

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Where a statically linked program's bytes come from, by library, from the linker's map.
+
+    swift build -c release --static-swift-stdlib --product roombridge -Xlinker -Map=roombridge.map
+    scripts/binary-sizes.py roombridge.map .build/release/roombridge [--markdown]
+
+Reads the GNU ld map's memory map (input section, size, input file) and adds up, per library,
+the sections that end up in the stripped program (the allocated ones: code, read-only data with
+ICU's data, Swift metadata, unwind tables, data). What no input file brings — the dynamic symbol
+table and its strings, relocations, the unwind index, alignment — is the rest, measured as the
+stripped program's size minus the attributed bytes. docs/benchmarks.md, "Package size".
+"""
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+# Input files to libraries. The first matching rule wins.
+RULES = [
+    (r"lib_FoundationICU\.a", "ICU (Foundation's copy: code and data)"),
+    (r"lib(Foundation|FoundationEssentials|FoundationInternationalization|FoundationNetworking|FoundationXML|"
+     r"CoreFoundation|_FoundationCShims|_FoundationCollections|_CFURLSessionInterface|_CFXMLInterface)\.a",
+     "Foundation (Essentials, Internationalization, CoreFoundation)"),
+    (r"swift_static/.*(libswift\w*|libdispatch|libBlocksRuntime)\.a|swiftrt\.o",
+     "Swift runtime, standard library, Concurrency, Dispatch"),
+    (r"/(CNIOBoringSSL|CNIOBoringSSLShims|CCryptoBoringSSL|CCryptoBoringSSLShims)\.build/", "BoringSSL (swift-nio-ssl's and swift-crypto's copies)"),
+    (r"/(Crypto|_CryptoExtras|CryptoBoringWrapper|CXKCP|CXKCPShims|_CertificateInternals|X509|SwiftASN1)\.build/",
+     "swift-crypto, X509, ASN.1"),
+    (r"/(NIO\w*|CNIO\w*|_NIO\w*)\.build/", "SwiftNIO (with SSL, HTTP/1-2, extras, transport services)"),
+    (r"/(GRDB|GRDBSQLite)\.build/", "GRDB"),
+    (r"/(PostgresNIO|_ConnectionPoolModule)\.build/", "postgres-nio"),
+    (r"/(AsyncHTTPClient|CAsyncHTTPClient)\.build/", "async-http-client"),
+    (r"/(Hummingbird\w*|HTTPTypes\w*|MultipartKit)\.build/", "Hummingbird, HTTP types, multipart-kit"),
+    (r"/(TOMLKit|CTOML)\.build/", "TOMLKit (toml++)"),
+    (r"/(ArgumentParser\w*)\.build/", "swift-argument-parser"),
+    (r"/(Logging|Metrics\w*|CoreMetrics|Prometheus|ServiceLifecycle|UnixSignals|ServiceContextModule|Tracing|"
+     r"Instrumentation|DequeModule|InternalCollectionsUtilities|Atomics|_AtomicsShims|Algorithms|RealModule|"
+     r"_NumericsShims|BasicContainers|OrderedCollections|Collections|HeapModule|Subprocess|SystemPackage|CSystem|"
+     r"_SubprocessCShims|AsyncAlgorithms|_CAsyncSequenceValidationSupport)\.build/",
+     "small packages (log, metrics, Prometheus, service lifecycle, collections, atomics, system)"),
+    (r"\.build/(release|debug)/[^/]+\.build/", "RoomBridge's own modules"),
+    (r"\.build/.*\.build/", "other packages"),
+    (r"libstdc\+\+|libgcc|libc_nonshared|crt\w*\.o|/usr/lib/", "C and C++ runtime start files"),
+]
+
+LINKER = "the linker's own tables: dynamic symbols and their names, relocations, PLT, unwind index"
+INPUT = re.compile(r"^ (\S+)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*))?$")
+CONTINUATION = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
+OUTPUT = re.compile(r"^(\.\S+|\S+)(\s|$)")
+
+
+def allocated_sections(program):
+    out = subprocess.run(["readelf", "-SW", program], capture_output=True, text=True, check=True).stdout
+    names = set()
+    for line in out.splitlines():
+        m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+\S+\s+(\S*)", line)
+        # Allocated and with bytes in the file (not .bss).
+        if m and "A" in m.group(3) and m.group(2) != "NOBITS":
+            names.add(m.group(1))
+    return names
+
+
+def library(path):
+    for pattern, name in RULES:
+        if re.search(pattern, path):
+            return name
+    return "other: " + path
+
+
+def attribute(map_path, allocated):
+    sizes = defaultdict(int)
+    output = None
+    pending = None
+    in_memory_map = False
+    with open(map_path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not in_memory_map:
+                # "Memory map" (gold, Swift's default linker on Linux); GNU ld's heading as well.
+                in_memory_map = line == "Memory map" or line.startswith("Linker script and memory map")
+                continue
+            if pending is not None:
+                m = CONTINUATION.match(line)
+                bare = re.match(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s*$", line)
+                if m and output in allocated:
+                    sizes[library(m.group(3))] += int(m.group(2), 16)
+                elif bare and pending == LINKER and output in allocated:
+                    sizes[LINKER] += int(bare.group(2), 16)
+                m = m or bare
+                pending = None
+                if m:
+                    continue
+            if line.startswith(" ** "):
+                # What the linker makes itself: the dynamic symbol table and its strings, the
+                # relocations, the PLT, the unwind index (".eh_frame_hdr"), headers, fill.
+                label = line[4:].split("  ")[0].strip()
+                m = re.match(r"^ \*\* .*?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s*$", line)
+                kind = LINKER if "fill" not in label else None
+                if m:
+                    if kind and output in allocated:
+                        sizes[kind] += int(m.group(2), 16)
+                else:
+                    pending = kind or "fill"
+                continue
+            if line.startswith(" "):
+                m = INPUT.match(line)
+                if not m or m.group(1) in ("*fill*",) or m.group(1).startswith("*("):
+                    continue
+                if m.group(2) is None:
+                    pending = m.group(1)
+                elif output in allocated:
+                    sizes[library(m.group(4))] += int(m.group(3), 16)
+            elif line:
+                m = OUTPUT.match(line)
+                if m:
+                    output = m.group(1)
+    return sizes
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: binary-sizes.py LINK.map PROGRAM [--markdown]")
+    map_path, program = sys.argv[1], sys.argv[2]
+    with tempfile.NamedTemporaryFile() as stripped:
+        subprocess.run(["strip", "--strip-unneeded", "--remove-section=.comment", "--remove-section=.note",
+                        "-o", stripped.name, program], check=True)
+        total = len(open(stripped.name, "rb").read())
+    sizes = attribute(map_path, allocated_sections(program))
+    rest = total - sum(sizes.values())
+    rows = sorted(sizes.items(), key=lambda kv: -kv[1])
+    rows.append(("the rest: headers, alignment between sections", rest))
+    if "--markdown" in sys.argv:
+        print("| library | MB | share |")
+        print("|---|---:|---:|")
+        for name, size in rows:
+            print(f"| {name} | {size / 1e6:.1f} | {100 * size / total:.0f} % |")
+        print(f"| **the stripped program** | **{total / 1e6:.1f}** | |")
+    else:
+        for name, size in rows:
+            print(f"{size / 1e6:8.1f} MB  {100 * size / total:3.0f} %  {name}")
+        print(f"{total / 1e6:8.1f} MB        the stripped program")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The package's size, measured (make bench; docs/benchmarks.md, "Package size"):
+#   scripts/package-size.sh OUT_DIR
+# Builds, statically linked as `make deb` does, the package's one program (`roombridge`, with the
+# linker's map) and the three programs 0.1.0 shipped instead; breaks the one program down by
+# library (scripts/binary-sizes.py); builds the package (xz, as `make deb`); reads Debian's peers
+# from apt. Writes OUT_DIR/package-size.md (the section), OUT_DIR/one/ (the program as installed:
+# roombridged and its two links) and OUT_DIR/three/ (0.1.0's three stripped programs), which the
+# benchmark starts side by side. Leaves .build/release's programs statically linked: run
+# `swift build -c release` afterwards for the usual ones (make bench does).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "$1" && cd "$1" && pwd)
+swift=${SWIFT:-swift}
+cd "$top"
+bin=$($swift build -c release --show-bin-path)
+rm -rf "$out/one" "$out/three" "$out/deb"
+mkdir -p "$out/one" "$out/three" "$out/deb"
+strip_to() { strip --strip-unneeded --remove-section=.comment --remove-section=.note -o "$2" "$1"; }
+
+for program in roombridged roombridgectl roombridge-web; do
+  $swift build -c release --static-swift-stdlib --product "$program" >&2
+  strip_to "$bin/$program" "$out/three/$program"
+done
+$swift build -c release --static-swift-stdlib --product roombridge -Xlinker -Map="$out/roombridge.map" >&2
+strip_to "$bin/roombridge" "$out/one/roombridged"
+ln -sf roombridged "$out/one/roombridgectl"
+ln -sf roombridged "$out/one/roombridge-web"
+breakdown=$(python3 scripts/binary-sizes.py "$out/roombridge.map" "$bin/roombridge" --markdown)
+deb=$(packaging/build-deb.sh "$bin" "$out/deb" | tail -1)
+
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
+kib_mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }'; }
+one=$(stat -c %s "$out/one/roombridged")
+three=0
+for program in roombridged roombridgectl roombridge-web; do three=$((three + $(stat -c %s "$out/three/$program"))); done
+installed_kib=$(dpkg-deb -f "$deb" Installed-Size)
+deb_bytes=$(stat -c %s "$deb")
+# 0.1.0's installed size: the same tree with its three programs in place of the one.
+old_installed_kib=$(( installed_kib + (three - one) / 1024 ))
+peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Size:/{print v, $2; exit}'; }
+
+{
+  echo "Built by \`scripts/package-size.sh\` in this run: release, Swift runtime linked statically, stripped"
+  echo "as \`packaging/build-deb.sh\` strips; the package compressed with xz as \`make deb\` does."
+  echo
+  echo "| what | MB |"
+  echo "|---|---:|"
+  for program in roombridged roombridgectl roombridge-web; do
+    echo "| 0.1.0: \`$program\`, its own program | $(mb "$(stat -c %s "$out/three/$program")") |"
+  done
+  echo "| 0.1.0: the three programs | $(mb "$three") |"
+  echo "| 0.1.0: installed size (the same tree with the three programs) | $(kib_mb "$old_installed_kib") |"
+  echo "| now: \`roombridge\`, the one program (installed as \`roombridged\`, two links) | $(mb "$one") |"
+  echo "| now: installed size (\`Installed-Size\`) | $(kib_mb "$installed_kib") |"
+  echo "| now: the \`.deb\` (xz) | $(mb "$deb_bytes") |"
+  for p in gpsd pcscd bluez; do
+    read -r version kib <<<"$(peer "$p")" || true
+    [ -n "${kib:-}" ] && echo "| peer: Debian's \`$p\` $version, installed size | $(kib_mb "$kib") |"
+  done
+  echo
+  echo "Where the one program's bytes come from (\`scripts/binary-sizes.py\`, from the linker's map):"
+  echo
+  echo "$breakdown"
+} > "$out/package-size.md"
+cat "$out/package-size.md"
