@@ -2,7 +2,8 @@
 # The package's size, measured (make bench; docs/benchmarks.md, "Package size"):
 #   scripts/package-size.sh OUT_DIR
 # Builds, statically linked as `make deb` does, the package's one program (`roombridge`, with the
-# linker's map) and the three programs 0.1.0 shipped instead; breaks the one program down by
+# linker's map), the three programs 0.1.0 shipped instead and the two minimal idle peers (the floor
+# with and without Foundation); breaks the one program down by
 # library (scripts/binary-sizes.py); builds the package (xz, as `make deb`); reads Debian's peers
 # from apt. Writes OUT_DIR/package-size.md (the section), OUT_DIR/one/ (the program as installed:
 # roombridged and its two links) and OUT_DIR/three/ (0.1.0's three stripped programs), which the
@@ -21,6 +22,11 @@ strip_to() { strip --strip-unneeded --remove-section=.comment --remove-section=.
 for program in roombridged roombridgectl roombridge-web; do
   $swift build -c release --static-swift-stdlib --product "$program" >&2
   strip_to "$bin/$program" "$out/three/$program"
+done
+# The floor: minimal programs (they only wait), with FoundationEssentials alone and with Foundation.
+for program in idle-peer-essentials idle-peer-foundation; do
+  $swift build -c release --static-swift-stdlib --product "$program" >&2
+  strip_to "$bin/$program" "$out/$program"
 done
 $swift build -c release --static-swift-stdlib --product roombridge -Xlinker -Map="$out/roombridge.map" >&2
 strip_to "$bin/roombridge" "$out/one/roombridged"
@@ -54,6 +60,8 @@ peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Si
   echo "| now: \`roombridge\`, the one program (installed as \`roombridged\`, two links) | $(mb "$one") |"
   echo "| now: installed size (\`Installed-Size\`) | $(kib_mb "$installed_kib") |"
   echo "| now: the \`.deb\` (xz) | $(mb "$deb_bytes") |"
+  echo "| floor: a minimal Swift program importing Foundation (\`idle-peer-foundation\`) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
+  echo "| floor: a minimal Swift program with FoundationEssentials only (\`idle-peer-essentials\`) | $(mb "$(stat -c %s "$out/idle-peer-essentials")") |"
   for p in gpsd pcscd bluez; do
     read -r version kib <<<"$(peer "$p")" || true
     [ -n "${kib:-}" ] && echo "| peer: Debian's \`$p\` $version, installed size | $(kib_mb "$kib") |"
