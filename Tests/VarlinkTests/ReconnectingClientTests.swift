@@ -13,8 +13,10 @@ import Varlink
 /// sent again only when it cannot have reached the service.
 @Suite struct ReconnectingClientTests {
     @Test func aCallAfterTheServiceClosedTheQuietConnectionIsAnswered() async throws {
-        // One second of quiet: long enough that a loaded machine sends each call before the service closes it.
-        try await withServer(configure: { $0.idleTimeout = .seconds(1) }) { path, _ in
+        // Three seconds of quiet. A CI machine under load (tests taking 20 s) once took longer than
+        // one second between opening a connection and sending on it, so the service closed it
+        // first and the read was asked again on a fourth connection, as it should be.
+        try await withServer(configure: { $0.idleTimeout = .seconds(3) }) { path, _ in
             let client = ReconnectingVarlinkClient(path: path)
             #expect(try await client.call("org.example.test.Add", parameters: ["a": 1, "b": 2], retry: .idempotent) == ["sum": 3])
             try await eventually("the service to close the quiet connection") { await !client.isConnected }
@@ -22,7 +24,9 @@ import Varlink
             #expect(try await client.call("org.example.test.Add", parameters: ["a": 2, "b": 2], retry: .idempotent) == ["sum": 4])
             try await eventually("the service to close the quiet connection again") { await !client.isConnected }
             #expect(try await client.call("org.example.test.Add", parameters: ["a": 3, "b": 3], retry: .notIfSent) == ["sum": 6])
-            #expect(await client.connectionsOpened == 3)
+            // Each call after a close on a fresh connection; a read may be asked once more on
+            // another if the service closed that one too before the call reached it.
+            #expect(await client.connectionsOpened >= 3)
             await client.close()
         }
     }
