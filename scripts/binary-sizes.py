@@ -10,6 +10,7 @@ ICU's data, Swift metadata, unwind tables, data). What no input file brings — 
 table and its strings, relocations, the unwind index, alignment — is the rest, measured as the
 stripped program's size minus the attributed bytes. docs/benchmarks.md, "Package size".
 """
+import os
 import re
 import subprocess
 import sys
@@ -25,7 +26,7 @@ RULES = [
     (r"swift_static/.*(libswift\w*|libdispatch|libBlocksRuntime)\.a|swiftrt\.o",
      "Swift runtime, standard library, Concurrency, Dispatch"),
     (r"/(CNIOBoringSSL|CNIOBoringSSLShims|CCryptoBoringSSL|CCryptoBoringSSLShims)\.build/", "BoringSSL (swift-nio-ssl's and swift-crypto's copies)"),
-    (r"/(Crypto|_CryptoExtras|CryptoBoringWrapper|CXKCP|CXKCPShims|_CertificateInternals|X509|SwiftASN1)\.build/",
+    (r"/(Crypto|_CryptoExtras|CryptoExtras|CryptoBoringWrapper|CXKCP|CXKCPShims|_CertificateInternals|X509|SwiftASN1)\.build/",
      "swift-crypto, X509, ASN.1"),
     (r"/(NIO\w*|CNIO\w*|_NIO\w*)\.build/", "SwiftNIO (with SSL, HTTP/1-2, extras, transport services)"),
     (r"/(GRDB|GRDBSQLite)\.build/", "GRDB"),
@@ -37,14 +38,20 @@ RULES = [
     (r"/(Logging|Metrics\w*|CoreMetrics|Prometheus|ServiceLifecycle|UnixSignals|ServiceContextModule|Tracing|"
      r"Instrumentation|DequeModule|InternalCollectionsUtilities|Atomics|_AtomicsShims|Algorithms|RealModule|"
      r"_NumericsShims|BasicContainers|OrderedCollections|Collections|HeapModule|Subprocess|SystemPackage|CSystem|"
-     r"_SubprocessCShims|AsyncAlgorithms|_CAsyncSequenceValidationSupport)\.build/",
+     r"_SubprocessCShims|AsyncAlgorithms|_CAsyncSequenceValidationSupport|_RopeModule|HashTreeCollections|BitCollections|"
+     r"ContainersPreview|ConcurrencyHelpers|ServiceContextModuleCompatibility|Configuration)\.build/",
      "small packages (log, metrics, Prometheus, service lifecycle, collections, atomics, system)"),
-    (r"\.build/(release|debug)/[^/]+\.build/", "RoomBridge's own modules"),
+    # RoomBridge's own modules: the directories under Sources/ (added below).
     (r"\.build/.*\.build/", "other packages"),
     (r"libstdc\+\+|libgcc|libc_nonshared|crt\w*\.o|/usr/lib/", "C and C++ runtime start files"),
 ]
 
 LINKER = "the linker's own tables: dynamic symbols and their names, relocations, PLT, unwind index"
+OWN = "RoomBridge's own modules"
+_sources = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources")
+RULES.insert(len(RULES) - 2, (r"/(" + "|".join(re.escape(d).replace("-", "_") for d in sorted(os.listdir(_sources)))
+                                + r")\.build/", OWN))
+
 INPUT = re.compile(r"^ (\S+)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*))?$")
 CONTINUATION = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
 OUTPUT = re.compile(r"^(\.\S+|\S+)(\s|$)")
@@ -118,6 +125,40 @@ def attribute(map_path, allocated):
     return sizes
 
 
+def icu_roots(map_path):
+    """The program's own object files (not the Swift toolchain's archives) whose references make
+    the linker take ICU's archive members: the map's "Archive member included because of file
+    (symbol)" list, followed from each ICU member back to the first file outside the toolchain."""
+    included = {}
+    with open(map_path, errors="replace") as f:
+        lines = iter(f.read().split("\n"))
+    for line in lines:
+        if line.startswith("Archive member included"):
+            break
+    member = None
+    for line in lines:
+        if line.startswith(("Discarded input sections", "Memory map", "Allocating common", "Linker script")):
+            break
+        if line and not line.startswith(" "):
+            member = line.strip()
+        elif member and line.strip():
+            m = re.match(r"^(.*) \((.*)\)$", line.strip())
+            if m:
+                included[member] = m.group(1)
+            member = None
+    roots = defaultdict(int)
+    for member in included:
+        if "lib_FoundationICU.a" not in member:
+            continue
+        seen, by = set(), included[member]
+        while "swift_static" in by and by in included and by not in seen:
+            seen.add(by)
+            by = included[by]
+        if "swift_static" not in by:
+            roots[re.sub(r"^.*/([^/]+)\.build/([^/]+)$", r"\1 (\2)", by)] += 1
+    return sorted(roots.items(), key=lambda kv: -kv[1])
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit("usage: binary-sizes.py LINK.map PROGRAM [--markdown]")
@@ -136,6 +177,15 @@ def main():
         for name, size in rows:
             print(f"| {name} | {size / 1e6:.1f} | {100 * size / total:.0f} % |")
         print(f"| **the stripped program** | **{total / 1e6:.1f}** | |")
+        print()
+        print("What brings ICU in: the program's object files whose references lead the linker, through")
+        print("Foundation and CoreFoundation, to ICU's archive. The linker records only the first file that needed each")
+        print("member, so removing these would show the next; ICU members reached through each:")
+        print()
+        print("| module (object file) | ICU members reached |")
+        print("|---|---:|")
+        for name, count in icu_roots(map_path):
+            print(f"| {name} | {count} |")
     else:
         for name, size in rows:
             print(f"{size / 1e6:8.1f} MB  {100 * size / total:3.0f} %  {name}")
