@@ -88,6 +88,7 @@ def test_package_contents(deb):
 
 
 def installed_size_mb(deb):
+    """Installed-Size in MiB."""
     return int(field(deb, "Installed-Size")) / 1024
 
 
@@ -111,6 +112,11 @@ def test_the_three_programs_are_one_file(deb, tmp_path):
 # 2026-11-26 (docs/benchmarks.md, "Package size"); the three programs it replaced, 200 MB. The bound keeps
 # the package from growing back unnoticed; the release package's own bound is below.
 DEBUG_PACKAGE_INSTALLED_MB = 130
+
+
+# The release package: 101.4 MB (96.7 MiB) installed, the .deb 25.0 MB (make bench, 2026-11-26);
+# 0.1.0's was 260.6 MB. The bounds are in MiB (Installed-Size is in KiB).
+RELEASE_PACKAGE_INSTALLED_MB = 105
 
 
 def test_installed_size_stays_within_its_bound(deb):
@@ -345,3 +351,5 @@ def test_release_package_is_lintian_clean():
     assert not findings, lint.stdout
     depends = [d.split()[0] for d in field(deb, "Depends").split(", ")]
     assert set(LIBRARIES) <= set(depends) and not [d for d in depends if "swift" in d], depends
+    size = installed_size_mb(deb)
+    assert size <= RELEASE_PACKAGE_INSTALLED_MB, f"Installed-Size {size:.1f} MB > {RELEASE_PACKAGE_INSTALLED_MB} MB"
