@@ -28,6 +28,10 @@ for program in idle-peer-essentials idle-peer-foundation; do
   $swift build -c release --static-swift-stdlib --product "$program" >&2
   strip_to "$bin/$program" "$out/$program"
 done
+# A candidate, measured: the same program with its symbols kept out of the dynamic symbol table.
+$swift build -c release --static-swift-stdlib --product roombridge -Xlinker --version-script="$top/scripts/local-symbols.map" >&2
+strip_to "$bin/roombridge" "$out/roombridge-local-symbols"
+local_runs=$("$out/roombridge-local-symbols" roombridged --version 2>&1 || true)
 $swift build -c release --static-swift-stdlib --product roombridge -Xlinker -Map="$out/roombridge.map" >&2
 strip_to "$bin/roombridge" "$out/one/roombridged"
 ln -sf roombridged "$out/one/roombridgectl"
@@ -59,8 +63,9 @@ peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Si
   echo "| 0.1.0: installed size (the same tree with the three programs) | $(kib_mb "$old_installed_kib") |"
   echo "| now: \`roombridge\`, the one program (installed as \`roombridged\`, two links) | $(mb "$one") |"
   echo "| now: installed size (\`Installed-Size\`) | $(kib_mb "$installed_kib") |"
+  echo "| candidate: the one program linked with \`scripts/local-symbols.map\` (runs: \`$local_runs\`) | $(mb "$(stat -c %s "$out/roombridge-local-symbols")") |"
   echo "| now: the \`.deb\` (xz) | $(mb "$deb_bytes") |"
-  echo "| floor: a minimal Swift program importing Foundation (\`idle-peer-foundation\`) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
+  echo "| floor: a minimal Swift program importing Foundation, none of its formatters (\`idle-peer-foundation\`) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
   echo "| floor: a minimal Swift program with FoundationEssentials only (\`idle-peer-essentials\`) | $(mb "$(stat -c %s "$out/idle-peer-essentials")") |"
   for p in gpsd pcscd bluez; do
     read -r version kib <<<"$(peer "$p")" || true
