@@ -46,12 +46,10 @@ scenario:
 	ROOMBRIDGE_FORCE_SIMULATORS=1 ROOMBRIDGE_BIN=$(abspath $(BUILD_DIR)) scripts/run.sh --scenario
 
 # Every benchmark figure in one invocation (release build); writes docs/benchmarks.md.
-# The package's size first (scripts/package-size.sh links its programs statically; the second
-# build links the usual ones again).
+# The package's size too (scripts/package-size.sh: a static release build of its own, in .build-static).
 bench:
 	$(SWIFT) build -c release
 	SWIFT=$(SWIFT) scripts/package-size.sh .build/package-size
-	$(SWIFT) build -c release
 	.build/release/roombridge-bench --bin .build/release --package .build/package-size --output docs/benchmarks.md
 
 # A bounded libFuzzer run (AddressSanitizer) over the NDEF decoders; FUZZ_SECONDS=600 for longer.

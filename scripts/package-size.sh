@@ -7,32 +7,34 @@
 # library (scripts/binary-sizes.py); builds the package (xz, as `make deb`); reads Debian's peers
 # from apt. Writes OUT_DIR/package-size.md (the section), OUT_DIR/one/ (the program as installed:
 # roombridged and its two links) and OUT_DIR/three/ (0.1.0's three stripped programs), which the
-# benchmark starts side by side. Leaves .build/release's programs statically linked: run
-# `swift build -c release` afterwards for the usual ones (make bench does).
+# benchmark starts side by side. Builds in .build-static: a static build compiles every module
+# differently (-static-stdlib), so sharing .build with the usual release build would make each
+# build recompile everything the other one built.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 swift=${SWIFT:-swift}
 cd "$top"
-bin=$($swift build -c release --show-bin-path)
+build() { $swift build -c release --static-swift-stdlib --scratch-path "$top/.build-static" "$@"; }
+bin=$(build --show-bin-path)
 rm -rf "$out/one" "$out/three" "$out/deb"
 mkdir -p "$out/one" "$out/three" "$out/deb"
 strip_to() { strip --strip-unneeded --remove-section=.comment --remove-section=.note -o "$2" "$1"; }
 
 for program in roombridged roombridgectl roombridge-web; do
-  $swift build -c release --static-swift-stdlib --product "$program" >&2
+  build --product "$program" >&2
   strip_to "$bin/$program" "$out/three/$program"
 done
 # The floor: minimal programs (they only wait), with FoundationEssentials alone and with Foundation.
 for program in idle-peer-essentials idle-peer-foundation; do
-  $swift build -c release --static-swift-stdlib --product "$program" >&2
+  build --product "$program" >&2
   strip_to "$bin/$program" "$out/$program"
 done
 # A candidate, measured: the same program with its symbols kept out of the dynamic symbol table.
-$swift build -c release --static-swift-stdlib --product roombridge -Xlinker --version-script="$top/scripts/local-symbols.map" >&2
+build --product roombridge -Xlinker --version-script="$top/scripts/local-symbols.map" >&2
 strip_to "$bin/roombridge" "$out/roombridge-local-symbols"
 local_runs=$("$out/roombridge-local-symbols" roombridged --version 2>&1 || true)
-$swift build -c release --static-swift-stdlib --product roombridge -Xlinker -Map="$out/roombridge.map" >&2
+build --product roombridge -Xlinker -Map="$out/roombridge.map" >&2
 strip_to "$bin/roombridge" "$out/one/roombridged"
 ln -sf roombridged "$out/one/roombridgectl"
 ln -sf roombridged "$out/one/roombridge-web"
