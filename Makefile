@@ -68,7 +68,7 @@ release:
 	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product pn532-sim
 	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product bluez-sim
 
-# make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the three programs
+# make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the one program
 # (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
 deb:
 	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product roombridge

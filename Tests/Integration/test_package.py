@@ -108,6 +108,18 @@ def test_the_three_programs_are_one_file(deb, tmp_path):
     assert "USAGE: roombridge-web" in help_text, help_text
 
 
+def test_the_program_under_its_own_name_runs_the_name_given_first_or_says_how():
+    program = binary("roombridge")
+    out = run([program, "roombridgectl", "--version"])
+    assert out.returncode == 0 and out.stdout.strip() == version(), out.stderr
+    out = run([program, "roombridged", "--version"])
+    assert out.returncode == 0 and out.stdout.strip() == f"roombridged {version()}", out.stderr
+    for args in ([], ["status"]):
+        out = run([program, *args])
+        assert out.returncode == 64, out
+        assert "run as one of roombridged, roombridgectl, roombridge-web" in out.stderr, out.stderr
+
+
 # The debug build's package (what CI builds): one stripped debug program of 103 MB, measured
 # 2026-11-26 (docs/benchmarks.md, "Package size"); the three programs it replaced, 200 MB. The bound keeps
 # the package from growing back unnoticed; the release package's own bound is below.
