@@ -98,6 +98,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: swiftSettings),
+        // The Varlink methods as typed parameters and replies, for the clients (web, CLI, tests).
+        .target(name: "RoomBridgeAPI", dependencies: ["Lending", "RoomBridgeCore", "Varlink"], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
             "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
@@ -143,7 +145,7 @@ let package = Package(
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
         .target(name: "WebFront", dependencies: [
-            "JSON", "Varlink", "VarlinkNIO", "Lending", "RoomBridgeCore",
+            "JSON", "Varlink", "VarlinkNIO", "Lending", "RoomBridgeAPI", "RoomBridgeCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "MultipartKit", package: "multipart-kit"),
@@ -233,7 +235,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
-            "RoomBridgeInterfaces", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore", "NDEF",
+            "RoomBridgeInterfaces", "RoomBridgeAPI", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore", "NDEF",
         ], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeConfigTests", dependencies: ["TestSupport", "RoomBridgeConfig"], swiftSettings: swiftSettings),
         .testTarget(name: "DiagnosticsTests", dependencies: ["TestSupport", "Diagnostics", "RoomBridgeConfig", "RoomBridgeCore"], swiftSettings: swiftSettings),

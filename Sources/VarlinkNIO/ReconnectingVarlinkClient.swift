@@ -122,6 +122,11 @@ public actor ReconnectingVarlinkClient {
         }
     }
 
+    /// Calls a method of the contract (``VarlinkMethod``): its typed parameters, its typed reply.
+    public func call<M: VarlinkMethod>(_ method: M.Type, _ parameters: M.Parameters, retry: VarlinkCallRetry) async throws -> M.Reply {
+        try await call(M.name, parameters, returning: M.Reply.self, retry: retry)
+    }
+
     /// Opens a connection of its own for the `more` call `method` and returns it with its
     /// replies (a stream keeps its connection to itself; closing the client ends it).
     public nonisolated func subscribe(

@@ -241,6 +241,11 @@ public final class VarlinkClient: Sendable {
         }
     }
 
+    /// Calls a method of the contract (``VarlinkMethod``): its typed parameters, its typed reply.
+    public func call<M: VarlinkMethod>(_ method: M.Type, _ parameters: M.Parameters) async throws -> M.Reply {
+        try await call(M.name, parameters, returning: M.Reply.self)
+    }
+
     /// Calls `method` with `more: true` and yields each reply's parameters until the last one.
     /// An error reply ends the stream by throwing ``VarlinkError``. Cancelling the iterating
     /// task (or dropping the stream early) closes the connection, as the protocol requires

@@ -2,6 +2,7 @@ import CurtainProtocol
 import Foundation
 import Lending
 import NDEF
+import RoomBridgeAPI
 import RoomBridgeCore
 import RoomBridgeInterfaces
 import Testing
@@ -51,14 +52,13 @@ import Varlink
         "ImportProblem": ImportProblem.self,
         "TargetCounts": OutboxInterface.TargetCounts.self,
         "Entry": OutboxInterface.Entry.self,
+        "DeviceFields": InventoryAPI.DeviceFields.self,
     ] }
 
     /// IDL types without a Decodable Swift type, and why.
     static let unmapped: [String: String] = [
         // Coded by hand: one payload field per kind (checked by the Watch tests).
         "Event": "one payload per kind",
-        // A method's input only: read field by field (Parameters), never put on the wire by the daemon.
-        "DeviceFields": "input only",
     ]
 
     /// Fields the daemon adds to a type's Codable form when it answers, by IDL type.
@@ -122,6 +122,38 @@ import Varlink
         for name in Self.unmapped.keys {
             #expect(names.contains(name), "\(name) is listed as unmapped but no interface declares it")
         }
+    }
+
+    /// The fields of a list of IDL fields, name → optional.
+    static func shape(_ fields: [VarlinkField]) -> [String: Bool] {
+        var shape: [String: Bool] = [:]
+        for f in fields {
+            if case .optional = f.type { shape[f.name] = true } else { shape[f.name] = false }
+        }
+        return shape
+    }
+
+    /// Every method a client calls through `RoomBridgeAPI` is a method of its interface, with the same
+    /// parameters and reply fields, and the same optionality.
+    @Test func everyClientMethodMatchesItsIDLMethod() throws {
+        let types = try Self.idlTypes()
+        var methods: [String: VarlinkMethodDefinition] = [:]
+        for text in Self.descriptions {
+            let def = try VarlinkInterfaceDefinition(parsing: text)
+            for (name, method) in def.methods { methods["\(def.name).\(name)"] = method }
+        }
+        func check<M: VarlinkMethod>(_: M.Type) throws {
+            guard let idl = methods[M.name] else {
+                Issue.record("\(M.name) is declared in RoomBridgeAPI but no interface has it")
+                return
+            }
+            let parameters = try WireShape.of(M.Parameters.self, strings: Self.strings(types))
+            let reply = try WireShape.of(M.Reply.self, strings: Self.strings(types))
+            #expect(parameters == Self.shape(idl.input), "\(M.name) parameters: Swift \(parameters.sorted { $0.key < $1.key }), IDL \(Self.shape(idl.input).sorted { $0.key < $1.key })")
+            #expect(reply == Self.shape(idl.output), "\(M.name) reply: Swift \(reply.sorted { $0.key < $1.key }), IDL \(Self.shape(idl.output).sorted { $0.key < $1.key })")
+        }
+        #expect(RoomBridgeAPI.methods.count >= 20)
+        for method in RoomBridgeAPI.methods { try check(method) }
     }
 
     /// The shape reader itself: it sees required and optional keys, and nothing nested.

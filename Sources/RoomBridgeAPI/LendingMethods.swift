@@ -1,0 +1,234 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Lending
+import RoomBridgeCore
+import Varlink
+
+/// `io.roombridge.Lending`'s methods as the clients call them (see ``InventoryAPI``).
+public enum LendingAPI {
+    public static let interface = "io.roombridge.Lending"
+
+    /// The reply of the methods that answer with one rental. (`overdue`, which the daemon adds to
+    /// each rental, is the rule ``Rental/isOverdue(at:)`` at the reply's moment; clients apply
+    /// the same rule when they show it.)
+    public struct RentalReply: Codable, Sendable { public var rental: Rental }
+
+    /// A page of rentals.
+    public struct RentalPage: Codable, Sendable {
+        public var rentals: [Rental]
+        public var nextCursor: String?
+    }
+
+    public enum Arm: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.Arm"
+        public struct Parameters: Codable, Sendable {
+            public var userId: UserID
+            public init(userId: UserID) { self.userId = userId }
+        }
+        public struct Reply: Codable, Sendable { public var session: LendingArm }
+    }
+
+    public enum Disarm: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.Disarm"
+        public typealias Parameters = VarlinkNothing
+        public typealias Reply = VarlinkNothing
+    }
+
+    public enum GetSession: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.GetSession"
+        public typealias Parameters = VarlinkNothing
+        public struct Reply: Codable, Sendable { public var session: LendingArm? }
+    }
+
+    public enum Lend: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.Lend"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID
+            public var userId: UserID
+            /// Default: the configured loan period (none: open-ended).
+            public var dueAt: Date?
+            /// The person signed in to a trusted front end ("web:NAME via unix:USER").
+            public var actor: String?
+            public init(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil, actor: String? = nil) {
+                self.deviceId = deviceId
+                self.userId = userId
+                self.dueAt = dueAt
+                self.actor = actor
+            }
+        }
+        public typealias Reply = RentalReply
+    }
+
+    public enum Return: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.Return"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID
+            /// The user who brought it back; without it the caller (or `actor`) is recorded.
+            public var returnedBy: UserID?
+            public var actor: String?
+            /// The device's condition ("cracked screen"), kept in the history.
+            public var note: String?
+            /// Also set the device's status to broken, in the same transaction.
+            public var broken: Bool?
+            public init(deviceId: DeviceID, returnedBy: UserID? = nil, actor: String? = nil, note: String? = nil, broken: Bool? = nil) {
+                self.deviceId = deviceId
+                self.returnedBy = returnedBy
+                self.actor = actor
+                self.note = note
+                self.broken = broken
+            }
+        }
+        public typealias Reply = RentalReply
+    }
+
+    public enum Renew: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.Renew"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID
+            public var dueAt: Date
+            public var actor: String?
+            public init(deviceId: DeviceID, dueAt: Date, actor: String? = nil) {
+                self.deviceId = deviceId
+                self.dueAt = dueAt
+                self.actor = actor
+            }
+        }
+        public typealias Reply = RentalReply
+    }
+
+    public enum ListActive: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.ListActive"
+        public struct Parameters: Codable, Sendable {
+            public var userId: UserID?
+            public var limit: Int?
+            public var cursor: String?
+            public init(userId: UserID? = nil, limit: Int? = nil, cursor: String? = nil) {
+                self.userId = userId
+                self.limit = limit
+                self.cursor = cursor
+            }
+        }
+        public typealias Reply = RentalPage
+    }
+
+    public enum ListOverdue: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.ListOverdue"
+        public struct Parameters: Codable, Sendable {
+            public var limit: Int?
+            public var cursor: String?
+            public init(limit: Int? = nil, cursor: String? = nil) {
+                self.limit = limit
+                self.cursor = cursor
+            }
+        }
+        public typealias Reply = RentalPage
+    }
+
+    /// Which rentals: those that started in [since, until), of a device or a user.
+    public struct HistoryRange: Codable, Sendable, Equatable {
+        public var deviceId: DeviceID?
+        public var userId: UserID?
+        public var since: Date?
+        public var until: Date?
+        /// Leave out active rentals.
+        public var returnedOnly: Bool?
+        public init(deviceId: DeviceID? = nil, userId: UserID? = nil, since: Date? = nil, until: Date? = nil, returnedOnly: Bool? = nil) {
+            self.deviceId = deviceId
+            self.userId = userId
+            self.since = since
+            self.until = until
+            self.returnedOnly = returnedOnly
+        }
+    }
+
+    public enum History: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.History"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID?
+            public var userId: UserID?
+            public var since: Date?
+            public var until: Date?
+            public var returnedOnly: Bool?
+            public var limit: Int?
+            public var cursor: String?
+            public init(_ range: HistoryRange = HistoryRange(), limit: Int? = nil, cursor: String? = nil) {
+                deviceId = range.deviceId
+                userId = range.userId
+                since = range.since
+                until = range.until
+                returnedOnly = range.returnedOnly
+                self.limit = limit
+                self.cursor = cursor
+            }
+        }
+        public typealias Reply = RentalPage
+    }
+
+    /// `ExportHistory`'s formats.
+    public enum ExportFormat: String, Codable, Sendable, CaseIterable {
+        case csv, json
+    }
+
+    public enum ExportHistory: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.ExportHistory"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID?
+            public var userId: UserID?
+            public var since: Date?
+            public var until: Date?
+            public var returnedOnly: Bool?
+            public var format: ExportFormat
+            /// Spreadsheet dates' zone (tz name); default the kiosk's.
+            public var timeZone: String?
+            public var byteOrderMark: Bool?
+            public var limit: Int?
+            public var cursor: String?
+            public init(_ range: HistoryRange = HistoryRange(), format: ExportFormat, timeZone: String? = nil,
+                        byteOrderMark: Bool? = nil, limit: Int? = nil, cursor: String? = nil) {
+                deviceId = range.deviceId
+                userId = range.userId
+                since = range.since
+                until = range.until
+                returnedOnly = range.returnedOnly
+                self.format = format
+                self.timeZone = timeZone
+                self.byteOrderMark = byteOrderMark
+                self.limit = limit
+                self.cursor = cursor
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            public var text: String
+            public var count: Int
+            public var nextCursor: String?
+        }
+    }
+}
+
+/// `io.roombridge.State`'s methods as the clients call them.
+public enum StateAPI {
+    public static let interface = "io.roombridge.State"
+
+    public enum GetState: VarlinkMethod {
+        public static let name = "io.roombridge.State.GetState"
+        public typealias Parameters = VarlinkNothing
+        public struct Reply: Codable, Sendable { public var state: StateSnapshot }
+    }
+}
+
+/// Every method declared here, for the contract test.
+public enum RoomBridgeAPI {
+    public static var methods: [any VarlinkMethod.Type] { [
+        InventoryAPI.ListGroups.self, InventoryAPI.AddDevice.self, InventoryAPI.UpdateDevice.self,
+        InventoryAPI.DeleteDevice.self, InventoryAPI.GetDevice.self, InventoryAPI.ListDevices.self,
+        InventoryAPI.DeviceLog.self, InventoryAPI.AddUser.self, InventoryAPI.GetUser.self, InventoryAPI.ListUsers.self,
+        InventoryAPI.AddBadge.self, InventoryAPI.Import.self,
+        LendingAPI.Arm.self, LendingAPI.Disarm.self, LendingAPI.GetSession.self, LendingAPI.Lend.self,
+        LendingAPI.Return.self, LendingAPI.Renew.self, LendingAPI.ListActive.self, LendingAPI.ListOverdue.self,
+        LendingAPI.History.self, LendingAPI.ExportHistory.self,
+        StateAPI.GetState.self,
+    ] }
+}
