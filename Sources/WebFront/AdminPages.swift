@@ -1,4 +1,7 @@
 import Foundation
+import Lending
+import RoomBridgeAPI
+import Varlink
 
 /// Who is looking at a page: nobody, or a signed-in admin with the session's CSRF token.
 struct Viewer: Sendable {
@@ -30,52 +33,41 @@ struct AdminPages: Sendable {
         return HTML.page(l, title: l.t("admin.signIn"), active: "", viewer: .anonymous, body: body)
     }
 
-    struct Fields: Encodable, Sendable {
-        var groupId: String?
-        var model: String?
-        var serialNumber: String?
-        var osVersion: String?
-        var status: String?
-        var connectorType: String?
-        var note: String?
-    }
-
     /// The device fields of a submitted form; absent (empty) fields stay unchanged, except the
     /// note, which an empty field clears when editing.
-    static func fields(_ form: Query, editing: Bool) -> Fields {
-        Fields(groupId: form["groupId"], model: form["model"], serialNumber: form["serialNumber"], osVersion: form["osVersion"],
-               status: form["status"], connectorType: form["connectorType"],
-               note: editing ? (form.raw("note") ?? nil) : form["note"])
+    /// - Throws: `InvalidParameter` `status` for a status the inventory does not have, as the daemon
+    ///   answers a value outside the IDL's enum.
+    static func fields(_ form: Query, editing: Bool) throws(VarlinkError) -> InventoryAPI.DeviceFields {
+        var status: DeviceStatus?
+        if let text = form["status"] {
+            guard let value = DeviceStatus(rawValue: text) else { throw VarlinkError.invalidParameter("status") }
+            status = value
+        }
+        return InventoryAPI.DeviceFields(
+            groupId: form["groupId"], model: form["model"], serialNumber: form["serialNumber"], osVersion: form["osVersion"],
+            status: status, connectorType: form["connectorType"], note: editing ? (form.raw("note") ?? nil) : form["note"])
     }
-
-    struct AddDevice: Encodable, Sendable { var id: String; var fields: Fields; var actor: String? }
-    struct UpdateDevice: Encodable, Sendable { var id: String; var fields: Fields; var actor: String? }
-    struct Updated: Decodable, Sendable { var device: Device }
-    struct DeleteDevice: Encodable, Sendable { var id: String; var actor: String? }
-    struct Deleted: Decodable, Sendable {}
 
     /// Deletes a device that is not lent (its history and change log stay).
     func delete(_ id: String, actor: String?) async throws {
-        _ = try await link.write("io.roombridge.Inventory.DeleteDevice", DeleteDevice(id: id, actor: actor), returning: Deleted.self)
+        _ = try await link.write(InventoryAPI.DeleteDevice.self, .init(id: id, actor: actor))
     }
 
     /// `actor`: the signed-in admin, recorded in the device's change log (the daemon trusts
     /// roombridge-web to name it).
     func add(_ form: Query, actor: String?) async throws -> String {
         let id = form["id"] ?? ""
-        _ = try await link.write("io.roombridge.Inventory.AddDevice", AddDevice(id: id, fields: Self.fields(form, editing: false), actor: actor),
-                                returning: Updated.self)
+        _ = try await link.write(InventoryAPI.AddDevice.self, .init(id: id, fields: try Self.fields(form, editing: false), actor: actor))
         return id
     }
 
     func update(_ id: String, _ form: Query, actor: String?) async throws {
-        _ = try await link.write("io.roombridge.Inventory.UpdateDevice", UpdateDevice(id: id, fields: Self.fields(form, editing: true), actor: actor),
-                                returning: Updated.self)
+        _ = try await link.write(InventoryAPI.UpdateDevice.self, .init(id: id, fields: try Self.fields(form, editing: true), actor: actor))
     }
 
     /// The add form (device nil) or the edit form, filled from `device` or from a refused `form`.
     func deviceForm(_ l: Localizer, viewer: Viewer, device: Device?, form: Query?, error: String?) async throws -> String {
-        let groups = try await link.read("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self).groups
+        let groups = try await link.read(InventoryAPI.ListGroups.self, .init()).groups
         func value(_ key: String, _ current: String?) -> String { form?.raw(key) ?? current ?? "" }
         func input(_ key: String, _ label: String, _ current: String?, required: Bool = false) -> String {
             "<label>\(HTML.escape(l.t(label))) <input name=\"\(key)\" id=\"\(key)\" value=\"\(HTML.escape(value(key, current)))\"\(required ? " required" : "")></label>"
@@ -92,7 +84,7 @@ struct AdminPages: Sendable {
         body += input("connectorType", "device.connector", device?.connectorType)
         if device != nil {
             body += "<label>\(HTML.escape(l.t("devices.status"))) "
-                + HTML.select("status", ["normal", "broken", "disposed"].map { ($0, l.t("status.\($0)")) }, selected: value("status", device?.status))
+                + HTML.select("status", ["normal", "broken", "disposed"].map { ($0, l.t("status.\($0)")) }, selected: value("status", device?.status.rawValue))
                 + "</label>"
         }
         body += input("note", "device.note", device?.note)

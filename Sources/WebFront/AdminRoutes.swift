@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import RoomBridgeAPI
 import Varlink
 import VarlinkNIO
 
@@ -117,7 +118,7 @@ struct AdminRoutes: Sendable {
             guard v.user != nil else { return signIn(request) }
             let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
             return await WebServer.page(l, request) {
-                let device = try await admin.link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
+                let device = try await admin.link.read(InventoryAPI.GetDevice.self, .init(id: id)).device.device
                 return try await admin.deviceForm($0, viewer: v, device: device, form: nil, error: nil)
             }
         }
@@ -154,7 +155,7 @@ struct AdminRoutes: Sendable {
                 return Response(status: .seeOther, headers: [.location: "/devices/\(HTML.urlComponent(id))"])
             } catch let error as VarlinkError where !error.name.hasSuffix(".NoSuchDevice") {
                 return await WebServer.page(l, request, status: .badRequest) {
-                    let device = try await admin.link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self).device
+                    let device = try await admin.link.read(InventoryAPI.GetDevice.self, .init(id: id)).device.device
                     return try await admin.deviceForm($0, viewer: v, device: device, form: form, error: Self.message(error, l))
                 }
             } catch {

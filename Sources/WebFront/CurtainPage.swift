@@ -13,7 +13,7 @@ struct CurtainPage: Sendable {
     /// The panels' DOM keys and curtains: one curtain keeps the key `curtain` (ids `curtain-open`, …), several
     /// are `curtain-NAME` (`curtain-left-open`, …); none configured is one disabled panel.
     func curtains() async throws -> [(key: String, curtain: Curtain)] {
-        let state = try await link.read("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self).state
+        let state = try await link.read("io.roombridge.State.GetState", VarlinkNothing(), returning: StateReply.self).state
         let all = state.allCurtains
         guard all.count > 1 else { return [(key: "curtain", curtain: all.first ?? state.curtain)] }
         return all.map { (key: "curtain-" + ($0.id ?? ""), curtain: $0) }

@@ -45,6 +45,16 @@ public struct DaemonLink: Sendable {
         try await client.call(method, parameters, returning: type, retry: .idempotent)
     }
 
+    /// Calls a contract method (``RoomBridgeAPI``) that changes nothing.
+    func read<M: VarlinkMethod>(_ method: M.Type, _ parameters: M.Parameters) async throws -> M.Reply {
+        try await client.call(method, parameters, retry: .idempotent)
+    }
+
+    /// Calls a contract method that changes something (see ``write(_:_:returning:)``).
+    func write<M: VarlinkMethod>(_ method: M.Type, _ parameters: M.Parameters) async throws -> M.Reply {
+        try await client.call(method, parameters, retry: .notIfSent)
+    }
+
     /// Opens a dedicated connection for `io.roombridge.State.Watch` (a stream keeps its
     /// connection to itself) and returns its replies; `since` resumes after that event.
     func watch(since: Int? = nil) async throws -> (VarlinkClient, AsyncThrowingStream<VarlinkClient.Parameters, any Error>) {
@@ -52,6 +62,3 @@ public struct DaemonLink: Sendable {
         return try await client.subscribe("io.roombridge.State.Watch", parameters: parameters)
     }
 }
-
-/// An empty parameter object.
-struct NoParameters: Encodable, Sendable {}

@@ -1,7 +1,8 @@
 import Foundation
 import Hummingbird
-import struct Lending.KioskDay
+import Lending
 import Logging
+import RoomBridgeAPI
 import Varlink
 import VarlinkNIO
 
@@ -11,14 +12,6 @@ import VarlinkNIO
 struct DeskForms: Sendable {
     let link: DaemonLink
     let pages: Pages
-
-    struct Lend: Encodable, Sendable { var deviceId: String; var userId: String; var dueAt: String?; var actor: String? }
-    struct Return: Encodable, Sendable { var deviceId: String; var actor: String? }
-    struct Renew: Encodable, Sendable { var deviceId: String; var dueAt: String; var actor: String? }
-    struct AddUser: Encodable, Sendable { var id: String; var name: String }
-    struct AddBadge: Encodable, Sendable { var identifier: String; var kind: String; var userId: String }
-    struct Ignored: Decodable, Sendable {}
-    struct RentalReply: Decodable, Sendable { var rental: Rental }
 
     /// The sentence a lend or renew leaves on the next page: who has what, until when.
     static func lentNotice(_ key: String, _ r: Rental, _ l: Localizer) -> String {
@@ -31,9 +24,8 @@ struct DeskForms: Sendable {
         admin.change(router, "/rentals/lend", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, request, _ in
             let due = try form["due"].map { day throws(PageError) in try Self.endOfDay(day, l) }
-            let reply = try await link.write("io.roombridge.Lending.Lend", Lend(deviceId: form["device"] ?? "", userId: form["user"] ?? "", dueAt: due,
-                                                                              actor: v.user),
-                                             returning: RentalReply.self)
+            let reply = try await link.write(LendingAPI.Lend.self, .init(deviceId: form["device"] ?? "", userId: form["user"] ?? "",
+                                                                         dueAt: due, actor: v.user))
             await admin.notify(request, Self.lentNotice("notice.lent", reply.rental, l))
             return "/rentals"
         }
@@ -42,32 +34,29 @@ struct DeskForms: Sendable {
                      confirm: { form, l in
                          (l.t("confirm.return", ["device": form["device"] ?? ""]), l.t("rentals.return"), "/rentals")
                      }) { form, v, l, request, _ in
-            let reply = try await link.write("io.roombridge.Lending.Return", Return(deviceId: form["device"] ?? "", actor: v.user),
-                                             returning: RentalReply.self)
+            let reply = try await link.write(LendingAPI.Return.self, .init(deviceId: form["device"] ?? "", actor: v.user))
             await admin.notify(request, l.t("notice.returned", ["device": reply.rental.deviceId, "user": reply.rental.userName]))
             return "/rentals"
         }
         admin.change(router, "/rentals/renew", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.rentals(l, viewer: v, error: error) }) { form, v, l, request, _ in
             let due = try Self.endOfDay(form["due"] ?? "", l)
-            let reply = try await link.write("io.roombridge.Lending.Renew", Renew(deviceId: form["device"] ?? "", dueAt: due, actor: v.user),
-                                             returning: RentalReply.self)
+            let reply = try await link.write(LendingAPI.Renew.self, .init(deviceId: form["device"] ?? "", dueAt: due, actor: v.user))
             await admin.notify(request, Self.lentNotice("notice.renewed", reply.rental, l))
             return "/rentals"
         }
         admin.change(router, "/users/new", localizer: localizer,
                      page: { l, v, error, _, _ in try await pages.users(Query(nil), l, viewer: v, error: error) }) { form, _, l, request, _ in
             let id = form["id"] ?? ""
-            _ = try await link.write("io.roombridge.Inventory.AddUser", AddUser(id: id, name: form["name"] ?? ""), returning: Ignored.self)
+            _ = try await link.write(InventoryAPI.AddUser.self, .init(id: id, name: form["name"] ?? ""))
             await admin.notify(request, l.t("notice.userAdded", ["user": form["name"] ?? id, "id": id]))
             return "/users/\(HTML.urlComponent(id))"
         }
         admin.change(router, "/users/:id/badge", localizer: localizer,
                      page: { l, v, error, _, context in try await pages.user(Self.id(context), l, viewer: v, error: error) }) { form, _, l, request, context in
             let id = Self.id(context)
-            _ = try await link.write("io.roombridge.Inventory.AddBadge",
-                                    AddBadge(identifier: form["uid"] ?? "", kind: form["kind"] == "felica" ? "felica" : "iso14443a", userId: id),
-                                    returning: Ignored.self)
+            _ = try await link.write(InventoryAPI.AddBadge.self,
+                                    .init(identifier: form["uid"] ?? "", kind: form["kind"] == "felica" ? .felica : .iso14443a, userId: id))
             await admin.notify(request, l.t("notice.badgeBound", ["uid": form["uid"] ?? "", "id": id]))
             return "/users/\(HTML.urlComponent(id))"
         }
@@ -79,9 +68,9 @@ struct DeskForms: Sendable {
 
     /// The end of a due day (YYYY-MM-DD) in the kiosk's time zone, on the wire: due on that day,
     /// overdue after it.
-    static func endOfDay(_ day: String, _ l: Localizer) throws(PageError) -> String {
+    static func endOfDay(_ day: String, _ l: Localizer) throws(PageError) -> Date {
         guard let end = KioskDay(day)?.end(in: l.timeZone) else { throw .badDate(day) }
-        return end.formatted(Date.ISO8601FormatStyle())
+        return end
     }
 
     static func id(_ context: WebRequestContext) -> String {

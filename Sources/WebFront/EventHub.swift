@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 import Varlink
 import VarlinkNIO
-import struct RoomBridgeCore.LendingArm
+import RoomBridgeAPI
 
 /// One thing the hub tells its subscribers.
 public enum HubMessage: Sendable, Equatable {
@@ -246,7 +246,7 @@ public actor EventHub {
     /// (its `startedAt` unchanged; a restarted daemon numbers its events from 1 again).
     private func resumePoint() async -> Int? {
         guard let state, let daemonRun else { return nil }
-        let now = try? await link.read("io.roombridge.State.GetState", NoParameters(), returning: StateReply.self)
+        let now = try? await link.read("io.roombridge.State.GetState", VarlinkNothing(), returning: StateReply.self)
         return now?.state.startedAt == daemonRun ? state.seq : nil
     }
 
@@ -291,14 +291,14 @@ public actor EventHub {
         switch outcome.kind {
         case .lent:
             guard let id = outcome.deviceId else { return OutcomeFacts() }
-            let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
-            return OutcomeFacts(model: detail?.device.model, dueAt: detail?.device.rental?.dueAt)
+            let detail = try? await link.read(InventoryAPI.GetDevice.self, .init(id: id))
+            return OutcomeFacts(model: detail?.device.device.model, dueAt: detail?.device.activeRental?.dueAt)
         case .returned:
             guard let id = outcome.deviceId else { return OutcomeFacts() }
-            let detail = try? await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
-            return OutcomeFacts(model: detail?.device.model)
+            let detail = try? await link.read(InventoryAPI.GetDevice.self, .init(id: id))
+            return OutcomeFacts(model: detail?.device.device.model)
         case .armed:
-            let session = try? await link.read("io.roombridge.Lending.GetSession", NoParameters(), returning: SessionReply.self)
+            let session = try? await link.read(LendingAPI.GetSession.self, .init())
             return OutcomeFacts(sessionExpiresAt: session?.session.map { WireTime.string($0.expiresAt) })
         default:
             return OutcomeFacts()
@@ -306,9 +306,7 @@ public actor EventHub {
     }
 }
 
-struct DeviceID: Encodable, Sendable { var id: String }
 struct StateReply: Decodable, Sendable { var state: DaemonState }
-struct SessionReply: Decodable, Sendable { var session: LendingArm? }
 
 extension EventHub {
     /// Ends every subscriber's stream (shutdown).

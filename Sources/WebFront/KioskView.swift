@@ -1,3 +1,4 @@
+import Foundation
 import struct RoomBridgeCore.LendingOutcome
 import struct RoomBridgeCore.PresenceChangeEvent
 import struct RoomBridgeCore.PresenceState
@@ -22,14 +23,14 @@ public struct KioskMessage: Codable, Sendable, Equatable {
 /// the event arrives: the device's model and due date for a lend, the session's end for a badge.
 public struct OutcomeFacts: Codable, Sendable, Equatable {
     public var model: String?
-    public var dueAt: String?
+    public var dueAt: Date?
     public var sessionExpiresAt: String?
     /// For a presence event: who is present after it (nil when not known, e.g. in a replay).
     public var presence: PresenceState?
     /// For a curtain event: every curtain after it (nil when not known, e.g. in a replay).
     public var curtains: [Curtain]?
 
-    public init(model: String? = nil, dueAt: String? = nil, sessionExpiresAt: String? = nil, presence: PresenceState? = nil,
+    public init(model: String? = nil, dueAt: Date? = nil, sessionExpiresAt: String? = nil, presence: PresenceState? = nil,
                 curtains: [Curtain]? = nil) {
         self.model = model
         self.dueAt = dueAt

@@ -53,14 +53,20 @@ public struct Localizer: Sendable {
     /// Whether the catalogue has `key`.
     public func has(_ key: String) -> Bool { language.catalogue[key] != nil }
 
-    /// A wire time (ISO 8601) as date and time in the kiosk's time zone, e.g. "1 Dec 2026, 14:05".
-    public func dateTime(_ wire: String?) -> String {
-        format(wire, template: "yMMMdHHmm")
+    /// A time as date and time in the kiosk's time zone, e.g. "1 Dec 2026, 14:05".
+    public func dateTime(_ date: Date) -> String {
+        format(date, template: "yMMMdHHmm")
     }
 
-    /// A wire time as a day with its weekday, e.g. "Tue 1 Dec" / "12月1日(火)".
-    public func day(_ wire: String?) -> String {
-        format(wire, template: "EEEdMMM")
+    /// A wire time (ISO 8601) as ``dateTime(_:)-(Date)`` shows it; a text that is no time as it is.
+    public func dateTime(_ wire: String?) -> String {
+        guard let wire, let date = WireTime.parse(wire) else { return wire ?? "" }
+        return dateTime(date)
+    }
+
+    /// A time as a day with its weekday, e.g. "Tue 1 Dec" / "12月1日(火)".
+    public func day(_ date: Date) -> String {
+        format(date, template: "EEEdMMM")
     }
 
     public func number(_ value: Int) -> String {
@@ -70,8 +76,7 @@ public struct Localizer: Sendable {
         return f.string(from: NSNumber(value: value)) ?? String(value)
     }
 
-    private func format(_ wire: String?, template: String) -> String {
-        guard let wire, let date = WireTime.parse(wire) else { return wire ?? "" }
+    private func format(_ date: Date, template: String) -> String {
         let f = DateFormatter()
         f.locale = language.locale
         f.timeZone = timeZone

@@ -1,5 +1,7 @@
 import Foundation
-import struct Lending.KioskDay
+import Lending
+import RoomBridgeAPI
+import Varlink
 
 /// The read-only pages. Each reads what it shows from roombridged through `DaemonLink`, asking
 /// for the range it shows (filters and dates go to the daemon; nothing is fetched whole and
@@ -11,21 +13,19 @@ struct Pages: Sendable {
 
     // MARK: Devices
 
-    struct DeviceQuery: Encodable, Sendable {
-        var groupId: String?
-        var status: String?
-        var isLent: Bool?
-        var isNfcRegistered: Bool?
-        var text: String?
-        var limit: Int?
-        var cursor: String?
-    }
-
     func devices(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
-        let query = DeviceQuery(groupId: q["group"], status: q["status"], isLent: q.bool("lent"),
-                                isNfcRegistered: q.bool("nfc"), text: q["text"], limit: Self.pageSize, cursor: q["cursor"])
-        async let groups = link.read("io.roombridge.Inventory.ListGroups", NoParameters(), returning: GroupList.self)
-        let list = try await link.read("io.roombridge.Inventory.ListDevices", query, returning: DeviceList.self)
+        var status: DeviceStatus?
+        if let text = q["status"] {
+            // As the daemon answers a value outside the IDL's enum.
+            guard let value = DeviceStatus(rawValue: text) else { throw VarlinkError.invalidParameter("status") }
+            status = value
+        }
+        let query = InventoryAPI.ListDevices.Parameters(
+            groupId: q["group"], status: status, isLent: q.bool("lent"),
+            isNfcRegistered: q.bool("nfc"), text: q["text"], limit: Self.pageSize, cursor: q["cursor"])
+        async let groups = link.read(InventoryAPI.ListGroups.self, .init())
+        let list = try await link.read(InventoryAPI.ListDevices.self, query)
+        let now = Date()
         let groupList = try await groups.groups
         let groupNames = Dictionary(groupList.map { ($0.id, $0.name) }) { a, _ in a }
         let yesNo = [("", l.t("common.all")), ("true", l.t("common.yes")), ("false", l.t("common.no"))]
@@ -39,14 +39,15 @@ struct Pages: Sendable {
             <button type="submit">\(HTML.escape(l.t("common.show")))</button>
             </form>
             """
-        let rows = list.devices.map { d -> (cells: [String], attributes: String) in
-            let lent = d.rental.map { l.t("device.lentTo", ["user": $0.userName, "since": l.dateTime($0.rentedAt)]) } ?? l.t("device.available")
+        let rows = list.devices.map { record -> (cells: [String], attributes: String) in
+            let d = record.device
+            let lent = record.activeRental.map { l.t("device.lentTo", ["user": $0.userName, "since": l.dateTime($0.rentedAt)]) } ?? l.t("device.available")
             return (cells: [
                 "<a href=\"/devices/\(HTML.urlComponent(d.id))\">\(HTML.escape(d.id))</a>",
                 HTML.escape(groupNames[d.groupId] ?? d.groupId), HTML.escape(d.model), HTML.escape(d.serialNumber),
-                HTML.escape(l.t("status.\(d.status)")), HTML.escape(lent),
-                HTML.escape(l.t(d.isNfcRegistered ? "common.yes" : "common.no")),
-            ], attributes: d.rental?.overdue == true ? " class=\"overdue\"" : "")
+                HTML.escape(l.t("status.\(d.status.rawValue)")), HTML.escape(lent),
+                HTML.escape(l.t(d.isNFCRegistered ? "common.yes" : "common.no")),
+            ], attributes: record.activeRental?.isOverdue(at: now) == true ? " class=\"overdue\"" : "")
         }
         let headers = ["device.id", "devices.group", "device.model", "device.serial", "devices.status", "devices.lent", "devices.nfc"].map { l.t($0) }
         let add = viewer.user == nil ? "" : "<p><a id=\"add-device\" href=\"/devices/new\">\(HTML.escape(l.t("device.add")))</a></p>"
@@ -55,23 +56,15 @@ struct Pages: Sendable {
         return HTML.page(l, title: l.t("devices.title"), active: "devices", viewer: viewer, body: body)
     }
 
-    struct HistoryQuery: Encodable, Sendable {
-        var deviceId: String?
-        var userId: String?
-        var since: String?
-        var until: String?
-        var limit: Int?
-        var cursor: String?
-    }
-
     func device(_ id: String, _ l: Localizer, viewer: Viewer) async throws -> String {
-        let detail = try await link.read("io.roombridge.Inventory.GetDevice", DeviceID(id: id), returning: DeviceDetail.self)
-        async let log = link.read("io.roombridge.Inventory.DeviceLog", DeviceLogQuery(id: id, limit: Self.pageSize), returning: LogList.self)
-        let history = try await link.read("io.roombridge.Lending.History", HistoryQuery(deviceId: id, limit: Self.pageSize), returning: RentalList.self)
-        let d = detail.device
+        let detail = try await link.read(InventoryAPI.GetDevice.self, .init(id: id))
+        async let log = link.read(InventoryAPI.DeviceLog.self, .init(id: id, limit: Self.pageSize))
+        let history = try await link.read(LendingAPI.History.self, .init(.init(deviceId: id), limit: Self.pageSize))
+        let d = detail.device.device
+        let now = Date()
         let facts: [(String, String)] = [
             ("device.model", d.model), ("device.serial", d.serialNumber), ("device.os", d.osVersion),
-            ("devices.status", l.t("status.\(d.status)")), ("device.connector", d.connectorType),
+            ("devices.status", l.t("status.\(d.status.rawValue)")), ("device.connector", d.connectorType),
             ("device.registered", l.dateTime(d.registeredAt)), ("device.note", d.note ?? l.t("common.none")),
         ]
         var body = viewer.user == nil ? "" : "<p><a id=\"edit-device\" href=\"/devices/\(HTML.urlComponent(d.id))/edit\">\(HTML.escape(l.t("device.edit")))</a></p>"
@@ -79,10 +72,10 @@ struct Pages: Sendable {
             + "<button id=\"delete-device\">\(HTML.escape(l.t("device.delete")))</button></form>"
         body += "<dl class=\"facts\">" + facts.map { "<dt>\(HTML.escape(l.t($0.0)))</dt><dd>\(HTML.escape($0.1))</dd>" }.joined() + "</dl>"
         body += "<h2>\(HTML.escape(l.t("device.activeRental")))</h2>"
-        if let r = d.rental {
+        if let r = detail.device.activeRental {
             var text = l.t("device.lentTo", ["user": "\(r.userName) (\(r.userId))", "since": l.dateTime(r.rentedAt)])
             if let due = r.dueAt { text += " — " + l.t("device.due", ["due": l.dateTime(due)]) }
-            body += "<p id=\"active-rental\"\(r.overdue ? " class=\"overdue\"" : "")>\(HTML.escape(text))</p>"
+            body += "<p id=\"active-rental\"\(r.isOverdue(at: now) ? " class=\"overdue\"" : "")>\(HTML.escape(text))</p>"
         } else {
             body += "<p id=\"active-rental\">\(HTML.escape(l.t("device.available")))</p>"
         }
@@ -93,7 +86,7 @@ struct Pages: Sendable {
         body += entries.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("device.noLog")))</p>" : HTML.table(
             ["log.when", "log.operation", "log.field", "log.change"].map { l.t($0) },
             entries.map { e in (cells: [
-                HTML.escape(l.dateTime(e.at)), HTML.escape(l.t("op.\(e.operation)")), HTML.escape(Self.fieldName(e.field, l)),
+                HTML.escape(l.dateTime(e.at)), HTML.escape(l.t("op.\(e.operation.rawValue)")), HTML.escape(Self.fieldName(e.field, l)),
                 HTML.escape("\(Self.fieldValue(e.field, e.oldValue, l)) → \(Self.fieldValue(e.field, e.newValue, l))"),
             ], attributes: "") }, id: "log")
         body += "<h2>\(HTML.escape(l.t("device.tags")))</h2>"
@@ -119,15 +112,11 @@ struct Pages: Sendable {
         }
     }
 
-    struct DeviceLogQuery: Encodable, Sendable { var id: String; var limit: Int }
-
     // MARK: Rentals and history
 
-    struct PageQuery: Encodable, Sendable { var limit: Int }
-
     func rentals(_ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
-        async let overdue = link.read("io.roombridge.Lending.ListOverdue", PageQuery(limit: Self.pageSize), returning: RentalList.self)
-        let active = try await link.read("io.roombridge.Lending.ListActive", PageQuery(limit: 1000), returning: RentalList.self)
+        async let overdue = link.read(LendingAPI.ListOverdue.self, .init(limit: Self.pageSize))
+        let active = try await link.read(LendingAPI.ListActive.self, .init(limit: 1000))
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         if viewer.user != nil { body += lendForm(l, viewer: viewer) }
         body += "<h2>\(HTML.escape(l.t("rentals.overdue")))</h2>"
@@ -150,19 +139,17 @@ struct Pages: Sendable {
     }
 
     /// The history query from the page's form: days in the kiosk's time zone.
-    func historyQuery(_ q: Query, _ l: Localizer) throws(PageError) -> HistoryQuery {
-        func day(_ key: String) throws(PageError) -> String? {
+    func historyRange(_ q: Query, _ l: Localizer) throws(PageError) -> LendingAPI.HistoryRange {
+        func day(_ key: String) throws(PageError) -> Date? {
             guard let value = q[key] else { return nil }
-            guard let wire = KioskDay(value)?.start(in: l.timeZone)?.formatted(Date.ISO8601FormatStyle()) else { throw .badDate(value) }
-            return wire
+            guard let start = KioskDay(value)?.start(in: l.timeZone) else { throw .badDate(value) }
+            return start
         }
-        return HistoryQuery(deviceId: q["device"], userId: q["user"], since: try day("since"), until: try day("until"),
-                            limit: Self.pageSize, cursor: q["cursor"])
+        return LendingAPI.HistoryRange(deviceId: q["device"], userId: q["user"], since: try day("since"), until: try day("until"))
     }
 
     func history(_ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
-        let query = try historyQuery(q, l)
-        let list = try await link.read("io.roombridge.Lending.History", query, returning: RentalList.self)
+        let list = try await link.read(LendingAPI.History.self, .init(try historyRange(q, l), limit: Self.pageSize, cursor: q["cursor"]))
         let field = { (name: String, key: String, type: String) in
             "<label>\(HTML.escape(l.t(key))) <input type=\"\(type)\" name=\"\(name)\" id=\"\(name)\" value=\"\(HTML.escape(q[name] ?? ""))\"></label>"
         }
@@ -181,18 +168,6 @@ struct Pages: Sendable {
         return HTML.page(l, title: l.t("history.title"), active: "history", viewer: viewer, body: body)
     }
 
-    struct ExportQuery: Encodable, Sendable {
-        var deviceId: String?
-        var userId: String?
-        var since: String?
-        var until: String?
-        var format = "csv"
-        var timeZone: String
-        var limit = 1000
-        var cursor: String?
-    }
-    struct ExportPage: Decodable, Sendable { var text: String; var nextCursor: String? }
-
     /// Whether the CSV starts with a byte order mark, which Excel needs to read UTF-8 (names such
     /// as "ギャラクシー S24" are garbled without it): `bom=1|0`, by default on for a Japanese page.
     static func csvByteOrderMark(_ q: Query, _ l: Localizer) -> Bool {
@@ -202,11 +177,10 @@ struct Pages: Sendable {
     /// The history as CSV, exactly as `roombridgectl history --format csv` writes it (page by
     /// page from ExportHistory, concatenated), with dates in the kiosk's time zone.
     func historyCSV(_ q: Query, _ l: Localizer) async throws -> String {
-        let h = try historyQuery(q, l)
-        var query = ExportQuery(deviceId: h.deviceId, userId: h.userId, since: h.since, until: h.until, timeZone: l.timeZone.identifier)
+        var query = LendingAPI.ExportHistory.Parameters(try historyRange(q, l), format: .csv, timeZone: l.timeZone.identifier, limit: 1000)
         var text = ""
         while true {
-            let page = try await link.read("io.roombridge.Lending.ExportHistory", query, returning: ExportPage.self)
+            let page = try await link.read(LendingAPI.ExportHistory.self, query)
             text += page.text
             guard let next = page.nextCursor else { return (Self.csvByteOrderMark(q, l) ? "\u{FEFF}" : "") + text }
             query.cursor = next
@@ -215,11 +189,8 @@ struct Pages: Sendable {
 
     // MARK: Users
 
-    struct UserQuery: Encodable, Sendable { var nameContains: String?; var limit: Int; var cursor: String? }
-
     func users(_ q: Query, _ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
-        let list = try await link.read("io.roombridge.Inventory.ListUsers",
-                                       UserQuery(nameContains: q["name"], limit: Self.pageSize, cursor: q["cursor"]), returning: UserList.self)
+        let list = try await link.read(InventoryAPI.ListUsers.self, .init(nameContains: q["name"], limit: Self.pageSize, cursor: q["cursor"]))
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         if viewer.user != nil {
             body += "<form method=\"post\" action=\"/users/new\" class=\"filters\" id=\"add-user-form\">" + viewer.csrfField
@@ -240,19 +211,11 @@ struct Pages: Sendable {
         return HTML.page(l, title: l.t("users.title"), active: "users", viewer: viewer, body: body)
     }
 
-    struct UserID: Encodable, Sendable { var id: String }
-    struct UserDetail: Decodable, Sendable { var user: User; var badges: [Badge] }
-    struct ActiveQuery: Encodable, Sendable { var userId: String; var limit: Int }
-    struct LastTapReply: Decodable, Sendable {
-        struct State: Decodable, Sendable { var lastTap: LastTap? }
-        var state: State
-    }
-
     /// One user: their badges, what they have now, and for an admin the badge just tapped,
     /// ready to bind (the reader's last tap when it was not a device's tag).
     func user(_ id: String, _ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
-        async let active = link.read("io.roombridge.Lending.ListActive", ActiveQuery(userId: id, limit: Self.pageSize), returning: RentalList.self)
-        let detail = try await link.read("io.roombridge.Inventory.GetUser", UserID(id: id), returning: UserDetail.self)
+        async let active = link.read(LendingAPI.ListActive.self, .init(userId: id, limit: Self.pageSize))
+        let detail = try await link.read(InventoryAPI.GetUser.self, .init(id: id))
         func t(_ key: String) -> String { HTML.escape(l.t(key)) }
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         body += "<dl class=\"facts\"><dt>\(t("users.name"))</dt><dd id=\"user-name\">\(HTML.escape(detail.user.name))</dd>"
@@ -260,13 +223,13 @@ struct Pages: Sendable {
         body += "<h2>\(t("users.badges"))</h2>"
         body += detail.badges.isEmpty ? "<p class=\"empty\" id=\"no-badges\">\(t("users.noBadges"))</p>" : HTML.table(
             ["tag.uid", "users.badgeKind"].map { l.t($0) },
-            detail.badges.map { (cells: ["<code>\(HTML.escape($0.identifier))</code>", HTML.escape(l.t("badge.\($0.kind)"))], attributes: "") },
+            detail.badges.map { (cells: ["<code>\(HTML.escape($0.identifier))</code>", HTML.escape(l.t("badge.\($0.kind.rawValue)"))], attributes: "") },
             id: "badges")
         if viewer.user != nil {
-            let state = try await link.read("io.roombridge.State.GetState", NoParameters(), returning: LastTapReply.self).state
+            let state = try await link.read(StateAPI.GetState.self, .init()).state
             body += "<h3>\(t("users.bindTitle"))</h3>"
-            func canonical(_ uid: String) -> String { uid.uppercased().filter { $0.isHexDigit } }
-            if let tap = state.lastTap, detail.badges.contains(where: { canonical($0.identifier) == canonical(tap.uid) }) {
+            // Badge identifiers are stored canonical; the tap's UID is the reader's (canonical too, said once more here).
+            if let tap = state.lastTap, detail.badges.contains(where: { $0.identifier == CardIdentifier.canonical(tap.uid) }) {
                 // Bound already (just now, say): nothing to offer.
                 body += "<p class=\"empty\" id=\"last-tap\">\(HTML.escape(l.t("users.lastTapBound", ["uid": tap.uid, "user": detail.user.name])))</p>"
             } else if let tap = state.lastTap, tap.device == nil {
@@ -294,12 +257,14 @@ struct Pages: Sendable {
     private func rentalTable(_ rentals: [Rental], _ l: Localizer, id: String, returning viewer: Viewer? = nil) -> String {
         let admin = viewer?.user != nil
         let withReturned = rentals.contains { $0.returnedAt != nil }
+        let now = Date()
         var headers = ["device.id", "device.model", "rentals.user", "rentals.since", "rentals.due"].map { l.t($0) }
         if withReturned { headers.append(l.t("rentals.returned")) }
         if admin { headers.append("") }
         return HTML.table(headers, rentals.map { r in
             var due = r.dueAt.map { l.dateTime($0) } ?? l.t("rentals.open")
-            if r.overdue { due += " (" + l.t("rentals.overdueMark") + ")" }
+            let overdue = r.isOverdue(at: now)
+            if overdue { due += " (" + l.t("rentals.overdueMark") + ")" }
             var cells = [
                 "<a class=\"nowrap\" href=\"/devices/\(HTML.urlComponent(r.deviceId))\">\(HTML.escape(r.deviceId))</a>",
                 HTML.escape(r.model),
@@ -320,7 +285,7 @@ struct Pages: Sendable {
                     + "<label>\(HTML.escape(l.t("rentals.newDueDay"))) <input type=\"date\" name=\"due\" required"
                     + " id=\"\(id)-due-\(HTML.escape(r.deviceId))\"></label>" + button("renew"))
             }
-            return (cells: cells, attributes: r.overdue ? " class=\"overdue\"" : "")
+            return (cells: cells, attributes: overdue ? " class=\"overdue\"" : "")
         }, id: id)
     }
 

@@ -4,84 +4,10 @@ import struct RoomBridgeCore.LendingOutcome
 import struct RoomBridgeCore.PresenceChangeEvent
 import struct RoomBridgeCore.PresenceState
 
-// What roombridge-web reads from roombridged's Varlink replies: the fields of the IDL types in
-// io.roombridge.State, .Inventory and .Lending that the pages show (unknown fields are ignored,
-// so the daemon may add fields without breaking this client). Times stay ISO 8601 strings on
-// the wire and are parsed where they are shown. `LendingOutcome` and `LendingArm` are the
-// contract's own types.
-
-/// `io.roombridge.Inventory` / `io.roombridge.Lending` type `Rental`.
-public struct Rental: Decodable, Sendable, Equatable {
-    public var id: Int
-    public var deviceId: String
-    public var model: String
-    public var userId: String
-    public var userName: String
-    public var rentedAt: String
-    public var dueAt: String?
-    public var returnedAt: String?
-    public var overdue: Bool
-}
-
-/// `io.roombridge.Inventory` type `Device`.
-public struct Device: Decodable, Sendable, Equatable {
-    public var id: String
-    public var groupId: String
-    public var model: String
-    public var serialNumber: String
-    public var osVersion: String
-    public var status: String
-    public var connectorType: String
-    public var registeredAt: String
-    public var note: String?
-    public var isNfcRegistered: Bool
-    public var rental: Rental?
-}
-
-/// `io.roombridge.Inventory` type `Group`.
-public struct DeviceGroup: Decodable, Sendable, Equatable {
-    public var id: String
-    public var name: String
-}
-
-/// `io.roombridge.Inventory` type `LogEntry`: one changed field of a device.
-public struct LogEntry: Decodable, Sendable, Equatable {
-    public var id: Int
-    public var operation: String
-    public var field: String
-    public var oldValue: String?
-    public var newValue: String?
-    public var at: String
-}
-
-/// `io.roombridge.Inventory` type `User`.
-public struct User: Decodable, Sendable, Equatable {
-    public var id: String
-    public var name: String
-    public var registeredAt: String
-}
-
-/// `io.roombridge.Inventory` type `Badge`: a user's card.
-public struct Badge: Decodable, Sendable, Equatable {
-    public var identifier: String
-    public var kind: String
-}
-
-/// `io.roombridge.State` type `Tap` (the fields the badge binding shows); `device` is set when
-/// the tag carried a device's record.
-public struct LastTap: Decodable, Sendable, Equatable {
-    public struct DeviceTag: Decodable, Sendable, Equatable {}
-    public var uid: String
-    public var tagType: String
-    public var at: String
-    public var device: DeviceTag?
-}
-
-/// `io.roombridge.Inventory` type `TagBinding`.
-public struct TagBinding: Decodable, Sendable, Equatable {
-    public var uid: String
-    public var boundAt: String
-}
+// What roombridge-web reads from roombridged's Watch and GetState about the curtains (the fields
+// the kiosk and the curtain page show; unknown fields are ignored). Inventory and lending replies
+// are RoomBridgeAPI's methods over the domain's own types; `LendingOutcome` and `LendingArm` are
+// the contract's own types.
 
 /// `io.roombridge.State` type `ScheduleEntry`: an open or close time (HH:MM) and whether it is on.
 public struct ScheduleEntry: Codable, Sendable, Equatable {
@@ -183,11 +109,3 @@ struct WatchReply: Decodable, Sendable {
     var event: DaemonEvent?
     var resumedAfter: Int?
 }
-
-/// Paged list replies.
-struct DeviceList: Decodable, Sendable { var devices: [Device]; var nextCursor: String? }
-struct RentalList: Decodable, Sendable { var rentals: [Rental]; var nextCursor: String? }
-struct UserList: Decodable, Sendable { var users: [User]; var nextCursor: String? }
-struct LogList: Decodable, Sendable { var entries: [LogEntry]; var nextCursor: String? }
-struct GroupList: Decodable, Sendable { var groups: [DeviceGroup] }
-struct DeviceDetail: Decodable, Sendable { var device: Device; var tags: [TagBinding] }

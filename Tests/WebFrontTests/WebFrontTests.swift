@@ -47,7 +47,7 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
 
     @Test func lentShowsModelUserAndDueDayInTheKiosksTimeZone() {
         // 2026-12-01T16:00Z is already Wednesday 2 December in Tokyo.
-        let facts = OutcomeFacts(model: "Pixel 7", dueAt: "2026-12-01T16:00:00Z")
+        let facts = OutcomeFacts(model: "Pixel 7", dueAt: WireTime.parse("2026-12-01T16:00:00Z"))
         let m = KioskView.message(for: outcome(.lent), facts: facts, en)
         #expect(m.tone == .success)
         #expect(m.headline == "Lent Pixel 7 (D-0042) to Alice — due Wed 2 Dec")
@@ -95,7 +95,7 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
     @Test func noMessageCarriesAPlaceholder() {
         let kinds = LendingOutcome.Kind.allCases
         let refusals: [LendingOutcome.Refusal?] = [nil] + LendingOutcome.Refusal.allCases
-        let facts = [OutcomeFacts(), OutcomeFacts(model: "Pixel 7", dueAt: "2026-12-01T16:00:00Z", sessionExpiresAt: "2026-11-24T05:00:25Z")]
+        let facts = [OutcomeFacts(), OutcomeFacts(model: "Pixel 7", dueAt: WireTime.parse("2026-12-01T16:00:00Z"), sessionExpiresAt: "2026-11-24T05:00:25Z")]
         let placeholder = /\{[a-zA-Z]+\}/
         for l in [en, ja] {
             for kind in kinds {
@@ -229,7 +229,7 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
     /// Issue 32: the web stored 23:59:00 for "due that day", the CLI 23:59:59. Both use KioskDay now.
     @Test func aDueDayEndsAtItsLastSecondInTheKiosksTimeZone() throws {
         let l = Localizer(language: .en, timeZone: tokyo)
-        #expect(try DeskForms.endOfDay("2026-12-03", l) == "2026-12-03T14:59:59Z")
+        #expect(try DeskForms.endOfDay("2026-12-03", l) == WireTime.parse("2026-12-03T14:59:59Z"))
         #expect(throws: PageError.badDate("24.11.2026")) { try DeskForms.endOfDay("24.11.2026", l) }
     }
 
