@@ -145,7 +145,7 @@ let package = Package(
 
         // MARK: The web front end — a Varlink client of roombridged (see docs/web.md).
         .target(name: "WebFront", dependencies: [
-            "JSON", "Varlink", "VarlinkNIO", "Lending", "RoomBridgeAPI", "RoomBridgeCore",
+            "JSON", "Varlink", "VarlinkNIO", "Lending", "RoomBridgeAPI", "RoomBridgeCore", "CurtainProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "MultipartKit", package: "multipart-kit"),

@@ -146,22 +146,28 @@ public enum LendingAPI {
 
     public enum History: VarlinkMethod {
         public static let name = "io.roombridge.Lending.History"
+        /// On the wire the range's fields, `limit` and `cursor`, side by side.
         public struct Parameters: Codable, Sendable {
-            public var deviceId: DeviceID?
-            public var userId: UserID?
-            public var since: Date?
-            public var until: Date?
-            public var returnedOnly: Bool?
+            public var range: HistoryRange
             public var limit: Int?
             public var cursor: String?
             public init(_ range: HistoryRange = HistoryRange(), limit: Int? = nil, cursor: String? = nil) {
-                deviceId = range.deviceId
-                userId = range.userId
-                since = range.since
-                until = range.until
-                returnedOnly = range.returnedOnly
+                self.range = range
                 self.limit = limit
                 self.cursor = cursor
+            }
+            enum CodingKeys: String, CodingKey { case limit, cursor }
+            public init(from decoder: any Decoder) throws {
+                range = try HistoryRange(from: decoder)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                limit = try c.decodeIfPresent(Int.self, forKey: .limit)
+                cursor = try c.decodeIfPresent(String.self, forKey: .cursor)
+            }
+            public func encode(to encoder: any Encoder) throws {
+                try range.encode(to: encoder)
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encodeIfPresent(limit, forKey: .limit)
+                try c.encodeIfPresent(cursor, forKey: .cursor)
             }
         }
         public typealias Reply = RentalPage
@@ -174,30 +180,34 @@ public enum LendingAPI {
 
     public enum ExportHistory: VarlinkMethod {
         public static let name = "io.roombridge.Lending.ExportHistory"
+        /// On the wire the page's fields (`History.Parameters`) and the export's, side by side.
         public struct Parameters: Codable, Sendable {
-            public var deviceId: DeviceID?
-            public var userId: UserID?
-            public var since: Date?
-            public var until: Date?
-            public var returnedOnly: Bool?
+            public var page: History.Parameters
             public var format: ExportFormat
             /// Spreadsheet dates' zone (tz name); default the kiosk's.
             public var timeZone: String?
             public var byteOrderMark: Bool?
-            public var limit: Int?
-            public var cursor: String?
             public init(_ range: HistoryRange = HistoryRange(), format: ExportFormat, timeZone: String? = nil,
                         byteOrderMark: Bool? = nil, limit: Int? = nil, cursor: String? = nil) {
-                deviceId = range.deviceId
-                userId = range.userId
-                since = range.since
-                until = range.until
-                returnedOnly = range.returnedOnly
+                page = History.Parameters(range, limit: limit, cursor: cursor)
                 self.format = format
                 self.timeZone = timeZone
                 self.byteOrderMark = byteOrderMark
-                self.limit = limit
-                self.cursor = cursor
+            }
+            enum CodingKeys: String, CodingKey { case format, timeZone, byteOrderMark }
+            public init(from decoder: any Decoder) throws {
+                page = try History.Parameters(from: decoder)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                format = try c.decode(ExportFormat.self, forKey: .format)
+                timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
+                byteOrderMark = try c.decodeIfPresent(Bool.self, forKey: .byteOrderMark)
+            }
+            public func encode(to encoder: any Encoder) throws {
+                try page.encode(to: encoder)
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(format, forKey: .format)
+                try c.encodeIfPresent(timeZone, forKey: .timeZone)
+                try c.encodeIfPresent(byteOrderMark, forKey: .byteOrderMark)
             }
         }
         public struct Reply: Codable, Sendable {

@@ -31,6 +31,24 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
     /// The lending database: which backend, and since when it does not answer (PostgreSQL).
     public var database: DatabaseState = DatabaseState()
 
+    public init(seq: UInt64 = 0, startedAt: Date, timeZone: String = "UTC", readers: [ReaderStatus] = [], lastTap: Tap? = nil,
+                tagWrite: TagWriteStatus? = nil, curtain: CurtainState = CurtainState(connection: .disabled),
+                curtains: [CurtainState] = [], lending: LendingState = LendingState(), counters: Counters = Counters(),
+                presence: PresenceState = PresenceState(), database: DatabaseState = DatabaseState()) {
+        self.seq = seq
+        self.startedAt = startedAt
+        self.timeZone = timeZone
+        self.readers = readers
+        self.lastTap = lastTap
+        self.tagWrite = tagWrite
+        self.curtain = curtain
+        self.curtains = curtains
+        self.lending = lending
+        self.counters = counters
+        self.presence = presence
+        self.database = database
+    }
+
     /// The lending side of the state.
     public struct LendingState: Sendable, Codable, Equatable {
         /// The armed lend session, if one is active.
@@ -42,6 +60,13 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
         /// How many active rentals are past their due date; nil until the lending store was
         /// first asked.
         public var overdue: Int? = nil
+
+        public init(armed: LendingArm? = nil, remainingSeconds: Double? = nil, lastOutcome: LendingOutcome? = nil, overdue: Int? = nil) {
+            self.armed = armed
+            self.remainingSeconds = remainingSeconds
+            self.lastOutcome = lastOutcome
+            self.overdue = overdue
+        }
     }
 
     /// Counters since the daemon started.

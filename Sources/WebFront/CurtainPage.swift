@@ -1,6 +1,9 @@
 import Foundation
+import CurtainProtocol
 import Hummingbird
 import Logging
+import RoomBridgeAPI
+import struct RoomBridgeCore.CurtainState
 import Varlink
 
 /// The curtain page: one panel per curtain with its position (animated as it moves), motion
@@ -12,8 +15,8 @@ struct CurtainPage: Sendable {
 
     /// The panels' DOM keys and curtains: one curtain keeps the key `curtain` (ids `curtain-open`, …), several
     /// are `curtain-NAME` (`curtain-left-open`, …); none configured is one disabled panel.
-    func curtains() async throws -> [(key: String, curtain: Curtain)] {
-        let state = try await link.read("io.roombridge.State.GetState", VarlinkNothing(), returning: StateReply.self).state
+    func curtains() async throws -> [(key: String, curtain: CurtainState)] {
+        let state = try await link.read(StateAPI.GetState.self, .init()).state
         let all = state.allCurtains
         guard all.count > 1 else { return [(key: "curtain", curtain: all.first ?? state.curtain)] }
         return all.map { (key: "curtain-" + ($0.id ?? ""), curtain: $0) }
@@ -32,7 +35,7 @@ struct CurtainPage: Sendable {
     /// One curtain's panel. Element ids start with `key`; the script finds panels by class and each curtain's by
     /// `data-curtain` (its id). `named`: one of several, headed by its name in the configuration. Every form carries
     /// the curtain's id (`curtain`), which the commands pass on as `name`.
-    static func panel(key: String, _ c: Curtain, _ l: Localizer, viewer: Viewer, named: Bool = false) -> String {
+    static func panel(key: String, _ c: CurtainState, _ l: Localizer, viewer: Viewer, named: Bool = false) -> String {
         guard let live = CurtainView.live(c, l) else {
             return "<p class=\"empty\" id=\"\(key)-none\">\(HTML.escape(l.t("curtainPage.conn.disabled")))</p>"
         }
@@ -47,7 +50,7 @@ struct CurtainPage: Sendable {
         }
         var out = """
             <section class="curtain-panel" id="\(key)" data-curtain="\(HTML.escape(c.id ?? ""))" data-admin="\(admin ? 1 : 0)" data-position="\(c.position.map(String.init) ?? "")"
-             data-target="\(c.target.map(String.init) ?? "")" data-motion="\(HTML.escape(c.motion))"
+             data-target="\(c.target.map(String.init) ?? "")" data-motion="\(c.motion.description)"
              data-offline-text="\(t("curtainPage.offline"))">
             <h2>\(heading(c, l, named: named))</h2>
             <p>\(t("curtainPage.connection")): <strong class="curtain-status" id="\(key)-status">\(HTML.escape(live.status))</strong>
@@ -74,32 +77,32 @@ struct CurtainPage: Sendable {
     }
 
     /// The hidden field naming the curtain a form is for.
-    static func target(_ c: Curtain) -> String {
+    static func target(_ c: CurtainState) -> String {
         c.id.map { "<input type=\"hidden\" name=\"curtain\" value=\"\(HTML.escape($0))\">" } ?? ""
     }
 
     /// The panel's heading: the device's name (or address); one of several by its configured name first.
-    static func heading(_ c: Curtain, _ l: Localizer, named: Bool) -> String {
+    static func heading(_ c: CurtainState, _ l: Localizer, named: Bool) -> String {
         let device = HTML.escape(c.name ?? c.address ?? l.t("curtainPage.title"))
         guard named, let id = c.id else { return device }
         return HTML.escape(id) + " <small>" + device + "</small>"
     }
 
     /// The schedule: a table for everyone, a form with enable toggles for admins.
-    static func schedule(key: String, _ c: Curtain, _ l: Localizer, viewer: Viewer) -> String {
+    static func schedule(key: String, _ c: CurtainState, _ l: Localizer, viewer: Viewer) -> String {
         func t(_ key: String) -> String { HTML.escape(l.t(key)) }
-        func entry(_ e: ScheduleEntry?) -> String {
+        func entry(_ e: CurtainSchedule.Entry?) -> String {
             guard let e else { return t("curtainPage.noSchedule") }
-            return HTML.escape(e.time) + " (" + t(e.enabled ? "curtainPage.on" : "curtainPage.off") + ")"
+            return HTML.escape(e.time.description) + " (" + t(e.enabled ? "curtainPage.on" : "curtainPage.off") + ")"
         }
         var out = "<h3>\(t("curtainPage.schedule"))</h3>"
         guard viewer.user != nil else {
             return out + HTML.table([l.t("curtainPage.scheduleOpen"), l.t("curtainPage.scheduleClose")],
                                     [(cells: [entry(c.openSchedule), entry(c.closeSchedule)], attributes: "")], id: "\(key)-schedule")
         }
-        func row(_ name: String, _ label: String, _ e: ScheduleEntry?) -> String {
+        func row(_ name: String, _ label: String, _ e: CurtainSchedule.Entry?) -> String {
             // `KEY-schedule-…`: the motion buttons already have `KEY-open` and `KEY-close`.
-            "<div class=\"schedule-row\"><label>\(t(label)) <input type=\"time\" name=\"\(name)\" id=\"\(key)-schedule-\(name)\" value=\"\(HTML.escape(e?.time ?? ""))\" required></label> "
+            "<div class=\"schedule-row\"><label>\(t(label)) <input type=\"time\" name=\"\(name)\" id=\"\(key)-schedule-\(name)\" value=\"\(HTML.escape(e?.time.description ?? ""))\" required></label> "
                 + "<label><input type=\"checkbox\" name=\"\(name)Enabled\" id=\"\(key)-schedule-\(name)Enabled\" value=\"true\"\(e?.enabled == true ? " checked" : "")> \(t("curtainPage.on"))</label></div>"
         }
         out += "<form method=\"post\" action=\"/curtain/schedule\" class=\"form\" id=\"\(key)-schedule\">" + viewer.csrfField + target(c)

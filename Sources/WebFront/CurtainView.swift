@@ -1,3 +1,5 @@
+import struct RoomBridgeCore.CurtainState
+
 /// What the curtain page shows of one curtain, in the reader's language: the pure mapping from
 /// the daemon's `Curtain` to the panel's texts and whether its buttons may be used. The page
 /// renders it at first and its script applies it again from every `curtain` event.
@@ -22,9 +24,10 @@ public struct CurtainLive: Encodable, Sendable, Equatable {
 
 public enum CurtainView {
     /// The panel's state, or nil when no curtain is configured.
-    public static func live(_ c: Curtain, _ l: Localizer) -> CurtainLive? {
-        guard c.connection != "disabled" else { return nil }
-        let status = l.has("curtainPage.conn.\(c.connection)") ? l.t("curtainPage.conn.\(c.connection)") : c.connection
+    public static func live(_ c: CurtainState, _ l: Localizer) -> CurtainLive? {
+        guard c.connection != .disabled else { return nil }
+        let connection = c.connection.rawValue
+        let status = l.has("curtainPage.conn.\(connection)") ? l.t("curtainPage.conn.\(connection)") : connection
         var position: String
         switch c.position {
         case 100?: position = l.t("curtain.open")
@@ -33,16 +36,16 @@ public enum CurtainView {
         case nil: position = l.t("common.none")
         }
         switch c.motion {
-        case "opening": position += " — " + l.t("curtain.opening")
-        case "closing": position += " — " + l.t("curtain.closing")
-        default: break
+        case .opening: position += " — " + l.t("curtain.opening")
+        case .closing: position += " — " + l.t("curtain.closing")
+        case .idle: break
         }
-        if c.motion != "idle", let target = c.target {
+        if c.motion != .idle, let target = c.target {
             position += " (" + l.t("curtainPage.target", ["percent": l.number(target)]) + ")"
         }
-        return CurtainLive(id: c.id, connection: c.connection, status: status, motion: c.motion, position: c.position, target: c.target,
-                           positionText: position, lockedOut: c.lockedOut,
-                           usable: ["connected", "standby"].contains(c.connection) && !c.lockedOut,
+        return CurtainLive(id: c.id, connection: connection, status: status, motion: c.motion.description, position: c.position,
+                           target: c.target, positionText: position, lockedOut: c.manualOperationActive,
+                           usable: c.connection.acceptsCommands && !c.manualOperationActive,
                            lastError: c.lastError.map { l.t("curtainPage.lastError", ["message": $0]) })
     }
 }

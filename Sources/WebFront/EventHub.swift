@@ -4,11 +4,12 @@ import Synchronization
 import Varlink
 import VarlinkNIO
 import RoomBridgeAPI
+import struct RoomBridgeCore.StateSnapshot
 
 /// One thing the hub tells its subscribers.
 public enum HubMessage: Sendable, Equatable {
     /// The daemon's state (at first, and again after the Watch connection was re-opened).
-    case snapshot(DaemonState)
+    case snapshot(StateSnapshot)
     /// One daemon event, with the facts looked up for a lending outcome.
     case event(DaemonEvent, OutcomeFacts)
     /// roombridged cannot be reached; taps are not being recorded by anyone we can see.
@@ -35,9 +36,9 @@ public actor EventHub {
     /// The kiosk's time zone as the daemon last reported it (`State.timeZone`); nil before the
     /// first state, or from a daemon that does not report one.
     public nonisolated var daemonTimeZone: TimeZone? { zone.withLock { $0 } }
-    private var state: DaemonState?
+    private var state: StateSnapshot?
     /// The daemon run `state` belongs to (its `startedAt`): event numbers start again with a new run.
-    private var daemonRun: String?
+    private var daemonRun: Date?
     /// Whether the Watch is open; `starting` until the first attempt has succeeded or failed,
     /// so that a browser arriving at start-up waits for the state instead of seeing "offline".
     private enum Link { case starting, online, offline }
@@ -96,12 +97,12 @@ public actor EventHub {
             subscriber.continuation.yield(.offline)
             return
         }
-        guard let last = subscriber.resumeAfter, last <= state.seq else {
+        guard let last = subscriber.resumeAfter, last <= Int(state.seq) else {
             subscribers[id]?.resumeAfter = nil
             subscriber.continuation.yield(.snapshot(state))
             return
         }
-        if last == state.seq {
+        if last == Int(state.seq) {
             subscribers[id]?.resumeAfter = nil
             return
         }
@@ -126,7 +127,7 @@ public actor EventHub {
         guard !backfilling, let state else { return }
         let wanted = subscribers.values.compactMap { $0.held != nil ? $0.resumeAfter : nil }
         guard let after = wanted.min() else { return }
-        let through = (recent.first?.0.seq).map { $0 - 1 } ?? state.seq
+        let through = (recent.first?.0.seq).map { $0 - 1 } ?? Int(state.seq)
         guard after < through else { return finishBackfill(after: after, [], run: daemonRun) }
         backfilling = true
         let run = daemonRun
@@ -137,7 +138,7 @@ public actor EventHub {
     }
 
     /// `run`: the daemon run the backfill asked; events of a run that has ended since are dropped.
-    private func finishBackfill(after: Int, _ events: [(DaemonEvent, OutcomeFacts)]?, run: String?) {
+    private func finishBackfill(after: Int, _ events: [(DaemonEvent, OutcomeFacts)]?, run: Date?) {
         backfilling = false
         if run != daemonRun {
             // The daemon restarted meanwhile: its numbers start again, and `began` reset the ring.
@@ -190,14 +191,14 @@ public actor EventHub {
         }
     }
 
-    private func began(_ snapshot: DaemonState) {
+    private func began(_ snapshot: StateSnapshot) {
         let waiting = linkState == .starting
         // The ring stays only while it runs up to this snapshot in the same daemon run.
-        if snapshot.startedAt != daemonRun || recent.last?.0.seq != snapshot.seq { recent.removeAll() }
+        if snapshot.startedAt != daemonRun || recent.last?.0.seq != Int(snapshot.seq) { recent.removeAll() }
         if snapshot.startedAt != daemonRun { replayFloor = 0 }
         state = snapshot
         daemonRun = snapshot.startedAt
-        if let name = snapshot.timeZone, let tz = TimeZone(identifier: name) { zone.withLock { $0 = tz } }
+        if let tz = TimeZone(identifier: snapshot.timeZone) { zone.withLock { $0 = tz } }
         linkState = .online
         if waiting {
             for id in subscribers.keys { start(id) }
@@ -216,10 +217,10 @@ public actor EventHub {
 
     private func received(_ event: DaemonEvent, _ facts: OutcomeFacts) {
         if var s = state {
-            s.seq = event.seq
+            s.seq = UInt64(event.seq)
             if let c = event.curtain { s = s.applying(c) }
             if let o = event.lending { s.lending.lastOutcome = o }
-            if let change = event.presence { s.presence = s.presence?.applying(change) }
+            if let change = event.presence { s.presence = s.presence.applying(change) }
             state = s
         }
         var facts = facts
@@ -246,8 +247,8 @@ public actor EventHub {
     /// (its `startedAt` unchanged; a restarted daemon numbers its events from 1 again).
     private func resumePoint() async -> Int? {
         guard let state, let daemonRun else { return nil }
-        let now = try? await link.read("io.roombridge.State.GetState", VarlinkNothing(), returning: StateReply.self)
-        return now?.state.startedAt == daemonRun ? state.seq : nil
+        let now = try? await link.read(StateAPI.GetState.self, .init())
+        return now?.state.startedAt == daemonRun ? Int(state.seq) : nil
     }
 
     /// Keeps the Watch open until the task is cancelled, re-opening it after the daemon goes
@@ -306,7 +307,6 @@ public actor EventHub {
     }
 }
 
-struct StateReply: Decodable, Sendable { var state: DaemonState }
 
 extension EventHub {
     /// Ends every subscriber's stream (shutdown).

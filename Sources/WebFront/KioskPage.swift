@@ -1,4 +1,5 @@
 import Foundation
+import struct RoomBridgeCore.StateSnapshot
 import Varlink
 
 /// The kiosk: one large, colour-coded message fed by Server-Sent Events from `/events`.
@@ -36,7 +37,7 @@ enum KioskPage {
         var message: KioskMessage?
     }
 
-    static func snapshot(_ state: DaemonState, _ l: Localizer) -> Snapshot {
+    static func snapshot(_ state: StateSnapshot, _ l: Localizer) -> Snapshot {
         var message: KioskMessage?
         if let armed = state.lending.armed {
             message = KioskMessage(tone: .info, headline: l.t("kiosk.armed", ["user": armed.userName]),
@@ -59,7 +60,7 @@ enum KioskPage {
     static func sse(_ message: HubMessage, _ l: Localizer) -> String {
         switch message {
         case .snapshot(let state):
-            return frame(id: state.seq, event: "snapshot", data: json(snapshot(state, l)))
+            return frame(id: Int(state.seq), event: "snapshot", data: json(snapshot(state, l)))
         case .offline:
             return frame(id: nil, event: "offline", data: json(KioskView.offline(l)))
         case .event(let event, let facts):

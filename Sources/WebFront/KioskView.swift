@@ -1,4 +1,5 @@
 import Foundation
+import struct RoomBridgeCore.CurtainState
 import struct RoomBridgeCore.LendingOutcome
 import struct RoomBridgeCore.PresenceChangeEvent
 import struct RoomBridgeCore.PresenceState
@@ -28,10 +29,10 @@ public struct OutcomeFacts: Codable, Sendable, Equatable {
     /// For a presence event: who is present after it (nil when not known, e.g. in a replay).
     public var presence: PresenceState?
     /// For a curtain event: every curtain after it (nil when not known, e.g. in a replay).
-    public var curtains: [Curtain]?
+    public var curtains: [CurtainState]?
 
     public init(model: String? = nil, dueAt: Date? = nil, sessionExpiresAt: String? = nil, presence: PresenceState? = nil,
-                curtains: [Curtain]? = nil) {
+                curtains: [CurtainState]? = nil) {
         self.model = model
         self.dueAt = dueAt
         self.sessionExpiresAt = sessionExpiresAt
@@ -98,37 +99,37 @@ public enum KioskView {
     }
 
     /// The curtain's state in words, or nil when no curtain is configured.
-    public static func curtain(_ c: Curtain, _ l: Localizer) -> String? {
+    public static func curtain(_ c: CurtainState, _ l: Localizer) -> String? {
         state(of: c, l).map { l.t("kiosk.curtain", ["state": $0]) }
     }
 
     /// The curtains' states in words: one curtain as ``curtain(_:_:)``, several each by its name; nil when none
     /// is configured.
-    public static func curtains(_ cs: [Curtain], _ l: Localizer) -> String? {
+    public static func curtains(_ cs: [CurtainState], _ l: Localizer) -> String? {
         guard cs.count > 1 else { return cs.first.flatMap { curtain($0, l) } }
         let states = cs.compactMap { c in state(of: c, l).map { l.t("kiosk.curtainNamed", ["name": c.id ?? "?", "state": $0]) } }
         return states.isEmpty ? nil : l.t("kiosk.curtains", ["states": states.joined(separator: l.t("kiosk.presenceSeparator"))])
     }
 
     /// One curtain's connection, motion or position in words (with the wall switch when it moves it).
-    static func state(of c: Curtain, _ l: Localizer) -> String? {
+    static func state(of c: CurtainState, _ l: Localizer) -> String? {
         let state: String
         switch (c.connection, c.motion) {
-        case ("disabled", _): return nil
-        case ("connected", "opening"), ("standby", "opening"): state = l.t("curtain.opening")
-        case ("connected", "closing"), ("standby", "closing"): state = l.t("curtain.closing")
-        case ("connected", _), ("standby", _):
+        case (.disabled, _): return nil
+        case (.connected, .opening), (.standby, .opening): state = l.t("curtain.opening")
+        case (.connected, .closing), (.standby, .closing): state = l.t("curtain.closing")
+        case (.connected, _), (.standby, _):
             switch c.position {
             case 100?: state = l.t("curtain.open")
             case 0?: state = l.t("curtain.closed")
             case let p?: state = l.t("curtain.position", ["percent": l.number(p)])
             case nil: state = l.t("common.none")
             }
-        case ("searching", _): state = l.t("curtain.searching")
-        case ("connecting", _): state = l.t("curtain.connecting")
-        default: state = l.t("curtain.disconnected")
+        case (.searching, _): state = l.t("curtain.searching")
+        case (.connecting, _): state = l.t("curtain.connecting")
+        case (.disconnected, _): state = l.t("curtain.disconnected")
         }
-        return c.manual == true && c.motion != "idle" ? state + " — " + l.t("curtain.manual") : state
+        return c.manualOperationActive ? state + " — " + l.t("curtain.manual") : state
     }
 }
 

@@ -183,7 +183,7 @@ struct Pages: Sendable {
             let page = try await link.read(LendingAPI.ExportHistory.self, query)
             text += page.text
             guard let next = page.nextCursor else { return (Self.csvByteOrderMark(q, l) ? "\u{FEFF}" : "") + text }
-            query.cursor = next
+            query.page.cursor = next
         }
     }
 

@@ -113,10 +113,10 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
     }
 
     @Test func curtainCornerOnlyWhenOneIsConfigured() {
-        #expect(KioskView.curtain(Curtain(connection: "disabled", motion: "idle"), en) == nil)
-        #expect(KioskView.curtain(Curtain(connection: "connected", motion: "idle", position: 100), en) == "Curtain: open")
-        #expect(KioskView.curtain(Curtain(connection: "connected", motion: "idle", position: 40), ja) == "カーテン: 40% 開")
-        let manual = KioskView.curtain(Curtain(connection: "connected", motion: "closing", manual: true), en)
+        #expect(KioskView.curtain(CurtainState(connection: .disabled, motion: .idle), en) == nil)
+        #expect(KioskView.curtain(CurtainState(connection: .connected, motion: .idle, position: 100), en) == "Curtain: open")
+        #expect(KioskView.curtain(CurtainState(connection: .connected, motion: .idle, position: 40), ja) == "カーテン: 40% 開")
+        let manual = KioskView.curtain(CurtainState(connection: .connected, motion: .closing, manual: true), en)
         #expect(manual == "Curtain: closing — someone is at the wall switch")
     }
 }
@@ -126,11 +126,11 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
     let ja = Localizer(language: .ja, timeZone: tokyo)
 
     @Test func noPanelWithoutACurtain() {
-        #expect(CurtainView.live(Curtain(connection: "disabled", motion: "idle"), en) == nil)
+        #expect(CurtainView.live(CurtainState(connection: .disabled, motion: .idle), en) == nil)
     }
 
     @Test func movingShowsPositionMotionAndTarget() throws {
-        let live = try #require(CurtainView.live(Curtain(connection: "connected", motion: "opening", position: 40, target: 100), en))
+        let live = try #require(CurtainView.live(CurtainState(connection: .connected, motion: .opening, position: 40, target: 100), en))
         #expect(live.positionText == "40% open — opening (to 100%)")
         #expect(live.status == "Connected")
         #expect(live.usable && !live.lockedOut)
@@ -138,22 +138,22 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
 
     /// The wall switch: a manual motion locks the motion buttons until it stops.
     @Test func wallSwitchLocksTheButtonsUntilTheMotionStops() throws {
-        let moving = try #require(CurtainView.live(Curtain(connection: "connected", motion: "opening", position: 10, manual: true), ja))
+        let moving = try #require(CurtainView.live(CurtainState(connection: .connected, motion: .opening, position: 10, manual: true), ja))
         #expect(moving.lockedOut && !moving.usable)
-        let stopped = try #require(CurtainView.live(Curtain(connection: "connected", motion: "idle", position: 60, manual: true), ja))
+        let stopped = try #require(CurtainView.live(CurtainState(connection: .connected, motion: .idle, position: 60, manual: true), ja))
         #expect(!stopped.lockedOut && stopped.usable)
         #expect(stopped.positionText == "60% 開")
     }
 
     @Test func notConnectedIsNotUsableAndSaysSo() throws {
-        let live = try #require(CurtainView.live(Curtain(connection: "searching", motion: "idle", lastError: "no adapter"), en))
+        let live = try #require(CurtainView.live(CurtainState(connection: .searching, motion: .idle, lastError: "no adapter"), en))
         #expect(!live.usable && live.status == "Searching for the curtain")
         #expect(live.lastError == "Last error: no adapter")
     }
 
     @Test func curtainEventsCarryThePanelState() {
         let event = DaemonEvent(seq: 9, at: "2026-11-24T05:00:00Z", kind: "curtain",
-                                curtain: Curtain(connection: "connected", motion: "closing", position: 70, target: 0))
+                                curtain: CurtainState(connection: .connected, motion: .closing, position: 70, target: 0))
         let text = KioskPage.sse(.event(event, OutcomeFacts()), en)
         #expect(text.hasPrefix("id: 9\nevent: curtain\ndata: "))
         #expect(text.contains("\"positionText\":\"70% open — closing (to 0%)\""))
@@ -330,29 +330,29 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
 /// forms name it.
 @Suite struct SeveralCurtainsTests {
     let en = Localizer(language: .en, timeZone: tokyo)
-    static let left = Curtain(id: "left", connection: "connected", motion: "idle", position: 0, name: "WoCurtain")
-    static let right = Curtain(id: "right", connection: "connected", motion: "idle", position: 100, name: "WoCurtain")
-    static let pair = DaemonState(seq: 3, curtain: left, curtains: [left, right], lending: LendingState())
+    static let left = CurtainState(id: "left", connection: .connected, name: "WoCurtain", motion: .idle, position: 0)
+    static let right = CurtainState(id: "right", connection: .connected, name: "WoCurtain", motion: .idle, position: 100)
+    static let pair = StateSnapshot(seq: 3, startedAt: Date(timeIntervalSince1970: 0), curtain: left, curtains: [left, right])
 
     @Test func eventsReplaceAddAndRemoveCurtainsByID() {
         var moving = Self.right
-        moving.motion = "closing"
+        moving.motion = .closing
         let s = Self.pair.applying(moving)
         #expect(s.allCurtains == [Self.left, moving])
-        let added = s.applying(Curtain(id: "door", connection: "searching", motion: "idle"))
+        let added = s.applying(CurtainState(id: "door", connection: .searching, motion: .idle))
         #expect(added.allCurtains.map(\.id) == ["door", "left", "right"])
         #expect(added.curtain.id == "door")  // the single field follows the first by name, as the daemon's
-        let removed = added.applying(Curtain(id: "door", connection: "disabled", motion: "idle"))
+        let removed = added.applying(CurtainState(id: "door", connection: .disabled, motion: .idle))
         #expect(removed.allCurtains.map(\.id) == ["left", "right"])
         // A daemon that knows one curtain: its events replace it.
-        let single = DaemonState(seq: 1, curtain: Curtain(connection: "searching", motion: "idle"), lending: LendingState())
+        let single = StateSnapshot(seq: 1, startedAt: Date(timeIntervalSince1970: 0), curtain: CurtainState(connection: .searching, motion: .idle))
         #expect(single.applying(Self.left).allCurtains == [Self.left])
-        #expect(DaemonState(seq: 1, curtain: Curtain(connection: "disabled", motion: "idle"), lending: LendingState()).allCurtains.isEmpty)
+        #expect(StateSnapshot(seq: 1, startedAt: Date(timeIntervalSince1970: 0), curtain: CurtainState(connection: .disabled, motion: .idle)).allCurtains.isEmpty)
     }
 
     @Test func theKioskCornerNamesEachCurtain() {
         var moving = Self.right
-        moving.motion = "closing"
+        moving.motion = .closing
         #expect(KioskView.curtains([Self.left, moving], en) == "Curtains: left closed, right closing")
         #expect(KioskView.curtains([Self.left], en) == "Curtain: closed")
         #expect(KioskView.curtains([], en) == nil)
