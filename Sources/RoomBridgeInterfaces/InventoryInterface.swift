@@ -1,6 +1,7 @@
 import Foundation
 import Lending
 import Varlink
+import RoomBridgeAPI
 
 /// `io.roombridge.Inventory`: create, change, delete, get and list groups, devices, users,
 /// badges and tag bindings; a device's change log. Store errors become the typed errors
@@ -8,6 +9,8 @@ import Varlink
 public struct InventoryInterface: VarlinkInterface {
     public let name = "io.roombridge.Inventory"
     public var interfaceDescription: String { Self.idl }
+    /// The interface's description, the contract's text (`RoomBridgeAPI`).
+    public static let idl = InterfaceIDL.inventory
 
     private let store: any InventoryStore
     private let authorizer: Authorizer

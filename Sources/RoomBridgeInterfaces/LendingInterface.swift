@@ -2,6 +2,7 @@ import Foundation
 import Lending
 import RoomBridgeCore
 import Varlink
+import RoomBridgeAPI
 
 /// `io.roombridge.Lending`: arm, disarm, lend and return by ID through the
 /// ``LendingCoordinator`` (so every outcome is published), active and overdue rentals,
@@ -9,6 +10,8 @@ import Varlink
 public struct LendingInterface: VarlinkInterface {
     public let name = "io.roombridge.Lending"
     public var interfaceDescription: String { Self.idl }
+    /// The interface's description, the contract's text (`RoomBridgeAPI`).
+    public static let idl = InterfaceIDL.lending
 
     private let lending: LendingCoordinator
     private let authorizer: Authorizer

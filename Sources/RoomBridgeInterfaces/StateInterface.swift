@@ -1,11 +1,14 @@
 import RoomBridgeCore
 import Synchronization
 import Varlink
+import RoomBridgeAPI
 
 /// `io.roombridge.State`: the whole state, a stream of its changes, and the log level.
 public struct StateInterface: VarlinkImmediateInterface {
     public let name = "io.roombridge.State"
     public var interfaceDescription: String { Self.idl }
+    /// The interface's description, the contract's text (`RoomBridgeAPI`).
+    public static let idl = InterfaceIDL.state
 
     private let state: SystemState
     private let authorizer: Authorizer

@@ -12,10 +12,7 @@ import Varlink
 /// optionality, and every Swift wire type listed here is an IDL type: the two cannot drift.
 @Suite struct ContractTests {
     /// The interfaces' descriptions, by interface.
-    static let descriptions = [
-        StateInterface.idl, LendingInterface.idl, InventoryInterface.idl, OutboxInterface.idl, TagsInterface.idl,
-        CurtainInterface.idl, PresenceInterface.idl,
-    ]
+    static var descriptions: [String] { InterfaceIDL.all }
 
     /// The Swift type of each IDL type, by IDL name (an IDL type shared by several interfaces is one Swift type).
     static var swiftTypes: [String: any Decodable.Type] { [

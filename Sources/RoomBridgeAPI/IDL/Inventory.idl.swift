@@ -1,6 +1,6 @@
-extension InventoryInterface {
+extension InterfaceIDL {
     /// The Varlink IDL of `io.roombridge.Inventory`, as returned by `GetInterfaceDescription`.
-    public static let idl = """
+    public static let inventory = """
         # The lending inventory: device groups, devices and their change log, users, badges
         # and device tag bindings. Lists are paged: pass limit (1...1000, default 100) and
         # the nextCursor of the previous page. Times are ISO 8601 UTC strings; inputs also
@@ -138,5 +138,5 @@ extension InventoryInterface {
         method UnbindTag(uid: string, actor: ?string) -> ()
         method ListTagBindings(deviceId: string) -> (bindings: []TagBinding)
 
-        """ + LendingWireErrors.idl
+        """ + LendingErrorsIDL.text
 }

@@ -1,6 +1,6 @@
-extension StateInterface {
+extension InterfaceIDL {
     /// The Varlink IDL of `io.roombridge.State`, as returned by `GetInterfaceDescription`.
-    public static let idl = """
+    public static let state = """
         # The state of a RoomBridge daemon (NFC readers, taps, the curtain, lending, presence)
         # and a stream of its changes. Times are ISO 8601 UTC strings.
         interface io.roombridge.State

@@ -1,6 +1,6 @@
-extension LendingInterface {
+extension InterfaceIDL {
     /// The Varlink IDL of `io.roombridge.Lending`, as returned by `GetInterfaceDescription`.
-    public static let idl = """
+    public static let lending = """
         # Lending by device ID (as a tap at the reader would), rentals and history. Every
         # outcome is also published as a lending event of io.roombridge.State.Watch. Lists are
         # paged: pass limit (1...1000, default 100) and the nextCursor of the previous page.
@@ -73,5 +73,5 @@ extension LendingInterface {
           cursor: ?string
         ) -> (text: string, count: int, nextCursor: ?string)
 
-        """ + LendingWireErrors.idl
+        """ + LendingErrorsIDL.text
 }
