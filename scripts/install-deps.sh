@@ -13,7 +13,7 @@ APT_PACKAGES=(
   varlink-go dpkg-dev lintian man-db chromium chromium-driver fonts-noto-cjk
   postgresql
 )
-PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3 bleak==3.1.0 PySwitchbot==3.1.0 selenium==4.51.0 nfcpy==1.0.4 ibeacon-ble==1.2.0 prometheus-client==0.26.0)
+PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3 bleak==3.1.0 PySwitchbot==3.1.0 selenium==4.51.0 nfcpy==1.0.4 ibeacon-ble==1.2.0 prometheus-client==0.26.0 schemathesis==4.32.5)
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then

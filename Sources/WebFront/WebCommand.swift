@@ -12,7 +12,7 @@ public struct RoomBridgeWeb: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "roombridge-web",
         abstract: "The lending desk's kiosk and the admin's pages, served from roombridged's Varlink API.",
-        subcommands: [Serve.self, HashPassword.self],
+        subcommands: [Serve.self, HashPassword.self, Token.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -33,6 +33,13 @@ extension RoomBridgeWeb {
         @Option(help: ArgumentHelp("Admin accounts file (lines from `roombridge-web hash-password`); without it nobody can sign in.",
                                    valueName: "PATH"))
         var accounts: String?
+        @Option(help: ArgumentHelp("API tokens file (lines from `roombridge-web token add`); without it /api/v1 refuses every call.",
+                                   valueName: "PATH"))
+        var apiTokens: String?
+        @Option(help: "API requests a token may make at once, before --api-per-second applies.")
+        var apiBurst = 60
+        @Option(help: "API requests per second a token may make after its burst.")
+        var apiPerSecond = 20.0
         @Flag(help: "Mark cookies Secure (when browsers reach the pages over HTTPS through a proxy).")
         var secureCookies = false
         @Option(help: "Open HTTP connections at most; more are closed at once. Keep it below the open file limit (LimitNOFILE).")
@@ -47,6 +54,7 @@ extension RoomBridgeWeb {
             guard idleSeconds > 0 else { throw ValidationError("--idle-seconds must be positive") }
             guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
             guard connectionTimeout > 0 else { throw ValidationError("--connection-timeout must be positive") }
+            guard apiBurst > 0, apiPerSecond > 0 else { throw ValidationError("--api-burst and --api-per-second must be positive") }
             if let timeZone, TimeZone(identifier: timeZone) == nil {
                 throw ValidationError("unknown time zone '\(timeZone)': use a tz database name such as Asia/Tokyo")
             }
@@ -67,10 +75,21 @@ extension RoomBridgeWeb {
                     throw ValidationError("cannot read the accounts file \(accounts): \(error.localizedDescription)")
                 }
             }
+            var tokens: APITokens?
+            if let apiTokens {
+                do {
+                    tokens = try APITokens(text: String(contentsOfFile: apiTokens, encoding: .utf8))
+                } catch let error as APITokens.ParseError {
+                    throw ValidationError("\(apiTokens): \(error)")
+                } catch {
+                    throw ValidationError("cannot read the API tokens file \(apiTokens): \(error.localizedDescription)")
+                }
+            }
             let options = WebOptions(host: host, port: port, socketPath: socket,
                                      timeZone: timeZone.flatMap(TimeZone.init(identifier:)),
                                      idleSeconds: idleSeconds, accounts: loaded, secureCookies: secureCookies,
-                                     maxConnections: maxConnections, connectionTimeout: .seconds(connectionTimeout))
+                                     maxConnections: maxConnections, connectionTimeout: .seconds(connectionTimeout),
+                                     apiTokens: tokens, apiBurst: apiBurst, apiPerSecond: apiPerSecond)
             let group = ServiceGroup(configuration: .init(services: WebServer.services(options, logger: logger).map { .init(service: $0) },
                                                           gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
@@ -101,6 +120,83 @@ extension RoomBridgeWeb {
                 throw ValidationError("hashing failed")
             }
             print(line)
+        }
+    }
+}
+
+extension RoomBridgeWeb {
+    /// `token add|list|remove`: the API tokens file.
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make, list and remove API tokens (docs/web.md, \"The HTTP API\").",
+            subcommands: [Add.self, List.self, Remove.self])
+
+        struct FileOption: ParsableArguments {
+            @Option(help: ArgumentHelp("The API tokens file (serve's --api-tokens).", valueName: "PATH"))
+            var file = "/etc/roombridge/web-tokens"
+        }
+
+        static func read(_ path: String) throws -> String {
+            guard FileManager.default.fileExists(atPath: path) else { return "" }
+            return try String(contentsOfFile: path, encoding: .utf8)
+        }
+
+        /// Writes the file readable by its owner only (it holds the hashes, not the tokens; still nobody else's).
+        static func write(_ text: String, to path: String) throws {
+            guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw ValidationError("cannot write \(path): check the directory exists and is writable")
+            }
+        }
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Make a token for NAME and print it once (the file keeps only its hash).")
+            @Argument(help: "The token's name, recorded as the actor of its changes (letters, digits, - _ .).")
+            var name: String
+            @Option(help: "read: every GET; write: also lend, return, change devices and move curtains.")
+            var scope: String = "read"
+            @OptionGroup var file: FileOption
+
+            func validate() throws {
+                guard APITokens.validName(name) else { throw ValidationError("the name may have letters, digits, - _ and . (at most 64)") }
+                guard APITokens.Scope(rawValue: scope) != nil else { throw ValidationError("--scope is read or write") }
+            }
+
+            func run() async throws {
+                let text = try Token.read(file.file)
+                let existing = try APITokens(text: text)
+                guard !existing.names.contains(name) else {
+                    throw ValidationError("a token named \(name) exists; remove it first (roombridge-web token remove \(name))")
+                }
+                let made = APITokens.make(name: name, scope: APITokens.Scope(rawValue: scope) ?? .read)
+                try Token.write(text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + made.line + "\n", to: file.file)
+                print(made.token)
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List the tokens' names and scopes.")
+            @OptionGroup var file: FileOption
+
+            func run() async throws {
+                for line in try Token.read(file.file).split(separator: "\n") where !line.hasPrefix("#") {
+                    let f = line.split(separator: ":")
+                    if f.count == 4 { print("\(f[0])  \(f[1])") }
+                }
+            }
+        }
+
+        struct Remove: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove NAME's token (serve reads the file at start: restart it).")
+            @Argument var name: String
+            @OptionGroup var file: FileOption
+
+            func run() async throws {
+                let lines = try Token.read(file.file).split(separator: "\n", omittingEmptySubsequences: false)
+                let kept = lines.filter { !$0.hasPrefix(name + ":") }
+                guard kept.count < lines.count else { throw ValidationError("no token named \(name) in \(file.file)") }
+                try Token.write(kept.joined(separator: "\n"), to: file.file)
+            }
         }
     }
 }

@@ -25,10 +25,19 @@ public struct WebOptions: Sendable {
     /// How long a connection may stay quiet, or spend sending one request's head, before it is
     /// closed (a request line sent a byte at a time does not keep it open; event streams do).
     public var connectionTimeout: Duration
+    /// API tokens for `/api/v1`; nil: every API call is refused (401).
+    public var apiTokens: APITokens?
+    /// Per API token: requests at once, then per second.
+    public var apiBurst: Int
+    public var apiPerSecond: Double
 
     public init(host: String = "127.0.0.1", port: Int = 8080, socketPath: String = "/run/roombridge/roombridge.sock",
                 timeZone: TimeZone? = nil, idleSeconds: Int = 6, accounts: Accounts? = nil, secureCookies: Bool = false,
-                maxConnections: Int = 512, connectionTimeout: Duration = .seconds(30)) {
+                maxConnections: Int = 512, connectionTimeout: Duration = .seconds(30), apiTokens: APITokens? = nil,
+                apiBurst: Int = 60, apiPerSecond: Double = 20) {
+        self.apiTokens = apiTokens
+        self.apiBurst = apiBurst
+        self.apiPerSecond = apiPerSecond
         self.maxConnections = maxConnections
         self.connectionTimeout = connectionTimeout
         self.host = host
@@ -97,6 +106,8 @@ public enum WebServer {
         }
 
         admin.add(to: router, localizer: localizer)
+        APIRoutes(link: link, tokens: options.apiTokens, limit: APIRateLimit(burst: options.apiBurst, perSecond: options.apiPerSecond))
+            .add(to: router, localizer: localizer)
         CurtainPage(link: link).add(to: router, admin: admin, localizer: localizer)
         DeskForms(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)
         UserImport(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)

@@ -395,3 +395,56 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
         #expect(!kiosk.contains("/static/site.css") && !kiosk.contains("/static/kiosk.js"))
     }
 }
+
+/// The HTTP API's document is made from its routes and the contract: every route names a Varlink method the
+/// contract has, and the document has exactly the routes (issue 29 §1).
+@Suite struct APIDocumentTests {
+    @Test func everyRouteIsAMethodOfTheContractAndAnOperationOfTheDocument() throws {
+        for route in APIRoute.all {
+            #expect(ContractDescriptions.method(route.method) != nil, "\(route.method) is not in InterfaceIDL")
+            for name in route.pathParameters {
+                #expect(ContractDescriptions.method(route.method)?.method.input.contains { $0.name == route.field(of: name) } == true,
+                        "\(route.path): {\(name)} fills no input of \(route.method)")
+            }
+        }
+        guard case .object(let doc) = APIDocument.make(), case .object(let paths)? = doc["paths"] else {
+            Issue.record("the document has no paths")
+            return
+        }
+        var operations: Set<String> = []
+        for (path, item) in paths {
+            for verb in (item.objectValue ?? [:]).keys { operations.insert("\(verb) \(path)") }
+        }
+        #expect(operations == Set(APIRoute.all.map { "\($0.verb.rawValue) /api/v1\($0.path)" }))
+    }
+
+    @Test func aQueryParameterIsReadAsItsFieldsType() throws {
+        let l = Localizer(language: .en, timeZone: tokyo)
+        #expect(try APIRoutes.queryValue("20", .optional(.int), name: "limit", l) == .int(20))
+        #expect(try APIRoutes.queryValue("true", .optional(.bool), name: "isLent", l) == .bool(true))
+        #expect(try APIRoutes.queryValue("broken", .optional(.enum(["normal", "broken"])), name: "status", l) == .string("broken"))
+        #expect(throws: APIProblem.self) { try APIRoutes.queryValue("many", .int, name: "limit", l) }
+        #expect(throws: APIProblem.self) { try APIRoutes.queryValue("yes", .bool, name: "isLent", l) }
+        #expect(throws: APIProblem.self) { try APIRoutes.queryValue("lost", .enum(["normal", "broken"]), name: "status", l) }
+    }
+
+    /// A token bucket: the burst at once, then one per 1/perSecond seconds, each token on its own.
+    @Test func theRateLimitLetsTheBurstThroughThenWaits() {
+        let limit = APIRateLimit(burst: 2, perSecond: 1)
+        let t0 = ContinuousClock.now
+        #expect(limit.take("a", now: t0) == nil)
+        #expect(limit.take("a", now: t0) == nil)
+        #expect(limit.take("a", now: t0) == 1)
+        #expect(limit.take("b", now: t0) == nil)
+        #expect(limit.take("a", now: t0 + .milliseconds(1100)) == nil)
+    }
+
+    @Test func aTokenIsFoundByItsHashAndTheFileKeepsNoToken() throws {
+        let made = APITokens.make(name: "desk-bot", scope: .write)
+        #expect(!made.line.contains(made.token))
+        let tokens = try APITokens(text: "# tokens\n\n" + made.line + "\n")
+        #expect(tokens.token(bearer: made.token) == APITokens.Token(name: "desk-bot", scope: .write))
+        #expect(tokens.token(bearer: made.token + "x") == nil)
+        #expect(throws: APITokens.ParseError.badLine(1)) { try APITokens(text: "desk-bot:admin:sha256:00") }
+    }
+}

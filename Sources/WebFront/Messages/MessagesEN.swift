@@ -274,5 +274,11 @@ enum MessagesEN {
         "import.notUTF8": "The file is not UTF-8 text: save it as “CSV UTF-8” and import it again.",
         "import.tooLarge": "The file is too large to send to roombridged in one message ({size} bytes; the daemon's limit is socket.max_message_size, 64 KiB by default). Split it into smaller files and import each.",
         "import.back": "Back to the users",
+        "api.unauthorized": "An API token is needed: send Authorization: Bearer TOKEN (make one with roombridge-web token add NAME --scope read).",
+        "api.readOnly": "The token {token} may only read; a change needs a token made with --scope write.",
+        "api.rateLimited": "Too many requests for this token; try again in {seconds} s.",
+        "api.unknownParameter": "This route has no parameter {parameter}; see /api/v1/openapi.json.",
+        "api.badParameter": "The parameter {parameter} must be a {type}.",
+        "api.badBody": "The request body must be a JSON object.",
     ]
 }

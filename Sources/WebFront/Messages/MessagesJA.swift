@@ -273,5 +273,11 @@ enum MessagesJA {
         "import.notUTF8": "ファイルがUTF-8のテキストではありません。「CSV UTF-8」形式で保存し直してから取り込んでください。",
         "import.tooLarge": "ファイルが大きすぎて roombridged に一度に送れません（{size} バイト。上限はデーモンの socket.max_message_size で、既定は 64 KiB）。小さなファイルに分けて、それぞれ取り込んでください。",
         "import.back": "利用者一覧に戻る",
+        "api.unauthorized": "API トークンが必要です。Authorization: Bearer TOKEN を送ってください (roombridge-web token add NAME --scope read で作成)。",
+        "api.readOnly": "トークン {token} は読み取り専用です。変更には --scope write で作成したトークンが必要です。",
+        "api.rateLimited": "このトークンのリクエストが多すぎます。{seconds} 秒後にもう一度試してください。",
+        "api.unknownParameter": "この API にパラメーター {parameter} はありません。/api/v1/openapi.json を参照してください。",
+        "api.badParameter": "パラメーター {parameter} は {type} で指定してください。",
+        "api.badBody": "リクエスト本文は JSON オブジェクトにしてください。",
     ]
 }

@@ -1,0 +1,163 @@
+"""The HTTP API (/api/v1) end to end: the real roombridged behind the real roombridge-web, tokens made by
+`roombridge-web token add`, requests with a plain HTTP client, and schemathesis against the OpenAPI document
+the server serves (issue 29 §1)."""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import binary, eventually
+from test_lending import ctl
+from test_web import seed, web_factory  # noqa: F401 (fixture)
+
+
+def make_token(path, name, scope):
+    r = subprocess.run([binary("roombridge-web"), "token", "add", name, "--scope", scope, "--file", str(path)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def call(web, method, path, token=None, body=None, language="en"):
+    """(status, headers, parsed JSON body) of one request."""
+    headers = {"Accept-Language": language}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(web.base + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, json.loads(e.read() or b"null")
+
+
+@pytest.fixture
+def api(daemon, web_factory, tmpdir_path):
+    seed(daemon)
+    tokens = tmpdir_path / "web-tokens"
+    read = make_token(tokens, "dashboard", "read")
+    write = make_token(tokens, "desk-bot", "write")
+    web = web_factory(daemon, "--api-tokens", str(tokens))
+    return web, tokens, read, write
+
+
+def test_tokens_are_kept_hashed_and_listed_by_name(api):
+    web, tokens, read, write = api
+    text = tokens.read_text()
+    assert read not in text and write not in text, "the file keeps hashes, never the tokens"
+    assert stat.S_IMODE(os.stat(tokens).st_mode) == 0o600
+    listed = subprocess.run([binary("roombridge-web"), "token", "list", "--file", str(tokens)],
+                            capture_output=True, text=True, timeout=30).stdout.split("\n")
+    assert "dashboard  read" in listed and "desk-bot  write" in listed
+    again = subprocess.run([binary("roombridge-web"), "token", "add", "dashboard", "--file", str(tokens)],
+                           capture_output=True, text=True, timeout=30)
+    assert again.returncode != 0 and "exists" in again.stderr
+
+
+def test_reads_need_a_token_and_answer_what_varlink_answers(api, daemon):
+    web, _, read, _ = api
+    status, headers, problem = call(web, "GET", "/api/v1/devices")
+    assert status == 401 and headers["WWW-Authenticate"].startswith("Bearer")
+    assert headers["Content-Type"] == "application/problem+json"
+    assert problem["status"] == 401 and "token add" in problem["detail"]
+    assert call(web, "GET", "/api/v1/devices", token="rbt_not-a-token")[0] == 401
+
+    status, _, body = call(web, "GET", "/api/v1/devices?isLent=true", token=read)
+    assert status == 200 and [d["id"] for d in body["devices"]] == ["D-0001"]
+    assert body["devices"][0]["rental"]["userId"] == "U-0001"
+    status, _, body = call(web, "GET", "/api/v1/devices/D-0002", token=read)
+    assert status == 200 and body["device"]["status"] == "broken" and body["device"]["note"] == "cracked screen"
+    status, _, body = call(web, "GET", "/api/v1/users/U-0002", token=read)
+    assert status == 200 and body["user"]["name"] == "Grace Hopper"
+    status, _, body = call(web, "GET", "/api/v1/state", token=read)
+    assert status == 200 and body["state"]["timeZone"]
+
+    # Errors are problems, with the daemon's typed name and the sentence in the request's language.
+    status, _, problem = call(web, "GET", "/api/v1/devices/D-9999", token=read, language="ja")
+    assert status == 404 and problem["error"] == "io.roombridge.Inventory.NoSuchDevice"
+    assert "D-9999" in problem["detail"] and any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" for c in problem["detail"])
+    status, _, problem = call(web, "GET", "/api/v1/devices?limit=many", token=read)
+    assert status == 400 and problem["parameters"] == {"parameter": "limit"}
+    status, _, problem = call(web, "GET", "/api/v1/devices?colour=red", token=read)
+    assert status == 400 and "colour" in problem["detail"]
+
+
+def test_changes_need_a_write_token_and_record_its_name(api, daemon):
+    web, _, read, write = api
+    status, _, problem = call(web, "POST", "/api/v1/return", token=read, body={"deviceId": "D-0001"})
+    assert status == 403 and "--scope write" in problem["detail"]
+    assert call(web, "GET", "/api/v1/rentals", token=read)[2]["rentals"][0]["deviceId"] == "D-0001", "nothing returned"
+
+    status, _, body = call(web, "POST", "/api/v1/return", token=write, body={"deviceId": "D-0001"})
+    assert status == 200 and body["rental"]["returnedAt"]
+    assert "token:desk-bot" in body["rental"]["returnedBy"]
+    status, _, body = call(web, "POST", "/api/v1/lend", token=write, body={"deviceId": "D-0001", "userId": "U-0002"})
+    assert status == 200 and body["rental"]["userId"] == "U-0002" and "token:desk-bot" in body["rental"]["lentBy"]
+    # A refusal the daemon makes is a conflict, said as the page says it.
+    status, _, problem = call(web, "POST", "/api/v1/lend", token=write, body={"deviceId": "D-0001", "userId": "U-0001"})
+    assert status == 409 and problem["error"].endswith(".AlreadyLent"), problem
+    # The token cannot pass itself off as someone else.
+    status, _, problem = call(web, "POST", "/api/v1/return", token=write, body={"deviceId": "D-0001", "actor": "admin"})
+    assert status == 400 and "actor" in problem["detail"]
+
+    status, _, body = call(web, "PATCH", "/api/v1/devices/D-0002", token=write, body={"fields": {"status": "normal"}})
+    assert status == 200 and body["device"]["status"] == "normal"
+    log = call(web, "GET", "/api/v1/devices/D-0002/log", token=read)[2]["entries"]
+    assert "token:desk-bot" in log[0]["actor"]
+
+
+def test_each_token_is_rate_limited_on_its_own(daemon, web_factory, tmpdir_path):
+    tokens = tmpdir_path / "web-tokens"
+    a = make_token(tokens, "a", "read")
+    b = make_token(tokens, "b", "read")
+    web = web_factory(daemon, "--api-tokens", str(tokens), "--api-burst", "3", "--api-per-second", "0.1")
+    assert [call(web, "GET", "/api/v1/groups", token=a)[0] for _ in range(3)] == [200, 200, 200]
+    status, headers, problem = call(web, "GET", "/api/v1/groups", token=a)
+    assert status == 429 and int(headers["Retry-After"]) >= 1 and problem["status"] == 429
+    assert call(web, "GET", "/api/v1/groups", token=b)[0] == 200, "another token has its own bucket"
+
+
+def test_the_document_describes_every_route_and_is_served_without_a_token(api):
+    web = api[0]
+    with urllib.request.urlopen(web.base + "/api/v1/openapi.json", timeout=10) as r:
+        doc = json.loads(r.read())
+    assert doc["openapi"] == "3.1.0"
+    ops = {(verb, path) for path, item in doc["paths"].items() for verb in item}
+    for verb, path in [("get", "/api/v1/devices"), ("get", "/api/v1/devices/{id}"), ("post", "/api/v1/lend"),
+                       ("post", "/api/v1/curtains/{name}/move"), ("get", "/api/v1/presence")]:
+        assert (verb, path) in ops
+    # Every operation is a route of the server: with a read token each answers JSON or a problem (a change: 403),
+    # never the router's own "no such route".
+    _, _, read, _ = api
+    for verb, path in sorted(ops):
+        status, headers, _ = call(web, verb.upper(), path.replace("{id}", "D-0001").replace("{name}", "curtain"), token=read)
+        assert headers["Content-Type"] in ("application/json", "application/problem+json"), (verb, path, status)
+        assert verb == "get" or status == 403, (verb, path, status)
+    lend = doc["paths"]["/api/v1/lend"]["post"]
+    body = lend["requestBody"]["content"]["application/json"]["schema"]
+    assert set(body["required"]) == {"deviceId", "userId"} and "actor" not in body["properties"]
+    assert doc["components"]["schemas"]["Rental"]["properties"]["overdue"] == {"type": "boolean"}
+
+
+def test_schemathesis_finds_no_server_error_and_no_reply_the_document_does_not_allow(daemon, web_factory, tmpdir_path):
+    seed(daemon)
+    tokens = tmpdir_path / "web-tokens"
+    write = make_token(tokens, "schemathesis", "write")
+    web = web_factory(daemon, "--api-tokens", str(tokens), "--api-burst", "100000")
+    st = shutil.which("schemathesis") or shutil.which("st")
+    assert st, "schemathesis is installed by scripts/install-deps.sh"
+    r = subprocess.run(
+        [st, "run", web.base + "/api/v1/openapi.json", "--max-examples", "8", "--seed", "1",
+         "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+         "--header", f"Authorization: Bearer {write}"],
+        capture_output=True, text=True, timeout=600, cwd=tmpdir_path)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
