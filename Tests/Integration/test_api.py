@@ -161,3 +161,73 @@ def test_schemathesis_finds_no_server_error_and_no_reply_the_document_does_not_a
          "--header", f"Authorization: Bearer {write}"],
         capture_output=True, text=True, timeout=600, cwd=tmpdir_path)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
+
+
+def home_assistant_config(secrets):
+    """docs/web.md's Home Assistant block, as Home Assistant loads it (`!secret NAME` from `secrets`)."""
+    import re
+    import pathlib
+    import yaml
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "web.md").read_text()
+    block = re.search(r"### Home Assistant\n.*?```yaml\n(.*?)```", doc, re.S).group(1)
+
+    class Loader(yaml.SafeLoader):
+        pass
+    Loader.add_constructor("!secret", lambda loader, node: secrets[loader.construct_scalar(node)])
+    return yaml.load(block, Loader=Loader)
+
+
+def test_the_home_assistant_configuration_reads_who_is_here_what_is_lent_and_moves_the_curtain(
+        daemon_factory, tmpdir_path, web_factory):
+    """Exactly the requests docs/web.md's configuration makes, with a plain HTTP client, and its templates
+    evaluated by Jinja2 (Home Assistant's template engine) on the replies."""
+    import jinja2
+    from test_curtain import BlueZSim, call as vcall, ok
+    from test_presence import ALICE, NEAR, add_beacon, presence_daemon, region, wait_presence
+    sim = BlueZSim(tmpdir_path)
+    try:
+        d = presence_daemon(daemon_factory, tmpdir_path, sim, "--curtain-enabled")
+        eventually(lambda: ok(vcall(d, "io.roombridge.Curtain.GetState"))["parameters"]["curtain"]["connection"]
+                   == "connected", what="curtain connected")
+        ctl(d, "users", "add", "u-alice", "--name", "Alice Liddell")
+        ctl(d, "devices", "add", "D-0001", "--group", "android-phone", "--model", "Pixel 7")
+        ctl(d, "lend", "--device", "D-0001", "--user", "u-alice")
+        add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:31")
+        wait_presence(d, lambda p: region(p, "alice")["beacons"], "alice present")
+
+        tokens = tmpdir_path / "web-tokens"
+        secrets = {"roombridge_read": "Bearer " + make_token(tokens, "home-assistant", "read"),
+                   "roombridge_write": "Bearer " + make_token(tokens, "home-assistant-commands", "write")}
+        web = web_factory(d, "--api-tokens", str(tokens))
+        config = home_assistant_config(secrets)
+        env = jinja2.Environment()
+
+        def fetch(url, method="GET", headers=None, data=None):
+            req = urllib.request.Request(url.replace("http://roombridge.local:8080", web.base), data=data,
+                                         method=method.upper(), headers=headers or {})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                assert r.status == 200
+                return json.loads(r.read())
+
+        def sensors():
+            values = {}
+            for rest in config["rest"]:
+                value_json = fetch(rest["resource"], headers=rest["headers"])
+                for sensor in rest["sensor"]:
+                    values[sensor["name"]] = env.from_string(sensor["value_template"]).render(value_json=value_json)
+            return values
+
+        values = sensors()
+        assert values == {"Who is here": "Alice Liddell", "Curtain position": "0", "Devices lent": "1"}
+
+        move = config["rest_command"]["curtain_move"]
+        headers = dict(move["headers"], **{"Content-Type": move["content_type"]})
+        fetch(move["url"], move["method"], headers, env.from_string(move["payload"]).render(position=40).encode())
+        eventually(lambda: sensors()["Curtain position"] == "40", timeout=30, poll=0.25,
+                   what="the curtain at 40 % through the sensor")
+        command = config["rest_command"]["curtain_open"]
+        fetch(command["url"], command["method"], command["headers"])
+        eventually(lambda: sensors()["Curtain position"] == "100", timeout=30, poll=0.25,
+                   what="the curtain open through the sensor")
+    finally:
+        sim.close()
