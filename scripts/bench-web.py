@@ -128,11 +128,11 @@ def poll(condition, what, timeout=15, step=0.002):
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-def start_web(bin_dir, socket_path, work):
-    log_path = os.path.join(work, "roombridge-web.log")
+def start_web(bin_dir, socket_path, work, *extra, name="roombridge-web.log"):
+    log_path = os.path.join(work, name)
     log = open(log_path, "wb")
     proc = subprocess.Popen([os.path.join(bin_dir, "roombridge-web"), "--port", "0", "--socket", socket_path,
-                             "--idle-seconds", "30"],
+                             "--idle-seconds", "30", *extra],
                             stdout=log, stderr=log)
 
     def port():
@@ -167,6 +167,52 @@ def start_static(base, work):
         proc.terminate()
         raise RuntimeError("python3 -m http.server did not start")
     return proc, f"http://127.0.0.1:{m.group(1)}/kiosk.html", sizes
+
+
+def api_lookups(bin_dir, socket_path, work, n):
+    """GET /api/v1/devices/D-0001 with a read token on one kept-alive HTTP connection, and the same lookup
+    (io.roombridge.Inventory.GetDevice) on one Varlink connection: the milliseconds of each."""
+    import http.client
+    tokens = os.path.join(work, "web-tokens")
+    token = subprocess.run([os.path.join(bin_dir, "roombridge-web"), "token", "add", "bench", "--scope", "read",
+                            "--file", tokens], capture_output=True, text=True, check=True).stdout.strip()
+    web, base = start_web(bin_dir, socket_path, work, "--api-tokens", tokens, "--api-burst", "1000000",
+                          name="roombridge-web-api.log")
+    try:
+        conn = http.client.HTTPConnection(base.removeprefix("http://"), timeout=10)
+        headers = {"Authorization": f"Bearer {token}"}
+
+        def get():
+            conn.request("GET", f"/api/v1/devices/{DEVICE_ID}", headers=headers)
+            r = conn.getresponse()
+            body = r.read()
+            assert r.status == 200 and DEVICE_ID.encode() in body, (r.status, body[:200])
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(socket_path)
+            message = json.dumps({"method": "io.roombridge.Inventory.GetDevice", "parameters": {"id": DEVICE_ID}}).encode() + b"\0"
+
+            def call():
+                s.sendall(message)
+                data = b""
+                while not data.endswith(b"\0"):
+                    data += s.recv(65536)
+                assert b'"error"' not in data[:12] and DEVICE_ID.encode() in data, data[:200]
+            for _ in range(20):  # warm-up, both
+                get()
+                call()
+            api, varlink = [], []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                get()
+                api.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                call()
+                varlink.append((time.perf_counter() - t0) * 1000)
+        conn.close()
+        return api, varlink
+    finally:
+        web.terminate()
+        web.wait()
 
 
 def browser():
@@ -228,6 +274,7 @@ def main():
     parser.add_argument("--tag-uid", default="04A1B2C3D4E5F6")
     parser.add_argument("--loads", type=int, default=20)
     parser.add_argument("--taps", type=int, default=10)
+    parser.add_argument("--lookups", type=int, default=2000)
     args = parser.parse_args()
     try:
         import selenium  # noqa: F401
@@ -289,8 +336,9 @@ def main():
             watch.wait(lending("returned"), "returned")
             sim_ctl(args.sim_control, "remove")
             watch.wait(removed, "tagRemoved")
+        api, varlink = api_lookups(args.bin, args.socket, work, args.lookups)
         print(json.dumps({"pageLoadMs": page, "staticLoadMs": peer, "warmPageLoadMs": warm, "warmStaticLoadMs": warm_peer,
-                          "screenMs": screen, "watchMs": at_watch,
+                          "screenMs": screen, "watchMs": at_watch, "apiLookupMs": api, "varlinkLookupMs": varlink,
                           "bytes": sizes, "lentText": texts[0] if texts else None}))
         return 0
     finally:

@@ -54,6 +54,10 @@ extension Bench {
                 peer: ("the same taps → lending event at a Varlink Watch subscriber", Stats(watched))),
             Row("web path alone: kiosk shows it − Watch event, same tap (ms)", Stats(zip(screen, watched).map { $0 - $1 }), peer: nil),
         ])
+        report.add(section: "\(Self.webSection): the HTTP API, one kept-alive connection each, from Python", rows: [
+            Row("GET /api/v1/devices/D-0001 with a read token (ms)", Stats(ms("apiLookupMs")),
+                peer: ("io.roombridge.Inventory.GetDevice on one Varlink connection (ms)", Stats(ms("varlinkLookupMs")))),
+        ])
     }
 
     /// The name of this process's primary group.
