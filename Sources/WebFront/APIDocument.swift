@@ -61,6 +61,17 @@ enum APIDocument {
             operation["responses"] = .object(responses)
             paths["/api/v1" + route.path, default: [:]][route.verb.rawValue] = .object(operation)
         }
+        paths["/api/v1/events"] = ["get": .object([
+            "operationId": .string("Events"),
+            "summary": .string("Server-Sent Events: the state (event: state), then every event of io.roombridge.State.Watch as it sent it (event: its kind, id: its seq; Last-Event-ID resumes), or event: offline."),
+            "tags": .array([.string("State")]),
+            "responses": .object([
+                "200": .object(["description": .string("An endless text/event-stream."),
+                                "content": .object(["text/event-stream": .object(["schema": .object(["type": .string("string")])])])]),
+                "401": .object(["$ref": .string("#/components/responses/Problem401")]),
+                "429": .object(["$ref": .string("#/components/responses/Problem429")]),
+            ]),
+        ])]
         var problemResponses: [String: JSONValue] = [:]
         for (code, text) in problems {
             problemResponses["Problem\(code)"] = .object([

@@ -154,6 +154,7 @@ final class APIRateLimit: Sendable {
 /// `/api/v1`: the routes above behind bearer tokens, and `/api/v1/openapi.json`.
 struct APIRoutes: Sendable {
     let link: DaemonLink
+    let hub: EventHub
     let tokens: APITokens?
     let limit: APIRateLimit
     let logger = Logger(label: "roombridge-web.api")
@@ -163,6 +164,26 @@ struct APIRoutes: Sendable {
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: APIDocument.text)))
+        }
+        router.get("/api/v1/events") { request, _ -> Response in
+            let l = localizer(request)
+            do throws(APIProblem) {
+                let token = try authorize(request, scope: .read, l)
+                try takeFromBucket(token, l)
+            } catch {
+                return error.response
+            }
+            let last = request.headers.first { $0.name.canonicalName == "last-event-id" }
+                .flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }
+            let stream = await hub.subscribe(lastEventID: last)
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream; charset=utf-8"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+                for await message in stream { try await writer.write(ByteBuffer(string: Self.sse(message))) }
+                try await writer.finish(nil)
+            })
         }
         for route in APIRoute.all {
             let path = RouterPath("/api/v1/" + route.path.split(separator: "/").map {
@@ -185,13 +206,8 @@ struct APIRoutes: Sendable {
     }
 
     private func handle(_ route: APIRoute, _ request: Request, _ context: WebRequestContext, _ l: Localizer) async throws -> Response {
-        let token = try authorize(request, route, l)
-        if let wait = limit.take(token.name) {
-            var headers = HTTPFields()
-            headers[.retryAfter] = String(wait)
-            throw APIProblem(status: .tooManyRequests, error: "io.roombridge.web.RateLimited",
-                             detail: l.t("api.rateLimited", ["seconds": String(wait)]), headers: headers)
-        }
+        let token = try authorize(request, scope: route.scope, l)
+        try takeFromBucket(token, l)
         guard let (_, method) = ContractDescriptions.method(route.method) else {
             throw APIProblem(status: .internalServerError, error: "io.roombridge.web.NoSuchMethod", detail: route.method)
         }
@@ -244,7 +260,31 @@ struct APIRoutes: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: JSONValue.object(reply).serialized())))
     }
 
-    private func authorize(_ request: Request, _ route: APIRoute, _ l: Localizer) throws(APIProblem) -> APITokens.Token {
+    /// One request from the token's bucket, or 429.
+    private func takeFromBucket(_ token: APITokens.Token, _ l: Localizer) throws(APIProblem) {
+        guard let wait = limit.take(token.name) else { return }
+        var headers = HTTPFields()
+        headers[.retryAfter] = String(wait)
+        throw APIProblem(status: .tooManyRequests, error: "io.roombridge.web.RateLimited",
+                         detail: l.t("api.rateLimited", ["seconds": String(wait)]), headers: headers)
+    }
+
+    /// The event stream's text for one hub message: the state (`event: state`, at first and after the daemon
+    /// came back), each event as Watch sent it (`event:` its kind, `id:` its seq, so `Last-Event-ID` resumes), or
+    /// `event: offline`.
+    static func sse(_ message: HubMessage) -> String {
+        switch message {
+        case .snapshot(let state):
+            let json = (try? JSONValueEncoder().encode(state))?.serialized() ?? "{}"
+            return "id: \(state.seq)\nevent: state\ndata: \(json)\n\n"
+        case .event(let event, _):
+            return "id: \(event.seq)\nevent: \(event.kind)\ndata: \((event.raw ?? .object([:])).serialized())\n\n"
+        case .offline:
+            return "event: offline\ndata: {}\n\n"
+        }
+    }
+
+    private func authorize(_ request: Request, scope: APITokens.Scope, _ l: Localizer) throws(APIProblem) -> APITokens.Token {
         var challenge = HTTPFields()
         challenge[.wwwAuthenticate] = "Bearer realm=\"roombridge\""
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
@@ -253,7 +293,7 @@ struct APIRoutes: Sendable {
             throw APIProblem(status: .unauthorized, error: "io.roombridge.web.Unauthorized", detail: l.t("api.unauthorized"),
                              headers: challenge)
         }
-        guard token.scope == .write || route.scope == .read else {
+        guard token.scope == .write || scope == .read else {
             throw APIProblem(status: .forbidden, error: "io.roombridge.State.PermissionDenied",
                              detail: l.t("api.readOnly", ["token": token.name]))
         }

@@ -167,7 +167,7 @@ public actor EventHub {
             defer { Task { await client.close() } }
             var events: [(DaemonEvent, OutcomeFacts)] = []
             for try await parameters in replies {
-                let reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
+                let reply = try WatchReply.decode(parameters)
                 if reply.state != nil { return nil }
                 if let e = reply.event {
                     if e.seq > target { return events }
@@ -265,7 +265,7 @@ public actor EventHub {
                     logger.notice("Watch of roombridged at \(link.socketPath) ended (\(error)); again in \(retryIn)")
                     lost()
                 case .reply(let parameters):
-                    guard let reply = try? JSONValueDecoder().decode(WatchReply.self, from: parameters) else {
+                    guard let reply = try? WatchReply.decode(parameters) else {
                         logger.error("roombridged sent a Watch reply this roombridge-web does not understand; are they the same version?")
                         continue
                     }

@@ -106,7 +106,7 @@ public enum WebServer {
         }
 
         admin.add(to: router, localizer: localizer)
-        APIRoutes(link: link, tokens: options.apiTokens, limit: APIRateLimit(burst: options.apiBurst, perSecond: options.apiPerSecond))
+        APIRoutes(link: link, hub: hub, tokens: options.apiTokens, limit: APIRateLimit(burst: options.apiBurst, perSecond: options.apiPerSecond))
             .add(to: router, localizer: localizer)
         CurtainPage(link: link).add(to: router, admin: admin, localizer: localizer)
         DeskForms(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import struct RoomBridgeCore.CurtainState
 import struct RoomBridgeCore.LendingOutcome
 import struct RoomBridgeCore.PresenceChangeEvent
@@ -42,6 +43,10 @@ public struct DaemonEvent: Codable, Sendable, Equatable {
     public var curtain: CurtainState?
     public var lending: LendingOutcome?
     public var presence: PresenceChangeEvent?
+    /// The event as the daemon sent it (every field of every kind), for the API's event stream.
+    public var raw: JSONValue?
+
+    enum CodingKeys: String, CodingKey { case seq, at, kind, curtain, lending, presence }
 }
 
 /// One `Watch` reply: the state (or, resuming, `resumedAfter`) first, then one event each.
@@ -49,4 +54,11 @@ struct WatchReply: Decodable, Sendable {
     var state: StateSnapshot?
     var event: DaemonEvent?
     var resumedAfter: Int?
+
+    /// The reply's parameters decoded, the event keeping its raw form.
+    static func decode(_ parameters: [String: JSONValue]) throws -> WatchReply {
+        var reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
+        reply.event?.raw = parameters["event"]
+        return reply
+    }
 }
