@@ -91,6 +91,23 @@ import TestSupport
         await bus.stop()
     }
 
+    /// A connection that exports nothing (as the daemon's) installs no call handler: libdbus answers calls
+    /// with UnknownMethod, and `org.freedesktop.DBus.Peer` itself.
+    @Test func aConnectionExportingNothingLeavesCallsToLibdbus() async throws {
+        let bus = try await Bus.start()
+        #expect(bus.server.core.callHandler.withLock { $0 == nil })
+        do {
+            _ = try await bus.client.call(destination: bus.server.uniqueName, path: testPath, interface: testInterface, member: "Echo")
+            Issue.record("expected UnknownMethod")
+        } catch let e as DBusError {
+            #expect(e.name == DBusError.unknownMethodName)
+        }
+        let pong = try await bus.client.call(destination: bus.server.uniqueName, path: "/", interface: "org.freedesktop.DBus.Peer",
+                                             member: "Ping")
+        #expect(pong.isEmpty)
+        await bus.stop()
+    }
+
     @Test func methodCallTimesOutWithNoReply() async throws {
         let bus = try await Bus.start()
         try bus.server.export(testPath, interfaces: [echoInterface()])
