@@ -5,6 +5,8 @@
 //   executables -> RoomBridgeDaemon -> adapters (VarlinkNIO, NFCReader, DBus, BlueZClient, LendingStore,
 //   PostgresStore, Webhooks, RoomBridgeMetrics, WebFront) -> pure modules (RoomBridgeCore, NDEF, CurtainProtocol, JSON, Varlink,
 //   Lending, Presence, Retry, SeededRandom); C modules only under adapters (and RoomBridgeCLI's doctor, pn532-sim).
+// Simulators: pn532-sim -> PN532Simulator; bluez-sim -> BlueZSimulator -> DBusExport (exported objects) -> DBus,
+//   and DBusTesting (its private dbus-daemon); none of them is under Tests/.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -192,22 +194,28 @@ let package = Package(
             "PN532Simulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
+        // Exported D-Bus objects (methods, properties, introspection, ObjectManager) on DBus's connection:
+        // the simulator's side of the bus; the daemon only calls.
+        .target(name: "DBusExport", dependencies: ["DBus"], swiftSettings: swiftSettings),
+        // A private dbus-daemon, spawned through swift-subprocess: bluez-sim's own bus, and the D-Bus suites'.
+        .target(name: "DBusTesting", dependencies: [
+            .product(name: "Subprocess", package: "swift-subprocess"),
+            .product(name: "SystemPackage", package: "swift-system"),
+        ], swiftSettings: swiftSettings),
         .target(name: "BlueZSimulator", dependencies: [
-            "DBus", "CurtainProtocol", "Presence", "SeededRandom",
+            "DBus", "DBusExport", "CurtainProtocol", "Presence", "SeededRandom",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .executableTarget(name: "bluez-sim", dependencies: [
-            "BlueZSimulator", "DBus", "CurtainProtocol", "DBusTestSupport",
+            "BlueZSimulator", "DBus", "CurtainProtocol", "DBusTesting",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: swiftSettings),
 
         // MARK: Tests mirror modules; TestSupport holds what every suite shares (the `eventually` wait).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
-        // A private dbus-daemon (for the D-Bus suites, and for bluez-sim's own bus) and the reference
-        // tools run to completion, both spawned through swift-subprocess.
+        // The reference tools (dbus-send, gdbus, busctl, bluetoothctl) run to completion through swift-subprocess.
         .target(name: "DBusTestSupport", dependencies: [
             .product(name: "Subprocess", package: "swift-subprocess"),
-            .product(name: "SystemPackage", package: "swift-system"),
         ], path: "Tests/DBusTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeCoreTests", dependencies: ["TestSupport", "RoomBridgeCore", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "NDEFTests", dependencies: ["TestSupport", "NDEF", "SeededRandom"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
@@ -220,10 +228,10 @@ let package = Package(
         .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "NDEF", "PN532Simulator",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBusTestSupport", "DBus",
+        .testTarget(name: "DBusTests", dependencies: ["TestSupport", "DBusTestSupport", "DBusTesting", "DBus", "DBusExport",
             .product(name: "Subprocess", package: "swift-subprocess"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence", "Retry"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZClientTests", dependencies: ["TestSupport", "DBusTesting", "BlueZClient", "BlueZSimulator", "DBus", "CurtainProtocol", "RoomBridgeCore", "Presence", "Retry"], swiftSettings: swiftSettings),
         .testTarget(name: "LendingTests", dependencies: [
             "TestSupport", "Lending", "JSON", "LendingStore", "NDEF", "Retry", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
@@ -233,7 +241,7 @@ let package = Package(
             "PostgresStore", .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
-        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTestSupport", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
+        .testTarget(name: "BlueZSimulatorTests", dependencies: ["TestSupport", "DBusTesting", "BlueZSimulator", "DBus", "CurtainProtocol", "Presence"], swiftSettings: swiftSettings),
         .testTarget(name: "RoomBridgeInterfacesTests", dependencies: ["TestSupport", 
             "RoomBridgeInterfaces", "RoomBridgeAPI", "RoomBridgeCore", "CurtainProtocol", "Varlink", "VarlinkNIO", "Lending", "LendingStore", "NDEF",
         ], swiftSettings: swiftSettings),

@@ -1,4 +1,5 @@
 import DBus
+import DBusExport
 import Presence
 
 /// What can be done to the simulated iBeacons (control verb `beacon`, see ``ControlProtocol``).

@@ -1,5 +1,6 @@
 import CurtainProtocol
 import DBus
+import DBusExport
 import Dispatch
 import Logging
 #if canImport(Glibc)

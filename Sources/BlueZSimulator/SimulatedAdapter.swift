@@ -1,5 +1,6 @@
 import CurtainProtocol
 import DBus
+import DBusExport
 
 /// `Adapter1` at /org/bluez/hci0 (and `AgentManager1` at /org/bluez): power, discovery sessions and filters,
 /// and the devices discovery reports (adapter.c).

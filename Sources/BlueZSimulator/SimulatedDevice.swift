@@ -1,5 +1,6 @@
 import CurtainProtocol
 import DBus
+import DBusExport
 
 /// `Device1` of the simulated curtain: its properties, its advertisement, Connect/Disconnect and link loss
 /// (device.c).

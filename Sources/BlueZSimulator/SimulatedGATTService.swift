@@ -1,5 +1,6 @@
 import CurtainProtocol
 import DBus
+import DBusExport
 
 /// `GattService1` of the curtain and its objects below: the characteristics' D-Bus interface and the CCCD
 /// `GattDescriptor1` (gatt-client.c).

@@ -36,8 +36,8 @@ public enum DBusObjectManagerEvent: Sendable {
 extension DBusConnection {
     static let busName = "org.freedesktop.DBus"
     static let busPath: DBusObjectPath = "/org/freedesktop/DBus"
-    static let propertiesInterface = "org.freedesktop.DBus.Properties"
-    static let objectManagerInterface = "org.freedesktop.DBus.ObjectManager"
+    package static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    package static let objectManagerInterface = "org.freedesktop.DBus.ObjectManager"
 
     // MARK: Names
 

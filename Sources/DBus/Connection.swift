@@ -110,10 +110,7 @@ public final class DBusConnection: Sendable {
     /// Emits a signal (broadcast, or unicast to `destination`).
     public func emitSignal(path: DBusObjectPath, interface: String, member: String,
                            arguments: [DBusValue] = [], destination: String? = nil) throws {
-        let msg = try RawMessage.signal(path: path, interface: interface, member: member)
-        if let destination { try msg.setDestination(destination) }
-        try msg.append(arguments)
-        try core.send(msg)
+        try core.emitSignal(path: path, interface: interface, member: member, arguments: arguments, destination: destination)
     }
 
     // MARK: Signals

@@ -31,7 +31,8 @@ final class ConnectionCore: Sendable {
     let uniqueName: String?
     let isBusConnection: Bool
     let canPassFDs: Bool
-    let objects = ObjectRegistry()
+    /// Answers incoming method calls (nil: libdbus answers them); see `DBusCallHandler`.
+    let callHandler = Mutex<(any DBusCallHandler)?>(nil)
 
     /// Queue-confined: only touched on `queue` (a serial queue), which the compiler cannot see.
     nonisolated(unsafe) var conn: OpaquePointer?
@@ -114,7 +115,7 @@ final class ConnectionCore: Sendable {
         uninstallMainLoop(c)
         conn = nil
         markDisconnected()
-        objects.removeAll()  // handlers often capture the connection: break that cycle
+        callHandler.withLock { $0 }?.connectionClosed()  // handlers often capture the connection: break that cycle
         let leftover = pendingCalls.values
         pendingCalls = [:]
         for box in leftover {
@@ -172,6 +173,15 @@ final class ConnectionCore: Sendable {
             guard let c = self.conn else { return }
             _ = dbus_connection_send(c, msg.ptr, nil)
         }
+    }
+
+    /// Emits a signal (broadcast, or unicast to `destination`).
+    func emitSignal(path: DBusObjectPath, interface: String, member: String, arguments: [DBusValue],
+                    destination: String?) throws {
+        let msg = try RawMessage.signal(path: path, interface: interface, member: member)
+        if let destination { try msg.setDestination(destination) }
+        try msg.append(arguments)
+        try send(msg)
     }
 
     func sendWithReply(_ msg: RawMessage, timeout: Duration) async throws -> RawMessage {
@@ -248,7 +258,8 @@ final class ConnectionCore: Sendable {
             deliverSignal(msg)
             return false
         case 1:  // method call
-            objects.handle(msg, core: self)
+            guard let handler = callHandler.withLock({ $0 }) else { return false }
+            handler.handle(DBusIncomingCall(raw: msg, core: self))
             return true
         default:
             return false

@@ -178,15 +178,15 @@ extension String {
 }
 
 /// Name validation through libdbus (invalid names passed to libdbus abort the process).
-enum Names {
+package enum Names {
     private static func check(_ s: String, _ what: String,
                               _ fn: (UnsafePointer<CChar>?, UnsafeMutablePointer<CDBus.DBusError>?) -> dbus_bool_t) throws(DBusError) {
         let ok = !s.utf8.contains(0) && s.withCString { fn($0, nil) != 0 }
         guard ok else { throw DBusError.invalidArgs("'\(s)' is not a valid D-Bus \(what)") }
     }
     static func validateBusName(_ s: String) throws(DBusError) { try check(s, "bus name", dbus_validate_bus_name) }
-    static func validateInterface(_ s: String) throws(DBusError) { try check(s, "interface name", dbus_validate_interface) }
-    static func validateMember(_ s: String) throws(DBusError) { try check(s, "member name", dbus_validate_member) }
+    package static func validateInterface(_ s: String) throws(DBusError) { try check(s, "interface name", dbus_validate_interface) }
+    package static func validateMember(_ s: String) throws(DBusError) { try check(s, "member name", dbus_validate_member) }
     static func validateErrorName(_ s: String) throws(DBusError) { try check(s, "error name", dbus_validate_error_name) }
 }
 

@@ -69,7 +69,7 @@ public indirect enum DBusValue: Sendable, Hashable {
     }
 
     /// Checks that the signature is one valid complete type (nesting limits included).
-    func validateSignature() throws(DBusError) {
+    package func validateSignature() throws(DBusError) {
         let sig = signatureString
         guard sig.utf8.count <= 255, sig.withCString({ dbus_signature_validate_single($0, nil) }) != 0 else {
             throw DBusError(name: DBusError.invalidSignatureName,
@@ -79,7 +79,7 @@ public indirect enum DBusValue: Sendable, Hashable {
 
     /// Checks that the value can be marshalled (consistent element types, valid strings, nesting
     /// limits). libdbus aborts the process on such programming errors, so we check first.
-    func validate(depth: Int = 0) throws(DBusError) {
+    package func validate(depth: Int = 0) throws(DBusError) {
         guard depth <= 64 else { throw DBusError.invalidArgs("D-Bus value nested deeper than 64 containers") }
         switch self {
         case .string(let s):

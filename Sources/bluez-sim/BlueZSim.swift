@@ -1,4 +1,4 @@
-import DBusTestSupport
+import DBusTesting
 import ArgumentParser
 import BlueZSimulator
 import CurtainProtocol

@@ -1,4 +1,4 @@
-import DBusTestSupport
+import DBusTesting
 import BlueZSimulator
 import CurtainProtocol
 import DBus

@@ -1,6 +1,6 @@
 import BlueZSimulator
 import DBus
-import DBusTestSupport
+import DBusTesting
 import Foundation
 import Presence
 import Testing

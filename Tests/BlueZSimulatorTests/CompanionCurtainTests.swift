@@ -1,4 +1,3 @@
-import DBusTestSupport
 import CurtainProtocol
 import DBus
 import Foundation

@@ -1,4 +1,4 @@
-import DBusTestSupport
+import DBusTesting
 import CurtainProtocol
 import DBus
 import Foundation

@@ -1,4 +1,6 @@
+import DBusTesting
 import DBusTestSupport
+import DBusExport
 import Glibc
 import Testing
 @testable import DBus

@@ -1,4 +1,5 @@
-import DBusTestSupport
+import DBusTesting
+import DBusExport
 import Glibc
 import Testing
 import TestSupport
@@ -87,6 +88,23 @@ import TestSupport
         } catch let e as DBusError {
             #expect(e.name == DBusError.unknownMethodName)
         }
+        await bus.stop()
+    }
+
+    /// A connection that exports nothing (as the daemon's) installs no call handler: libdbus answers calls
+    /// with UnknownMethod, and `org.freedesktop.DBus.Peer` itself.
+    @Test func aConnectionExportingNothingLeavesCallsToLibdbus() async throws {
+        let bus = try await Bus.start()
+        #expect(bus.server.core.callHandler.withLock { $0 == nil })
+        do {
+            _ = try await bus.client.call(destination: bus.server.uniqueName, path: testPath, interface: testInterface, member: "Echo")
+            Issue.record("expected UnknownMethod")
+        } catch let e as DBusError {
+            #expect(e.name == DBusError.unknownMethodName)
+        }
+        let pong = try await bus.client.call(destination: bus.server.uniqueName, path: "/", interface: "org.freedesktop.DBus.Peer",
+                                             member: "Ping")
+        #expect(pong.isEmpty)
         await bus.stop()
     }
 

@@ -1,4 +1,5 @@
 import DBusTestSupport
+import DBusExport
 import Glibc
 import Testing
 @testable import DBus

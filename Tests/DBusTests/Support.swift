@@ -1,4 +1,5 @@
-import DBusTestSupport
+import DBusTesting
+import DBusExport
 import Foundation
 import Glibc
 import Synchronization

@@ -1,28 +1,32 @@
-internal import CDBus
+import DBus
 import Synchronization
 
 /// Method calls and property access on exported objects. `handle` is called on the connection
 /// queue; the work runs in tasks.
-extension ObjectRegistry {
-    func handle(_ msg: RawMessage, core: ConnectionCore) {
-        run { await self.process(msg, core) }
+extension ObjectRegistry: DBusCallHandler {
+    package func handle(_ msg: DBusIncomingCall) {
+        run { await self.process(msg) }
     }
 
-    private func process(_ msg: RawMessage, _ core: ConnectionCore) async {
+    package func connectionClosed() {
+        removeAll()
+    }
+
+    private func process(_ msg: DBusIncomingCall) async {
         let call: DBusMessage
         do {
-            call = try msg.snapshot()
+            call = try msg.message()
         } catch {
-            reply(msg, core, .failure(error))
+            msg.reply(.failure(error))
             return
         }
         guard let path = call.path, let member = call.member else { return }
         let interface = call.interface
-        func error(_ name: String, _ text: String) { reply(msg, core, .failure(DBusError(name: name, message: text))) }
+        func error(_ name: String, _ text: String) { msg.reply(.failure(DBusError(name: name, message: text))) }
 
         // Standard interfaces.
         if (interface == "org.freedesktop.DBus.Introspectable" || interface == nil), member == "Introspect" {
-            if let xml = introspect(path) { reply(msg, core, .success([.string(xml)])) }
+            if let xml = introspect(path) { msg.reply(.success([.string(xml)])) }
             else { error(DBusError.unknownObjectName, "No such object path '\(path)'") }
             return
         }
@@ -31,11 +35,11 @@ extension ObjectRegistry {
                 error(DBusError.unknownMethodName, "No method \(member) of org.freedesktop.DBus.ObjectManager at \(path)")
                 return
             }
-            reply(msg, core, .success([managedObjects(path)]))
+            msg.reply(.success([managedObjects(path)]))
             return
         }
         if interface == DBusConnection.propertiesInterface {
-            await handleProperties(msg, call, core)
+            await handleProperties(msg, call)
             return
         }
 
@@ -69,11 +73,11 @@ extension ObjectRegistry {
         }
         let result: Result<[DBusValue], any Error>
         do { result = .success(try await method.handler(DBusMethodCall(message: call))) } catch { result = .failure(error) }
-        reply(msg, core, result)
+        msg.reply(result)
     }
 
-    private func handleProperties(_ msg: RawMessage, _ call: DBusMessage, _ core: ConnectionCore) async {
-        func fail(_ name: String, _ text: String) { reply(msg, core, .failure(DBusError(name: name, message: text))) }
+    private func handleProperties(_ msg: DBusIncomingCall, _ call: DBusMessage) async {
+        func fail(_ name: String, _ text: String) { msg.reply(.failure(DBusError(name: name, message: text))) }
         let path = call.path ?? .root
         let member = call.member ?? ""
         let expected = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
@@ -95,7 +99,7 @@ extension ObjectRegistry {
             return
         }
         if member == "GetAll" {
-            reply(msg, core, .success([.stringVariantDictionary(Self.readable(iface.definition, iface.values))]))
+            msg.reply(.success([.stringVariantDictionary(Self.readable(iface.definition, iface.values))]))
             return
         }
         guard case .string(let propName) = call.body[1],
@@ -112,7 +116,7 @@ extension ObjectRegistry {
                 fail(DBusError.invalidArgsName, "No such property '\(propName)'")
                 return
             }
-            reply(msg, core, .success([.variant(v)]))
+            msg.reply(.success([.variant(v)]))
             return
         }
         // Set
@@ -127,15 +131,15 @@ extension ObjectRegistry {
         do {
             if let setter = def.setter { try await setter(value, DBusMethodCall(message: call)) }
             if let change = try store(path, ifaceName, propName, value) {
-                try emitChanged(core, path, ifaceName, propName, value, change)
+                try emitChanged(msg, path, ifaceName, propName, value, change)
             }
-            reply(msg, core, .success([]))
+            msg.reply(.success([]))
         } catch {
-            reply(msg, core, .failure(error))
+            msg.reply(.failure(error))
         }
     }
 
-    private func emitChanged(_ core: ConnectionCore, _ path: DBusObjectPath, _ iface: String, _ name: String,
+    private func emitChanged(_ msg: DBusIncomingCall, _ path: DBusObjectPath, _ iface: String, _ name: String,
                              _ value: DBusValue, _ change: DBusProperty.ChangeSignal) throws {
         let args: [DBusValue]
         switch change {
@@ -143,29 +147,6 @@ extension ObjectRegistry {
         case .invalidates: args = [.string(iface), .stringVariantDictionary([:]), .stringArray([name])]
         case .const, .none: return
         }
-        let signal = try RawMessage.signal(path: path, interface: DBusConnection.propertiesInterface, member: "PropertiesChanged")
-        try signal.append(args)
-        try core.send(signal)
-    }
-
-    /// Sends the reply (any thread). Errors that are not `DBusError` become `Failed`.
-    private func reply(_ msg: RawMessage, _ core: ConnectionCore, _ result: Result<[DBusValue], any Error>) {
-        guard !msg.noReplyExpected else { return }
-        var out: RawMessage?
-        switch result {
-        case .success(let values):
-            do {
-                let r = try msg.methodReturn()
-                try r.append(values)
-                out = r
-            } catch let e {
-                out = msg.errorReply(e)
-            }
-        case .failure(let e as DBusError):
-            out = msg.errorReply(e)
-        case .failure(let e):
-            out = msg.errorReply(DBusError.failed("\(e)"))
-        }
-        if let out { try? core.send(out) }
+        try msg.emitSignal(path: path, interface: DBusConnection.propertiesInterface, member: "PropertiesChanged", arguments: args)
     }
 }

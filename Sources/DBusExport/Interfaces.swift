@@ -1,3 +1,5 @@
+import DBus
+
 /// A named, typed method/signal argument (for introspection and input checking).
 public struct DBusArgument: Sendable, Hashable {
     public var name: String

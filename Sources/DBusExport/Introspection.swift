@@ -1,6 +1,8 @@
 // Introspection XML in the format of the D-Bus specification ("Introspection Data Format"),
 // as produced by libdbus-based services such as bluetoothd (gdbus/object.c).
 
+import DBus
+
 extension ObjectRegistry {
     static let doctype = """
         <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"

@@ -1,3 +1,4 @@
+import DBus
 import Synchronization
 
 /// Exported objects of one connection.

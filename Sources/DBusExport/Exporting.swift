@@ -1,6 +1,9 @@
-import Synchronization
+import DBus
 
 extension DBusConnection {
+    /// This connection's exported objects (created, and handed the connection's method calls, on first use).
+    var objects: ObjectRegistry { callHandler { ObjectRegistry() } }
+
     /// Exports `interfaces` at `path` (adding them to an already exported object). If an
     /// ObjectManager (see `addObjectManager`) is above `path`, `InterfacesAdded` is emitted.
     public func export(_ path: DBusObjectPath, interfaces: [DBusInterface]) throws {
@@ -18,8 +21,8 @@ extension DBusConnection {
                 }
             }
         }
-        let added = try core.objects.add(path, interfaces)
-        if let manager = core.objects.manager(for: path) {
+        let added = try objects.add(path, interfaces)
+        if let manager = objects.manager(for: path) {
             try? emitSignal(path: manager, interface: Self.objectManagerInterface, member: "InterfacesAdded",
                             arguments: [.objectPath(path), ObjectRegistry.interfacesValue(added)])
         }
@@ -27,8 +30,8 @@ extension DBusConnection {
 
     /// Removes the object at `path` (emitting `InterfacesRemoved` under an ObjectManager).
     public func unexport(_ path: DBusObjectPath) {
-        guard let removed = core.objects.remove(path, interface: nil) else { return }
-        if let manager = core.objects.manager(for: path) {
+        guard let removed = objects.remove(path, interface: nil) else { return }
+        if let manager = objects.manager(for: path) {
             try? emitSignal(path: manager, interface: Self.objectManagerInterface, member: "InterfacesRemoved",
                             arguments: [.objectPath(path), .stringArray(removed)])
         }
@@ -36,8 +39,8 @@ extension DBusConnection {
 
     /// Removes one interface from the object at `path` (the object goes when its last interface does).
     public func unexport(_ path: DBusObjectPath, interface: String) {
-        guard let removed = core.objects.remove(path, interface: interface) else { return }
-        if let manager = core.objects.manager(for: path) {
+        guard let removed = objects.remove(path, interface: interface) else { return }
+        if let manager = objects.manager(for: path) {
             try? emitSignal(path: manager, interface: Self.objectManagerInterface, member: "InterfacesRemoved",
                             arguments: [.objectPath(path), .stringArray(removed)])
         }
@@ -47,12 +50,12 @@ extension DBusConnection {
     /// single-threaded service such as bluetoothd. By default handlers run concurrently.
     /// Irreversible for this connection.
     public func handleCallsInOrder() {
-        core.objects.serializeCalls()
+        objects.serializeCalls()
     }
 
     /// Serves `org.freedesktop.DBus.ObjectManager` at `path` for every object below it.
     public func addObjectManager(at path: DBusObjectPath) {
-        core.objects.addManager(path)
+        objects.addManager(path)
     }
 
     /// Stores a new property value and emits `PropertiesChanged` if it changed (according to the
@@ -60,7 +63,7 @@ extension DBusConnection {
     /// invalidated). Throws if the property is unknown or the type differs.
     public func updateProperty(_ name: String, interface: String, path: DBusObjectPath, value: DBusValue?) throws {
         try value?.validate()
-        guard let signal = try core.objects.store(path, interface, name, value) else { return }
+        guard let signal = try objects.store(path, interface, name, value) else { return }
         try emitPropertiesChanged(path: path, interface: interface, signal: signal, name: name, value: value)
     }
 
@@ -73,7 +76,7 @@ extension DBusConnection {
         var changed: [DBusDictEntry] = []
         for (name, value) in values {
             try value.validate()
-            let signal = try core.objects.store(path, interface, name, value)
+            let signal = try objects.store(path, interface, name, value)
             if signal == .emits || signalled.contains(name) {
                 changed.append(DBusDictEntry(.string(name), .variant(value)))
             }
@@ -86,7 +89,7 @@ extension DBusConnection {
 
     /// The current value of an exported property.
     public func exportedProperty(_ name: String, interface: String, path: DBusObjectPath) -> DBusValue? {
-        core.objects.value(path, interface, name)
+        objects.value(path, interface, name)
     }
 
     func emitPropertiesChanged(path: DBusObjectPath, interface: String, signal: DBusProperty.ChangeSignal,
