@@ -13,7 +13,7 @@ import VarlinkNIO
 /// daemon sent it), and the OpenAPI document (``APIDocument``). So the API cannot say something the contract does
 /// not.
 struct APIRoute: Sendable {
-    enum Verb: String, Sendable { case get, post, patch, delete }
+    enum Verb: String, Sendable { case get, post, put, patch, delete }
     var verb: Verb
     /// OpenAPI form, below `/api/v1`: `/devices/{id}`.
     var path: String
@@ -60,6 +60,14 @@ struct APIRoute: Sendable {
         APIRoute(verb: .get, path: "/users", method: "io.roombridge.Inventory.ListUsers", summary: "Users, paged."),
         APIRoute(verb: .post, path: "/users", method: "io.roombridge.Inventory.AddUser", summary: "Adds a user."),
         APIRoute(verb: .get, path: "/users/{id}", method: "io.roombridge.Inventory.GetUser", summary: "One user and their badges."),
+        APIRoute(verb: .patch, path: "/users/{id}", method: "io.roombridge.Inventory.UpdateUser", summary: "Renames a user."),
+        APIRoute(verb: .delete, path: "/users/{id}", method: "io.roombridge.Inventory.DeleteUser",
+                 summary: "Deletes a user without devices, and their badges (their history stays)."),
+        APIRoute(verb: .get, path: "/badges", method: "io.roombridge.Inventory.ListBadges",
+                 summary: "Badges: a user's (userId), or every badge, paged."),
+        APIRoute(verb: .delete, path: "/badges/{identifier}", method: "io.roombridge.Inventory.DeleteBadge", summary: "Unbinds a card."),
+        APIRoute(verb: .post, path: "/import", method: "io.roombridge.Inventory.Import",
+                 summary: "Imports a CSV file of users, badges or devices in one transaction (dryRun: only say what would change)."),
         APIRoute(verb: .post, path: "/users/{id}/badges", method: "io.roombridge.Inventory.AddBadge",
                  summary: "Binds a card to a user.", field: ["id": "userId"]),
         APIRoute(verb: .get, path: "/rentals", method: "io.roombridge.Lending.ListActive", summary: "Active rentals, oldest first."),
@@ -67,6 +75,8 @@ struct APIRoute: Sendable {
                  summary: "Active rentals past their due date, most overdue first."),
         APIRoute(verb: .get, path: "/history", method: "io.roombridge.Lending.History",
                  summary: "Rentals that started in [since, until), newest first."),
+        APIRoute(verb: .get, path: "/history/export", method: "io.roombridge.Lending.ExportHistory",
+                 summary: "The history as CSV (spreadsheet dates in timeZone) or JSON text, paged."),
         APIRoute(verb: .post, path: "/lend", method: "io.roombridge.Lending.Lend", summary: "Lends a device to a user."),
         APIRoute(verb: .post, path: "/return", method: "io.roombridge.Lending.Return", summary: "Returns a lent device."),
         APIRoute(verb: .post, path: "/renew", method: "io.roombridge.Lending.Renew", summary: "Moves a rental's due date."),
@@ -76,6 +86,10 @@ struct APIRoute: Sendable {
         APIRoute(verb: .post, path: "/curtains/{name}/stop", method: "io.roombridge.Curtain.Stop", summary: "Stops a curtain's motion."),
         APIRoute(verb: .post, path: "/curtains/{name}/move", method: "io.roombridge.Curtain.MoveTo",
                  summary: "Moves a curtain to a position (percent open)."),
+        APIRoute(verb: .post, path: "/curtains/{name}/reconnect", method: "io.roombridge.Curtain.Reconnect",
+                 summary: "Drops a curtain's link and connects again."),
+        APIRoute(verb: .put, path: "/curtains/{name}/schedule", method: "io.roombridge.Curtain.SetSchedule",
+                 summary: "Sets a curtain's open and close times (HH:MM) and whether each is on."),
         APIRoute(verb: .get, path: "/presence", method: "io.roombridge.Presence.GetPresence", summary: "Who or what is in the room."),
     ]
 }
@@ -199,6 +213,7 @@ struct APIRoutes: Sendable {
             switch route.verb {
             case .get: router.get(path, use: handler)
             case .post: router.post(path, use: handler)
+            case .put: router.put(path, use: handler)
             case .patch: router.patch(path, use: handler)
             case .delete: router.delete(path, use: handler)
             }

@@ -260,3 +260,16 @@ def test_the_event_stream_sends_the_state_then_every_event_as_watch_sends_it(api
     assert data["kind"] == "lending" and data["lending"]["kind"] == "returned" and data["lending"]["deviceId"] == "D-0001"
     assert int(event["id"]) == data["seq"] > int(first["id"])
     stream.close()
+
+
+def test_an_import_and_the_history_csv_as_the_pages_do_them(api):
+    web, _, read, write = api
+    csv_text = "id,name\nU-0100,Katherine Johnson\nU-0101,Dorothy Vaughan\n"
+    status, _, report = call(web, "POST", "/api/v1/import", token=write, body={"kind": "users", "csv": csv_text, "dryRun": True})
+    assert status == 200 and report["added"] == ["U-0100", "U-0101"] and report["written"] is False
+    assert call(web, "GET", "/api/v1/users/U-0100", token=read)[0] == 404, "a dry run writes nothing"
+    status, _, report = call(web, "POST", "/api/v1/import", token=write, body={"kind": "users", "csv": csv_text})
+    assert status == 200 and report["written"] is True
+    assert call(web, "GET", "/api/v1/users/U-0100", token=read)[2]["user"]["name"] == "Katherine Johnson"
+    status, _, export = call(web, "GET", "/api/v1/history/export?format=csv", token=read)
+    assert status == 200 and export["count"] == 1 and "D-0001" in export["text"] and "Ada Lovelace" in export["text"]
