@@ -23,7 +23,8 @@ extension LendingCoordinator {
             return
         }
         await state.recordRemoteLending(LendingOutcome(
-            kind: kind, deviceId: rental.deviceId, userId: rental.userId, userName: rental.userName, message: message,
+            kind: kind, deviceId: rental.deviceId, model: rental.model, dueAt: kind == .lent ? rental.dueAt : nil,
+            userId: rental.userId, userName: rental.userName, message: message,
             at: rental.returnedAt ?? rental.rentedAt, origin: origin))
         await refreshOverdue()
     }

@@ -219,24 +219,24 @@ extension TapOutcome {
             o.kind = .armed; o.userId = session.userId; o.userName = session.userName
         case .disarmed(let user):
             o.kind = .disarmed; o.userId = user
-        case .lent(let deviceId, _, let userId, let userName, _):
-            o.kind = .lent; o.deviceId = deviceId; o.userId = userId; o.userName = userName
-        case .returned(let deviceId, _, let borrowerId, let borrowerName, _):
-            o.kind = .returned; o.deviceId = deviceId; o.userId = borrowerId; o.userName = borrowerName
-        case .badgeRequired(let deviceId, _):
-            o.kind = .badgeRequired; o.deviceId = deviceId
-        case .refused(let deviceId, _, let status):
-            o.refuse(status == .broken ? .deviceBroken : .deviceDisposed); o.deviceId = deviceId
+        case .lent(let deviceId, let model, let userId, let userName, let dueAt):
+            o.kind = .lent; o.deviceId = deviceId; o.model = model; o.dueAt = dueAt; o.userId = userId; o.userName = userName
+        case .returned(let deviceId, let model, let borrowerId, let borrowerName, _):
+            o.kind = .returned; o.deviceId = deviceId; o.model = model; o.userId = borrowerId; o.userName = borrowerName
+        case .badgeRequired(let deviceId, let model):
+            o.kind = .badgeRequired; o.deviceId = deviceId; o.model = model
+        case .refused(let deviceId, let model, let status):
+            o.refuse(status == .broken ? .deviceBroken : .deviceDisposed); o.deviceId = deviceId; o.model = model
         case .unknownDevice(let deviceId, let tagUID):
             o.kind = .unknownDevice; o.deviceId = deviceId; o.uid = tagUID
         case .unknownTag(let tagUID):
             o.kind = .unknownTag; o.uid = tagUID
-        case .repeated(let deviceId, _, let change, let userName):
-            o.refuse(change == .lent ? .alreadyLent : .alreadyReturned); o.deviceId = deviceId; o.userName = userName
-        case .limitReached(let deviceId, _, let userId, let userName, _, _):
-            o.refuse(.limitReached); o.deviceId = deviceId; o.userId = userId; o.userName = userName
-        case .unregisteredTag(let deviceId, _, let tagUID, _):
-            o.refuse(.unregisteredTag); o.deviceId = deviceId; o.uid = tagUID
+        case .repeated(let deviceId, let model, let change, let userName):
+            o.refuse(change == .lent ? .alreadyLent : .alreadyReturned); o.deviceId = deviceId; o.model = model; o.userName = userName
+        case .limitReached(let deviceId, let model, let userId, let userName, _, _):
+            o.refuse(.limitReached); o.deviceId = deviceId; o.model = model; o.userId = userId; o.userName = userName
+        case .unregisteredTag(let deviceId, let model, let tagUID, _):
+            o.refuse(.unregisteredTag); o.deviceId = deviceId; o.model = model; o.uid = tagUID
         case .failed(let reason):
             o.kind = .failed; o.reason = reason
         }

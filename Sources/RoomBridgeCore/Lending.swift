@@ -64,6 +64,10 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
     /// Set with `kind == .refused`, and only then.
     public var refusal: Refusal?
     public var deviceId: String?
+    /// The device's model, where the outcome names a device the inventory has.
+    public var model: String?
+    /// For `lent`: the rental's due date (nil: open-ended).
+    public var dueAt: Date?
     public var userId: String?
     public var userName: String?
     public var uid: String?
@@ -77,10 +81,12 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
     /// "another kiosk" when it has none. Nil for what happened here.
     public var origin: String?
 
-    public init(kind: Kind, refusal: Refusal? = nil, deviceId: String? = nil, userId: String? = nil, userName: String? = nil,
-                uid: String? = nil, reader: String? = nil, reason: String? = nil, message: String, at: Date,
-                origin: String? = nil) {
+    public init(kind: Kind, refusal: Refusal? = nil, deviceId: String? = nil, model: String? = nil, dueAt: Date? = nil,
+                userId: String? = nil, userName: String? = nil, uid: String? = nil, reader: String? = nil, reason: String? = nil,
+                message: String, at: Date, origin: String? = nil) {
         self.origin = origin
+        self.model = model
+        self.dueAt = dueAt
         self.kind = kind
         self.refusal = refusal
         self.deviceId = deviceId

@@ -285,19 +285,16 @@ public actor EventHub {
         }
     }
 
-    /// Looks up what the kiosk shows about an outcome beyond the outcome itself. A failed
-    /// lookup leaves the facts out (the kiosk then shows the device ID instead of the model).
+    /// What the kiosk shows about an outcome beyond its kind: the model and due date the outcome carries, and for a
+    /// badge the session's end, looked up (a failed lookup leaves it out: no countdown).
     private func facts(for event: DaemonEvent) async -> OutcomeFacts {
         guard let outcome = event.lending else { return OutcomeFacts() }
         switch outcome.kind {
         case .lent:
-            guard let id = outcome.deviceId else { return OutcomeFacts() }
-            let detail = try? await link.read(InventoryAPI.GetDevice.self, .init(id: id))
-            return OutcomeFacts(model: detail?.device.device.model, dueAt: detail?.device.activeRental?.dueAt)
+            // The outcome carries the model and the due date: no lookup between the tap and the screen.
+            return OutcomeFacts(model: outcome.model, dueAt: outcome.dueAt)
         case .returned:
-            guard let id = outcome.deviceId else { return OutcomeFacts() }
-            let detail = try? await link.read(InventoryAPI.GetDevice.self, .init(id: id))
-            return OutcomeFacts(model: detail?.device.device.model)
+            return OutcomeFacts(model: outcome.model)
         case .armed:
             let session = try? await link.read(LendingAPI.GetSession.self, .init())
             return OutcomeFacts(sessionExpiresAt: session?.session.map { WireTime.string($0.expiresAt) })

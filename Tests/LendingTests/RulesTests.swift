@@ -268,6 +268,27 @@ struct IdentificationTests {
         }
     }
 
+    /// A lend's outcome carries the device's model and the rental's due date, so a client shows "Pixel 7 lent,
+    /// due Tue 1 Dec" without asking the inventory; every outcome about a known device names its model.
+    @Test func aPublishedOutcomeCarriesTheModelAndTheDueDate() {
+        let due = t0.addingTimeInterval(86_400)
+        let lent = TapOutcome.lent(deviceId: "D-1", model: "Pixel 7", userId: "U-1", userName: "Alice", dueAt: due)
+            .published(uid: nil, reader: "front", at: t0)
+        #expect(lent.model == "Pixel 7" && lent.dueAt == due)
+        let open = TapOutcome.lent(deviceId: "D-1", model: "Pixel 7", userId: "U-1", userName: "Alice", dueAt: nil)
+            .published(uid: nil, reader: "front", at: t0)
+        #expect(open.model == "Pixel 7" && open.dueAt == nil)
+        for outcome: TapOutcome in [.returned(deviceId: "D-1", model: "Pixel 7", borrowerId: "U-1", borrowerName: "Alice", returnedBy: nil),
+                                    .badgeRequired(deviceId: "D-1", model: "Pixel 7"),
+                                    .refused(deviceId: "D-1", model: "Pixel 7", status: .broken),
+                                    .repeated(deviceId: "D-1", model: "Pixel 7", change: .lent, userName: "Alice"),
+                                    .limitReached(deviceId: "D-1", model: "Pixel 7", userId: "U-1", userName: "Alice", limit: 1, deviceIds: []),
+                                    .unregisteredTag(deviceId: "D-1", model: "Pixel 7", uid: "04112233445566", boundTo: nil)] {
+            let published = outcome.published(uid: nil, reader: "front", at: t0)
+            #expect(published.model == "Pixel 7" && published.dueAt == nil, "\(outcome)")
+        }
+    }
+
     @Test func uidBindingToADevice() {
         let tap = tap("04112233445566")
         #expect(TapIdentification.identify(tap, deviceOnTag: nil, uidBinding: .device(other)) == .device(other))

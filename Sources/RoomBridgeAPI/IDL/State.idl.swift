@@ -38,6 +38,9 @@ extension InterfaceIDL {
           kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag, unknownDevice, failed),
           refusal: ?(deviceBroken, deviceDisposed, alreadyLent, alreadyReturned, limitReached, unregisteredTag),
           deviceId: ?string,
+          # The device's model, and for lent its rental's due date (absent: open-ended), as the store has them.
+          model: ?string,
+          dueAt: ?string,
           userId: ?string,
           userName: ?string,
           uid: ?string,
