@@ -101,7 +101,7 @@ let package = Package(
         // The Varlink methods as typed parameters and replies, for the clients (web, CLI, tests).
         .target(name: "RoomBridgeAPI", dependencies: ["Lending", "RoomBridgeCore", "Varlink"], swiftSettings: swiftSettings),
         .target(name: "RoomBridgeInterfaces", dependencies: [
-            "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
+            "RoomBridgeAPI", "RoomBridgeCore", "CurtainProtocol", "Lending", "Varlink",
         ], swiftSettings: swiftSettings),
 
         // Prometheus metrics on a loopback HTTP port (metrics.listen), through swift-metrics.
@@ -126,7 +126,7 @@ let package = Package(
 
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
-            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "RoomBridgeMetrics", "Varlink", "VarlinkNIO",
+            "RoomBridgeAPI", "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "RoomBridgeMetrics", "Varlink", "VarlinkNIO",
             "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence", "Retry", "Webhooks",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
