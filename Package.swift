@@ -135,7 +135,7 @@ let package = Package(
         .executableTarget(name: "roombridged", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
         // roombridgectl's commands, a library so that the multi-call `roombridge` links them too.
         .target(name: "RoomBridgeCLI", dependencies: [
-            "Varlink", "VarlinkNIO", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
+            "Varlink", "VarlinkNIO", "RoomBridgeAPI", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
             "NFCReader", "BlueZClient", "DBus", "Lending", "LendingStore", "PostgresStore",
             "CBluetooth", // the kernel's Bluetooth, for doctor only (roombridged does not link libbluetooth)
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
