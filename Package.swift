@@ -128,7 +128,7 @@ let package = Package(
 
         // MARK: Composition and executables.
         .target(name: "RoomBridgeDaemon", dependencies: [
-            "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "RoomBridgeMetrics", "Varlink", "VarlinkNIO",
+            "RoomBridgeAPI", "RoomBridgeConfig", "RoomBridgeCore", "RoomBridgeInterfaces", "RoomBridgeMetrics", "Varlink", "VarlinkNIO",
             "NFCReader", "NDEF", "BlueZClient", "CurtainProtocol", "Lending", "LendingStore", "PostgresStore", "Presence", "Retry", "Webhooks",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -137,7 +137,7 @@ let package = Package(
         .executableTarget(name: "roombridged", dependencies: ["RoomBridgeDaemon"], swiftSettings: swiftSettings),
         // roombridgectl's commands, a library so that the multi-call `roombridge` links them too.
         .target(name: "RoomBridgeCLI", dependencies: [
-            "Varlink", "VarlinkNIO", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
+            "Varlink", "VarlinkNIO", "RoomBridgeAPI", "RoomBridgeCore", "CurtainProtocol", "RoomBridgeConfig", "Diagnostics",
             "NFCReader", "BlueZClient", "DBus", "Lending", "LendingStore", "PostgresStore",
             "CBluetooth", // the kernel's Bluetooth, for doctor only (roombridged does not link libbluetooth)
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

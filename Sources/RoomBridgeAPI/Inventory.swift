@@ -50,6 +50,30 @@ public enum InventoryAPI {
         public struct Reply: Codable, Sendable { public var groups: [DeviceGroup] }
     }
 
+    /// Parameters carrying one group.
+    public struct GroupParameters: Codable, Sendable {
+        public var group: DeviceGroup
+        public init(group: DeviceGroup) { self.group = group }
+    }
+
+    public enum AddGroup: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.AddGroup"
+        public typealias Parameters = GroupParameters
+        public typealias Reply = VarlinkNothing
+    }
+
+    public enum UpdateGroup: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.UpdateGroup"
+        public typealias Parameters = GroupParameters
+        public typealias Reply = VarlinkNothing
+    }
+
+    public enum DeleteGroup: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.DeleteGroup"
+        public typealias Parameters = ByID
+        public typealias Reply = VarlinkNothing
+    }
+
     public enum AddDevice: VarlinkMethod {
         public static let name = "io.roombridge.Inventory.AddDevice"
         public struct Parameters: Codable, Sendable {
@@ -72,6 +96,8 @@ public enum InventoryAPI {
             public var device: DeviceRecord
             /// The log rows written (empty: nothing changed).
             public var changes: [DeviceLogEntry]
+            /// Public so that a client can print one field as the daemon sent it (`roombridgectl devices edit --json`).
+            public enum CodingKeys: String, CodingKey { case device, changes }
         }
     }
 
@@ -159,6 +185,18 @@ public enum InventoryAPI {
         public typealias Reply = UserReply
     }
 
+    public enum UpdateUser: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.UpdateUser"
+        public typealias Parameters = AddUser.Parameters
+        public typealias Reply = UserReply
+    }
+
+    public enum DeleteUser: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.DeleteUser"
+        public typealias Parameters = ByID
+        public typealias Reply = VarlinkNothing
+    }
+
     public enum GetUser: VarlinkMethod {
         public static let name = "io.roombridge.Inventory.GetUser"
         public typealias Parameters = ByID
@@ -203,6 +241,76 @@ public enum InventoryAPI {
             }
         }
         public struct Reply: Codable, Sendable { public var badge: Badge }
+    }
+
+    /// Parameters naming one badge by its identifier (any hex spelling).
+    public struct ByIdentifier: Codable, Sendable, Equatable {
+        public var identifier: String
+        public init(identifier: String) { self.identifier = identifier }
+    }
+
+    public enum DeleteBadge: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.DeleteBadge"
+        public typealias Parameters = ByIdentifier
+        public typealias Reply = VarlinkNothing
+    }
+
+    /// A user's badges; without `userId` every badge, paged.
+    public enum ListBadges: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.ListBadges"
+        public typealias Parameters = UserPageParameters
+        public struct Reply: Codable, Sendable {
+            public var badges: [Badge]
+            public var nextCursor: String?
+        }
+    }
+
+    /// Whose card is this: the badge and its user.
+    public enum GetBadge: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.GetBadge"
+        public typealias Parameters = ByIdentifier
+        public struct Reply: Codable, Sendable {
+            public var badge: Badge
+            public var user: User
+        }
+    }
+
+    public enum BindTag: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.BindTag"
+        public struct Parameters: Codable, Sendable {
+            /// Hex, separators allowed.
+            public var uid: String
+            public var deviceId: DeviceID
+            public var actor: String?
+            public init(uid: String, deviceId: DeviceID, actor: String? = nil) {
+                self.uid = uid
+                self.deviceId = deviceId
+                self.actor = actor
+            }
+        }
+        public struct Reply: Codable, Sendable { public var binding: TagBinding }
+    }
+
+    public enum UnbindTag: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.UnbindTag"
+        public struct Parameters: Codable, Sendable {
+            public var uid: String
+            public var actor: String?
+            public init(uid: String, actor: String? = nil) {
+                self.uid = uid
+                self.actor = actor
+            }
+        }
+        public typealias Reply = VarlinkNothing
+    }
+
+    public enum ListTagBindings: VarlinkMethod {
+        public static let name = "io.roombridge.Inventory.ListTagBindings"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID
+            public init(deviceId: DeviceID) { self.deviceId = deviceId }
+        }
+        public struct Reply: Codable, Sendable { public var bindings: [TagBinding] }
     }
 
     public enum Import: VarlinkMethod {

@@ -101,16 +101,7 @@ public enum LendingAPI {
 
     public enum ListActive: VarlinkMethod {
         public static let name = "io.roombridge.Lending.ListActive"
-        public struct Parameters: Codable, Sendable {
-            public var userId: UserID?
-            public var limit: Int?
-            public var cursor: String?
-            public init(userId: UserID? = nil, limit: Int? = nil, cursor: String? = nil) {
-                self.userId = userId
-                self.limit = limit
-                self.cursor = cursor
-            }
-        }
+        public typealias Parameters = UserPageParameters
         public typealias Reply = RentalPage
     }
 

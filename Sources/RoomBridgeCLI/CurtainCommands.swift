@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RoomBridgeAPI
 import RoomBridgeCore
 import Varlink
 import VarlinkNIO
@@ -29,18 +30,16 @@ extension RoomBridgeCtl {
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let reply = try await curtainCall(client, "GetState", target.parameters)
-                    guard let value = reply["curtain"] else {
-                        throw CtlError(exit: .protocolError, message: "GetState returned no curtain")
-                    }
-                    let all = try reply["curtains"].map { try decode([CurtainState].self, $0) } ?? []
+                    let reply = try await curtainCall(client, CurtainAPI.GetState.self, .init(name: target.name))
+                    typealias Field = CurtainAPI.GetState.Reply.CodingKeys
+                    let all = reply.value.curtains
                     if all.count > 1, target.name == nil || target.name == "*" {
-                        if options.json { emit(reply["curtains"]!.serialized()); return }
+                        if options.json { emit(reply.sent(Field.curtains)?.serialized() ?? "[]"); return }
                         emit(Render.curtainTable(all))
                         return
                     }
-                    if options.json { emit(value.serialized()); return }
-                    emit(Render.curtain(try decode(CurtainState.self, value)))
+                    if options.json { emit(reply.sent(Field.curtain)?.serialized() ?? "{}"); return }
+                    emit(Render.curtain(reply.value.curtain))
                 }
             }
         }
@@ -68,7 +67,7 @@ extension RoomBridgeCtl {
             func validate() throws { try motion.check(target) }
 
             func run() async throws {
-                try await runMotion(options, motion, target, method: "Open", destination: 100, done: "open")
+                try await runMotion(options, motion, target, CurtainAPI.Open.self, target.command, destination: 100, done: "open")
             }
         }
 
@@ -81,7 +80,7 @@ extension RoomBridgeCtl {
             func validate() throws { try motion.check(target) }
 
             func run() async throws {
-                try await runMotion(options, motion, target, method: "Close", destination: 0, done: "closed")
+                try await runMotion(options, motion, target, CurtainAPI.Close.self, target.command, destination: 0, done: "closed")
             }
         }
 
@@ -94,7 +93,7 @@ extension RoomBridgeCtl {
             func validate() throws { try motion.check(target) }
 
             func run() async throws {
-                try await runMotion(options, motion, target, method: "Stop", destination: nil, done: "stopped")
+                try await runMotion(options, motion, target, CurtainAPI.Stop.self, target.command, destination: nil, done: "stopped")
             }
         }
 
@@ -122,7 +121,7 @@ extension RoomBridgeCtl {
             }
 
             func run() async throws {
-                try await runMotion(options, motion, target, method: "MoveTo", parameters: ["position": .int(Int64(position))],
+                try await runMotion(options, motion, target, CurtainAPI.MoveTo.self, .init(position: position, name: target.name),
                                     destination: position, done: "at \(position)% open")
             }
         }
@@ -155,17 +154,16 @@ extension RoomBridgeCtl {
                 try await withClient(options) { client in
                     // Unspecified parts keep what the controller reported.
                     var current: CurtainState? = nil
-                    if target.name != "*", let v = try await curtainCall(client, "GetState", target.parameters)["curtain"] {
-                        current = try decode(CurtainState.self, v)
+                    if target.name != "*" {
+                        current = try await curtainCall(client, CurtainAPI.GetState.self, .init(name: target.name)).value.curtain
                     }
                     let open = openTime ?? current?.openSchedule?.time.description ?? "00:00"
                     let close = closeTime ?? current?.closeSchedule?.time.description ?? "00:00"
                     let openEnabled = noOpen ? false : (openTime != nil ? true : current?.openSchedule?.enabled ?? false)
                     let closeEnabled = noClose ? false : (closeTime != nil ? true : current?.closeSchedule?.enabled ?? false)
-                    let r = try await curtainCall(client, "SetSchedule", target.parameters.merging([
-                        "open": .string(open), "close": .string(close),
-                        "openEnabled": .bool(openEnabled), "closeEnabled": .bool(closeEnabled)]) { $1 })
-                    if options.json { emit(JSONValue.object(r).serialized()); return }
+                    let r = try await curtainCall(client, CurtainAPI.SetSchedule.self, .init(
+                        open: open, close: close, openEnabled: openEnabled, closeEnabled: closeEnabled, name: target.name))
+                    if options.json { emit(JSONValue.object(r.sent).serialized()); return }
                     emit("Schedule sent: open \(open) (\(openEnabled ? "on" : "off")), close \(close) (\(closeEnabled ? "on" : "off")).")
                 }
             }
@@ -178,8 +176,8 @@ extension RoomBridgeCtl {
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let r = try await curtainCall(client, "Sync", target.parameters)
-                    emit(options.json ? JSONValue.object(r).serialized() : "Sync requested.")
+                    let r = try await curtainCall(client, CurtainAPI.Sync.self, target.command)
+                    emit(options.json ? JSONValue.object(r.sent).serialized() : "Sync requested.")
                 }
             }
         }
@@ -191,8 +189,8 @@ extension RoomBridgeCtl {
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let r = try await curtainCall(client, "Reconnect", target.parameters)
-                    emit(options.json ? JSONValue.object(r).serialized() : "Reconnecting; follow it with: roombridgectl curtain status")
+                    let r = try await curtainCall(client, CurtainAPI.Reconnect.self, target.command)
+                    emit(options.json ? JSONValue.object(r.sent).serialized() : "Reconnecting; follow it with: roombridgectl curtain status")
                 }
             }
         }
@@ -201,10 +199,15 @@ extension RoomBridgeCtl {
 
 // MARK: Plumbing
 
-/// Calls `io.roombridge.Curtain.<method>`; the interface's errors become their message.
-func curtainCall(_ client: VarlinkClient, _ method: String, _ parameters: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+/// The method's name without its interface (`MoveTo`).
+func shortName<M: VarlinkMethod>(_ method: M.Type) -> String {
+    String(M.name.split(separator: ".").last ?? "")
+}
+
+/// Calls a method of `io.roombridge.Curtain`; the interface's errors become their message.
+func curtainCall<M: VarlinkMethod>(_ client: VarlinkClient, _ method: M.Type, _ parameters: M.Parameters) async throws -> Answer<M> {
     do {
-        return try await client.call("io.roombridge.Curtain." + method, parameters: parameters)
+        return try Answer<M>(try await client.call(M.name, parameters: try JSONValueEncoder().encodeObject(parameters)))
     } catch let error as VarlinkError where error.name.hasPrefix("io.roombridge.Curtain.") {
         let reason = String(error.name.dropFirst("io.roombridge.Curtain.".count))
         let message = error.parameters["message"]?.stringValue ?? reason
@@ -214,20 +217,19 @@ func curtainCall(_ client: VarlinkClient, _ method: String, _ parameters: [Strin
     } catch let error as CtlError {
         throw error
     } catch {
-        throw CtlError(exit: .protocolError, message: "io.roombridge.Curtain.\(method) failed: \(error)")
+        throw CtlError(exit: .protocolError, message: "\(M.name) failed: \(error)")
     }
 }
 
 /// Sends a motion command; with `--wait`, follows `io.roombridge.State.Watch` (opened before the
 /// command, so no event is missed) until the motion has ended.
-func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionOptions, _ target: CurtainTarget,
-               method: String, parameters: [String: JSONValue] = [:], destination: Int?, done: String) async throws {
-    let parameters = parameters.merging(target.parameters) { $1 }
+func runMotion<M: VarlinkMethod>(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionOptions, _ target: CurtainTarget,
+                                 _ method: M.Type, _ parameters: M.Parameters, destination: Int?, done: String) async throws {
     try await withClient(options) { client in
         guard motion.wait else {
             let r = try await curtainCall(client, method, parameters)
             let which = target.name == "*" ? "every curtain" : target.name.map { "curtain \($0)" } ?? "the curtain"
-            emit(options.json ? JSONValue.object(r).serialized() : "\(method) accepted by \(which); follow it with: roombridgectl watch")
+            emit(options.json ? JSONValue.object(r.sent).serialized() : "\(shortName(method)) accepted by \(which); follow it with: roombridgectl watch")
             return
         }
         let watcher = try await connect(options.socket)
@@ -250,8 +252,8 @@ func runMotion(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionO
     }
 }
 
-private func waitForMotion(client: VarlinkClient, watcher: VarlinkClient, method: String, parameters: [String: JSONValue],
-                           curtain: String?, destination: Int?, timeout: Double) async throws -> CurtainState {
+private func waitForMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: VarlinkClient, method: M.Type, parameters: M.Parameters,
+                                             curtain: String?, destination: Int?, timeout: Double) async throws -> CurtainState {
     try await withThrowingTaskGroup(of: CurtainState?.self) { group in
         group.addTask {
             try await followMotion(client: client, watcher: watcher, method: method, parameters: parameters,
@@ -270,8 +272,8 @@ private func waitForMotion(client: VarlinkClient, watcher: VarlinkClient, method
     }
 }
 
-private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method: String, parameters: [String: JSONValue],
-                          curtain: String?, destination: Int?) async throws -> CurtainState {
+private func followMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: VarlinkClient, method: M.Type, parameters: M.Parameters,
+                                            curtain: String?, destination: Int?) async throws -> CurtainState {
     var events = watcher.stream("io.roombridge.State.Watch").makeAsyncIterator()
     do {
         guard let first = try await events.next(), let snapshot = first["state"] else {
@@ -291,7 +293,7 @@ private func followMotion(client: VarlinkClient, watcher: VarlinkClient, method:
                   case .curtain(let c) = event.payload, id == nil || c.id == nil || c.id == id else { continue }
             if !sawRequest {
                 guard let request = c.lastRequest, request != before,
-                      request.kind.rawValue == requestKind(method) else { continue }
+                      request.kind.rawValue == requestKind(shortName(method)) else { continue }
                 sawRequest = true
             }
             if !c.connection.acceptsCommands {
@@ -320,8 +322,8 @@ struct CurtainTarget: ParsableArguments {
         valueName: "NAME"))
     var name: String?
 
-    /// The `name` parameter of `io.roombridge.Curtain` methods, when one was given.
-    var parameters: [String: JSONValue] { name.map { ["name": .string($0)] } ?? [:] }
+    /// The parameters of a command without arguments (`Open`, `Sync`, …).
+    var command: CurtainAPI.Target { CurtainAPI.Target(name: name) }
 }
 
 extension Render {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Lending
+import RoomBridgeAPI
 import Varlink
 import VarlinkNIO
 
@@ -20,7 +22,7 @@ struct Import: AsyncParsableCommand {
     @Flag(name: .long, help: "Show what would change; write nothing.") var dryRun = false
     @Flag(name: .long, help: "Write the good lines even if some are bad.") var partial = false
 
-    static let kinds = ["users", "badges", "devices"]
+    static let kinds = ImportKind.allCases.map(\.rawValue)
 
     func validate() throws {
         guard Self.kinds.contains(kind) else {
@@ -40,25 +42,25 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let text = try text()
-        var p: [String: JSONValue] = ["kind": .string(kind), "csv": .string(text)]
-        if dryRun { p["dryRun"] = true }
-        if partial { p["partial"] = true }
+        // validate() checked the kind.
+        guard let importKind = ImportKind(rawValue: kind) else { return }
+        let p = InventoryAPI.Import.Parameters(kind: importKind, csv: text, dryRun: dryRun ? true : nil, partial: partial ? true : nil)
         try await withClient(options) { client in
-            let reply = try await call(client, "io.roombridge.Inventory.Import", p)
-            if options.json { emit(JSONValue.object(reply).serialized()) }
-            let problems = reply["problems"]?.arrayValue ?? []
+            let answer = try await call(client, InventoryAPI.Import.self, p)
+            if options.json { emit(JSONValue.object(answer.sent).serialized()) }
+            let reply = answer.value
+            let problems = reply.problems
             for problem in problems {
-                Output.err("\(file):\(problem["line"]?.intValue ?? 0): \(Table.s(problem, "reason"))\n")
+                Output.err("\(file):\(problem.line): \(problem.reason)\n")
             }
-            func ids(_ key: String) -> [String] { (reply[key]?.arrayValue ?? []).compactMap(\.stringValue) }
-            let written = reply["written"]?.boolValue == true
+            let written = reply.written
             if !options.json {
                 let verb = written ? "" : "would be "
-                for (key, label) in [("added", "added"), ("updated", "updated")] where !ids(key).isEmpty {
-                    emit("\(verb)\(label): \(ids(key).joined(separator: ", "))")
+                for (ids, label) in [(reply.added, "added"), (reply.updated, "updated")] where !ids.isEmpty {
+                    emit("\(verb)\(label): \(ids.joined(separator: ", "))")
                 }
-                var summary = "\(ids("added").count) \(verb)added, \(ids("updated").count) \(verb)updated, "
-                    + "\(ids("unchanged").count) unchanged"
+                var summary = "\(reply.added.count) \(verb)added, \(reply.updated.count) \(verb)updated, "
+                    + "\(reply.unchanged.count) unchanged"
                 if !problems.isEmpty { summary += ", \(problems.count) bad line\(problems.count == 1 ? "" : "s")" }
                 if written {
                     summary += problems.isEmpty ? "" : " (skipped)"

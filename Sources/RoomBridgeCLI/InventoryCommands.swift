@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Lending
+import RoomBridgeAPI
 import Varlink
 import VarlinkNIO
 
@@ -11,32 +12,35 @@ enum DeviceRender {
         ["ID", "GROUP", "MODEL", "OS", "SERIAL", "STATUS", "NFC", "LENT TO", KioskTime.current.header("DUE")]
     }
 
-    static func row(_ d: JSONValue) -> [String] {
-        let rental = d["rental"]
-        let lentTo = rental.map { Table.s($0, "userName") + " (" + Table.s($0, "userId") + ")" } ?? ""
-        var due = Table.time(rental, "dueAt")
-        if rental?["overdue"]?.boolValue == true { due += " OVERDUE" }
-        return [Table.s(d, "id"), Table.s(d, "groupId"), Table.s(d, "model"), Table.s(d, "osVersion"),
-                Table.s(d, "serialNumber"), Table.s(d, "status"), Table.s(d, "isNfcRegistered"), lentTo, due]
+    /// yes or no.
+    static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
+
+    static func row(_ record: DeviceRecord) -> [String] {
+        let d = record.device, rental = record.activeRental
+        let lentTo = rental.map { "\($0.userName) (\($0.userId))" } ?? ""
+        var due = Table.time(rental?.dueAt)
+        if rental?.isOverdue(at: Date()) == true { due += " OVERDUE" }
+        return [d.id, d.groupId, d.model, d.osVersion, d.serialNumber, d.status.rawValue, yesNo(d.isNFCRegistered), lentTo, due]
     }
 
-    static func detail(_ d: JSONValue, tags: [JSONValue]) -> String {
+    static func detail(_ record: DeviceRecord, tags: [TagBinding]) -> String {
+        let d = record.device
         var lines = [
-            "Device:     \(Table.s(d, "id"))",
-            "Group:      \(Table.s(d, "groupId"))",
-            "Model:      \(Table.s(d, "model"))",
-            "OS:         \(Table.s(d, "osVersion"))",
-            "Serial:     \(Table.s(d, "serialNumber"))",
-            "Connector:  \(Table.s(d, "connectorType"))",
-            "Status:     \(Table.s(d, "status"))",
-            "Registered: \(Table.when(d, "registeredAt"))",
-            "NFC tag:    \(Table.s(d, "isNfcRegistered"))" + (tags.isEmpty ? "" : " (UID " + tags.map { Table.s($0, "uid") }.joined(separator: ", ") + ")"),
+            "Device:     \(d.id)",
+            "Group:      \(d.groupId)",
+            "Model:      \(d.model)",
+            "OS:         \(d.osVersion)",
+            "Serial:     \(d.serialNumber)",
+            "Connector:  \(d.connectorType)",
+            "Status:     \(d.status.rawValue)",
+            "Registered: \(Table.when(d.registeredAt))",
+            "NFC tag:    \(yesNo(d.isNFCRegistered))" + (tags.isEmpty ? "" : " (UID " + tags.map(\.uid).joined(separator: ", ") + ")"),
         ]
-        if let note = d["note"]?.stringValue { lines.append("Note:       \(note)") }
-        if let r = d["rental"] {
-            var lent = "Lent to:    \(Table.s(r, "userName")) (\(Table.s(r, "userId"))) since \(Table.when(r, "rentedAt"))"
-            if r["dueAt"] != nil { lent += ", due \(Table.when(r, "dueAt"))" }
-            if r["overdue"]?.boolValue == true { lent += " — OVERDUE" }
+        if let note = d.note { lines.append("Note:       \(note)") }
+        if let r = record.activeRental {
+            var lent = "Lent to:    \(r.userName) (\(r.userId)) since \(Table.when(r.rentedAt))"
+            if let due = r.dueAt { lent += ", due \(Table.when(due))" }
+            if r.isOverdue(at: Date()) { lent += " — OVERDUE" }
             lines.append(lent)
         } else {
             lines.append("Lent to:    — (available)")
@@ -47,10 +51,11 @@ enum DeviceRender {
 
 /// Checks a `--status` argument with the inventory's rule (unknownStatus): a usage error, exit
 /// status 64, that lists the allowed statuses.
-func statusArgument(_ text: String?) throws {
-    guard let text else { return }
+@discardableResult
+func statusArgument(_ text: String?) throws -> DeviceStatus? {
+    guard let text else { return nil }
     do throws(LendingError) {
-        _ = try Validation.status(text)
+        return try Validation.status(text)
     } catch {
         throw ValidationError("--status: \(error.description)")
     }
@@ -80,17 +85,10 @@ struct DeviceFieldOptions: ParsableArguments {
         try statusArgument(status)
     }
 
-    func fields() throws -> [String: JSONValue] {
-        var f: [String: JSONValue] = [:]
-        put(&f, "groupId", group)
-        put(&f, "model", model)
-        put(&f, "serialNumber", serial)
-        put(&f, "osVersion", osVersion)
-        put(&f, "status", status)
-        put(&f, "connectorType", connector)
-        put(&f, "note", note)
-        if let r = try dateArgument(registered, option: "--registered") { f["registeredAt"] = r }
-        return f
+    func fields() throws -> InventoryAPI.DeviceFields {
+        InventoryAPI.DeviceFields(groupId: group, model: model, serialNumber: serial, osVersion: osVersion,
+                                  status: try statusArgument(status), connectorType: connector,
+                                  registeredAt: try dateArgument(registered, option: "--registered"), note: note)
     }
 }
 
@@ -113,12 +111,9 @@ struct Devices: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                var p: [String: JSONValue] = [:]
-                put(&p, "groupId", group)
-                put(&p, "status", status)
-                put(&p, "text", text)
-                if lent != available { p["isLent"] = .bool(lent) }
-                let items = try await allPages(client, "io.roombridge.Inventory.ListDevices", p, key: "devices")
+                let p = InventoryAPI.ListDevices.Parameters(groupId: group, status: try statusArgument(status),
+                                                            isLent: lent != available ? lent : nil, text: text)
+                let items = try await allPages(client, InventoryAPI.ListDevices.self, p, \.devices)
                 let filtered = group != nil || status != nil || text != nil || lent || available
                 printList(items, json: options.json,
                           empty: filtered ? "no match: no device matches these filters (roombridgectl devices list shows all)"
@@ -135,10 +130,9 @@ struct Devices: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.GetDevice", ["id": .string(id)])
-                guard let d = reply["device"] else { throw CtlError(exit: .protocolError, message: "GetDevice returned no device") }
-                if options.json { emit(JSONValue.object(reply).serialized()) } else {
-                    emit(DeviceRender.detail(d, tags: reply["tags"]?.arrayValue ?? []))
+                let reply = try await call(client, InventoryAPI.GetDevice.self, .init(id: id))
+                if options.json { emit(JSONValue.object(reply.sent).serialized()) } else {
+                    emit(DeviceRender.detail(reply.value.device, tags: reply.value.tags))
                 }
             }
         }
@@ -153,8 +147,8 @@ struct Devices: AsyncParsableCommand {
         func run() async throws {
             try await withClient(options) { client in
                 let f = try fields.fields()  // a --registered day is the kiosk's
-                let reply = try await call(client, "io.roombridge.Inventory.AddDevice", ["id": .string(id), "fields": .object(f)])
-                if options.json { emit(reply["device"]?.serialized() ?? "{}") } else { emit("added device \(id)") }
+                let reply = try await call(client, InventoryAPI.AddDevice.self, .init(id: id, fields: f))
+                if options.json { emit(reply.sole.serialized()) } else { emit("added device \(id)") }
             }
         }
     }
@@ -166,21 +160,20 @@ struct Devices: AsyncParsableCommand {
         @OptionGroup var fields: DeviceFieldOptions
 
         func run() async throws {
-            let f = try fields.fields()
-            guard !f.isEmpty else {
+            guard try fields.fields() != InventoryAPI.DeviceFields() else {
                 throw ValidationError("nothing to change; give at least one of --group, --model, --serial, --os, --status, --connector, --note, --registered")
             }
             try await withClient(options) { client in
                 let f = try fields.fields()  // a --registered day is the kiosk's
-                let reply = try await call(client, "io.roombridge.Inventory.UpdateDevice", ["id": .string(id), "fields": .object(f)])
-                let changes = reply["changes"]?.arrayValue ?? []
+                let reply = try await call(client, InventoryAPI.UpdateDevice.self, .init(id: id, fields: f))
+                let changes = reply.value.changes
                 if options.json {
-                    emit(reply["device"]?.serialized() ?? "{}")
+                    emit(reply.sent(InventoryAPI.UpdateDevice.Reply.CodingKeys.device)?.serialized() ?? "{}")
                 } else if changes.isEmpty {
                     emit("device \(id) unchanged")
                 } else {
                     for c in changes {
-                        emit("\(id) \(Table.s(c, "field")): \(Table.s(c, "oldValue", "—")) → \(Table.s(c, "newValue", "—"))")
+                        emit("\(id) \(c.field): \(c.oldValue ?? "—") → \(c.newValue ?? "—")")
                     }
                 }
             }
@@ -194,7 +187,7 @@ struct Devices: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Inventory.DeleteDevice", ["id": .string(id)])
+                _ = try await call(client, InventoryAPI.DeleteDevice.self, .init(id: id))
                 if !options.json { emit("deleted device \(id)") }
             }
         }
@@ -211,8 +204,8 @@ struct Devices: AsyncParsableCommand {
         ]
 
         /// A logged value as people read it: a time in the kiosk's zone, true/false as yes/no.
-        static func value(_ e: JSONValue?, _ key: String) -> String {
-            let v = Table.s(e, key, "—")
+        static func value(_ logged: String?) -> String {
+            let v = logged ?? "—"
             if let date = WireTime.parseParameter(v) { return KioskTime.current.minutes(date) }
             return ["true": "yes", "false": "no"][v] ?? v
         }
@@ -221,13 +214,12 @@ struct Devices: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let items = try await allPages(client, "io.roombridge.Inventory.DeviceLog", ["id": .string(id)], key: "entries")
+                let items = try await allPages(client, InventoryAPI.DeviceLog.self, .init(id: id), \.entries)
                 // People's words: "OS version", not osVersion; times in the kiosk's zone, not UTC.
                 printList(items, json: options.json, empty: "no log entries for \(id); see roombridgectl devices list",
                           headers: [KioskTime.current.header("TIME"), "CHANGE", "FIELD", "OLD", "NEW", "BY"]) { e in
-                    [Table.time(e, "at"), Self.operations[Table.s(e, "operation")] ?? Table.s(e, "operation"),
-                     Self.fields[Table.s(e, "field")] ?? Table.s(e, "field"),
-                     Self.value(e, "oldValue"), Self.value(e, "newValue"), Table.s(e, "actor", "—")]
+                    [Table.time(e.at), Self.operations[e.operation.rawValue] ?? e.operation.rawValue,
+                     Self.fields[e.field] ?? e.field, Self.value(e.oldValue), Self.value(e.newValue), e.actor ?? "—"]
                 }
             }
         }
@@ -247,14 +239,12 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                var p: [String: JSONValue] = [:]
-                put(&p, "nameContains", name)
-                let items = try await allPages(client, "io.roombridge.Inventory.ListUsers", p, key: "users")
+                let items = try await allPages(client, InventoryAPI.ListUsers.self, .init(nameContains: name), \.users)
                 printList(items, json: options.json,
                           empty: name != nil ? "no match: no user's name contains '\(name ?? "")'"
                                              : "no users; add one with roombridgectl users add",
                           headers: ["ID", "NAME", KioskTime.current.header("REGISTERED")]) { u in
-                    [Table.s(u, "id"), Table.s(u, "name"), Table.time(u, "registeredAt")]
+                    [u.id, u.name, Table.time(u.registeredAt)]
                 }
             }
         }
@@ -267,18 +257,22 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                var reply = try await call(client, "io.roombridge.Inventory.GetUser", ["id": .string(id)])
-                let rentals = try await allPages(client, "io.roombridge.Lending.ListActive", ["userId": .string(id)], key: "rentals")
-                reply["rentals"] = .array(rentals)
-                if options.json { emit(JSONValue.object(reply).serialized()); return }
-                let u = reply["user"]
-                var lines = ["User:       \(Table.s(u, "id"))", "Name:       \(Table.s(u, "name"))",
-                             "Registered: \(Table.when(u, "registeredAt"))"]
-                let badges = reply["badges"]?.arrayValue ?? []
+                let reply = try await call(client, InventoryAPI.GetUser.self, .init(id: id))
+                let rentals = try await allPages(client, LendingAPI.ListActive.self, .init(userId: id), \.rentals)
+                if options.json {
+                    // The user and their badges as sent, with the rentals they have.
+                    var sent = reply.sent
+                    sent["rentals"] = .array(rentals.map(\.sent))
+                    emit(JSONValue.object(sent).serialized())
+                    return
+                }
+                let u = reply.value.user
+                var lines = ["User:       \(u.id)", "Name:       \(u.name)", "Registered: \(Table.when(u.registeredAt))"]
+                let badges = reply.value.badges
                 lines.append("Badges:     " + (badges.isEmpty ? "none (bind one with roombridgectl badges bind)" :
-                    badges.map { Table.s($0, "identifier") + " (" + Table.s($0, "kind") + ")" }.joined(separator: ", ")))
+                    badges.map { "\($0.identifier) (\($0.kind.rawValue))" }.joined(separator: ", ")))
                 lines.append("Has:        " + (rentals.isEmpty ? "no devices" :
-                    rentals.map { Table.s($0, "deviceId") + " " + Table.s($0, "model") }.joined(separator: ", ")))
+                    rentals.map { "\($0.value.deviceId) \($0.value.model)" }.joined(separator: ", ")))
                 emit(lines.joined(separator: "\n"))
             }
         }
@@ -292,8 +286,8 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.AddUser", ["id": .string(id), "name": .string(name)])
-                if options.json { emit(reply["user"]?.serialized() ?? "{}") } else { emit("added user \(id) (\(name))") }
+                let reply = try await call(client, InventoryAPI.AddUser.self, .init(id: id, name: name))
+                if options.json { emit(reply.sole.serialized()) } else { emit("added user \(id) (\(name))") }
             }
         }
     }
@@ -306,8 +300,8 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.UpdateUser", ["id": .string(id), "name": .string(name)])
-                if options.json { emit(reply["user"]?.serialized() ?? "{}") } else { emit("user \(id) is now \(name)") }
+                let reply = try await call(client, InventoryAPI.UpdateUser.self, .init(id: id, name: name))
+                if options.json { emit(reply.sole.serialized()) } else { emit("user \(id) is now \(name)") }
             }
         }
     }
@@ -319,7 +313,7 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Inventory.DeleteUser", ["id": .string(id)])
+                _ = try await call(client, InventoryAPI.DeleteUser.self, .init(id: id))
                 if !options.json { emit("deleted user \(id)") }
             }
         }
@@ -341,12 +335,11 @@ struct Badges: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                var p: [String: JSONValue] = ["identifier": .string(identifier), "userId": .string(user)]
-                put(&p, "kind", kind)
-                put(&p, "label", label)
-                let reply = try await call(client, "io.roombridge.Inventory.AddBadge", p)
-                if options.json { emit(reply["badge"]?.serialized() ?? "{}") } else {
-                    emit("badge \(Table.s(reply["badge"], "identifier")) bound to \(user)")
+                let reply = try await call(client, InventoryAPI.AddBadge.self,
+                                           .init(identifier: identifier, kind: kind.flatMap(BadgeKind.init(rawValue:)),
+                                                 userId: user, label: label))
+                if options.json { emit(reply.sole.serialized()) } else {
+                    emit("badge \(reply.value.badge.identifier) bound to \(user)")
                 }
             }
         }
@@ -359,7 +352,7 @@ struct Badges: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Inventory.DeleteBadge", ["identifier": .string(identifier)])
+                _ = try await call(client, InventoryAPI.DeleteBadge.self, .init(identifier: identifier))
                 if !options.json { emit("badge \(identifier) removed") }
             }
         }
@@ -372,17 +365,13 @@ struct Badges: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let badges = if let user {
-                    try await call(client, "io.roombridge.Inventory.ListBadges", ["userId": .string(user)])["badges"]?.arrayValue ?? []
-                } else {
-                    try await allPages(client, "io.roombridge.Inventory.ListBadges", [:], key: "badges")
-                }
+                // A user's badges come in one reply (the daemon pages only the list of every badge).
+                let badges = try await allPages(client, InventoryAPI.ListBadges.self, .init(userId: user), \.badges)
                 printList(badges, json: options.json,
                           empty: user.map { "\($0) has no badges; bind one with roombridgectl badges bind" }
                               ?? "no badges; bind one with roombridgectl badges bind",
                           headers: ["IDENTIFIER", "KIND", "USER", "LABEL", KioskTime.current.header("REGISTERED")]) { b in
-                    [Table.s(b, "identifier"), Table.s(b, "kind"), Table.s(b, "userId"), Table.s(b, "label"),
-                     Table.time(b, "registeredAt")]
+                    [b.identifier, b.kind.rawValue, b.userId, b.label ?? "", Table.time(b.registeredAt)]
                 }
             }
         }
@@ -397,12 +386,12 @@ extension Badges {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.GetBadge", ["identifier": .string(identifier)])
-                if options.json { emit(JSONValue.object(reply).serialized()); return }
-                let b = reply["badge"], u = reply["user"]
-                let label = Table.s(b, "label", "")
-                emit("badge \(Table.s(b, "identifier")) (\(Table.s(b, "kind"))\(label.isEmpty ? "" : ", \(label)")) "
-                     + "is \(Table.s(u, "name"))'s (\(Table.s(u, "id"))), bound \(Table.when(b, "registeredAt"))")
+                let reply = try await call(client, InventoryAPI.GetBadge.self, .init(identifier: identifier))
+                if options.json { emit(JSONValue.object(reply.sent).serialized()); return }
+                let b = reply.value.badge, u = reply.value.user
+                let label = b.label ?? ""
+                emit("badge \(b.identifier) (\(b.kind.rawValue)\(label.isEmpty ? "" : ", \(label)")) "
+                     + "is \(u.name)'s (\(u.id)), bound \(Table.when(b.registeredAt))")
             }
         }
     }
@@ -422,9 +411,9 @@ struct TagBindings: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.BindTag", ["uid": .string(uid), "deviceId": .string(device)])
-                if options.json { emit(reply["binding"]?.serialized() ?? "{}") } else {
-                    emit("tag \(Table.s(reply["binding"], "uid")) bound to \(device)")
+                let reply = try await call(client, InventoryAPI.BindTag.self, .init(uid: uid, deviceId: device))
+                if options.json { emit(reply.sole.serialized()) } else {
+                    emit("tag \(reply.value.binding.uid) bound to \(device)")
                 }
             }
         }
@@ -437,7 +426,7 @@ struct TagBindings: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Inventory.UnbindTag", ["uid": .string(uid)])
+                _ = try await call(client, InventoryAPI.UnbindTag.self, .init(uid: uid))
                 if !options.json { emit("tag \(uid) unbound") }
             }
         }
@@ -450,10 +439,10 @@ struct TagBindings: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.ListTagBindings", ["deviceId": .string(device)])
-                printList(reply["bindings"]?.arrayValue ?? [], json: options.json, empty: "no tags bound to \(device)",
+                let reply = try await call(client, InventoryAPI.ListTagBindings.self, .init(deviceId: device))
+                printList(reply.listed(\.bindings), json: options.json, empty: "no tags bound to \(device)",
                           headers: ["UID", "DEVICE", KioskTime.current.header("BOUND")]) { t in
-                    [Table.s(t, "uid"), Table.s(t, "deviceId"), Table.time(t, "boundAt")]
+                    [t.uid, t.deviceId, Table.time(t.boundAt)]
                 }
             }
         }
@@ -472,10 +461,10 @@ struct Groups: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Inventory.ListGroups")
-                printList(reply["groups"]?.arrayValue ?? [], json: options.json, empty: "no device groups; add one with roombridgectl groups add",
+                let reply = try await call(client, InventoryAPI.ListGroups.self)
+                printList(reply.listed(\.groups), json: options.json, empty: "no device groups; add one with roombridgectl groups add",
                           headers: ["ID", "NAME", "ORDER"]) { g in
-                    [Table.s(g, "id"), Table.s(g, "name"), Table.s(g, "sortOrder")]
+                    [g.id, g.name, String(g.sortOrder)]
                 }
             }
         }
@@ -490,8 +479,7 @@ struct Groups: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Inventory.AddGroup",
-                                   ["group": ["id": .string(id), "name": .string(name), "sortOrder": .int(Int64(order))]])
+                _ = try await call(client, InventoryAPI.AddGroup.self, .init(group: DeviceGroup(id: id, name: name, sortOrder: order)))
                 if !options.json { emit("added device group \(id)") }
             }
         }
@@ -506,8 +494,7 @@ struct Groups: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Inventory.UpdateGroup",
-                                   ["group": ["id": .string(id), "name": .string(name), "sortOrder": .int(Int64(order))]])
+                _ = try await call(client, InventoryAPI.UpdateGroup.self, .init(group: DeviceGroup(id: id, name: name, sortOrder: order)))
                 if !options.json { emit("device group \(id) updated") }
             }
         }
@@ -520,7 +507,7 @@ struct Groups: AsyncParsableCommand {
 
         func run() async throws {
             try await withClient(options) { client in
-                _ = try await call(client, "io.roombridge.Inventory.DeleteGroup", ["id": .string(id)])
+                _ = try await call(client, InventoryAPI.DeleteGroup.self, .init(id: id))
                 if !options.json { emit("deleted device group \(id)") }
             }
         }

@@ -1,5 +1,7 @@
 import Foundation
 import Lending
+import RoomBridgeAPI
+import RoomBridgeCore
 import Varlink
 import VarlinkNIO
 
@@ -15,17 +17,16 @@ struct KioskTime: Sendable {
 
     /// The daemon's zone; the CLI's own when the daemon does not say (or names one this host lacks).
     static func of(_ client: VarlinkClient) async -> KioskTime {
-        from(try? await client.call("io.roombridge.State.GetState", parameters: [:]))
+        from(try? await client.call(StateAPI.GetState.self, .init()).state)
     }
 
     /// ``of(_:)`` through the shared client of long-lived commands.
     static func of(_ link: ReconnectingVarlinkClient) async -> KioskTime {
-        from(try? await link.call("io.roombridge.State.GetState", retry: .idempotent))
+        from(try? await link.call(StateAPI.GetState.self, .init(), retry: .idempotent).state)
     }
 
-    private static func from(_ reply: VarlinkClient.Parameters?) -> KioskTime {
-        guard let reply,
-              let name = reply["state"]?["timeZone"]?.stringValue, let zone = TimeZone(identifier: name)
+    private static func from(_ state: StateSnapshot?) -> KioskTime {
+        guard let name = state?.timeZone, let zone = TimeZone(identifier: name)
         else { return KioskTime(name: TimeZone.current.identifier, zone: .current) }
         return KioskTime(name: name, zone: zone)
     }

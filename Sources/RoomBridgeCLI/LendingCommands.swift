@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Lending
+import RoomBridgeAPI
 import Varlink
 import VarlinkNIO
 
@@ -14,15 +16,15 @@ enum RentalRender {
     /// History also shows who lent and who returned.
     static var historyHeaders: [String] { headers + ["LENT BY", "RETURNED BY", "NOTE"] }
 
-    static func row(_ r: JSONValue) -> [String] {
-        var due = Table.time(r, "dueAt")
-        if r["overdue"]?.boolValue == true { due += " OVERDUE" }
-        return [Table.s(r, "id"), Table.s(r, "deviceId"), Table.s(r, "model"), Table.s(r, "userId"), Table.s(r, "userName"),
-                Table.time(r, "rentedAt"), due, r["returnedAt"] == nil ? "—" : Table.time(r, "returnedAt")]
+    static func row(_ r: Rental) -> [String] {
+        var due = Table.time(r.dueAt)
+        if r.isOverdue(at: Date()) { due += " OVERDUE" }
+        return [String(r.id), r.deviceId, r.model, r.userId, r.userName,
+                Table.time(r.rentedAt), due, r.returnedAt.map { Table.time($0) } ?? "—"]
     }
 
-    static func historyRow(_ r: JSONValue) -> [String] {
-        row(r) + [Table.s(r, "lentBy", "—"), Table.s(r, "returnedBy", "—"), Table.s(r, "returnNote", "—")]
+    static func historyRow(_ r: Rental) -> [String] {
+        row(r) + [r.lentBy ?? "—", r.returnedBy ?? "—", r.returnNote ?? "—"]
     }
 }
 
@@ -64,31 +66,31 @@ struct Lend: AsyncParsableCommand {
     }
 
     private func lend(_ device: String, _ user: String) async throws {
-        var p: [String: JSONValue] = ["deviceId": .string(device), "userId": .string(user)]
         try await withClient(options) { client in
-            if let d = try dateArgument(due, option: "--due", day: .endOfKioskDay) { p["dueAt"] = d }
-            let reply = try await call(client, "io.roombridge.Lending.Lend", p)
-            let r = reply["rental"]
-            if options.json { emit(r?.serialized() ?? "{}"); return }
-            var line = "lent \(Table.s(r, "deviceId")) \(Table.s(r, "model")) to \(Table.s(r, "userName")) (\(Table.s(r, "userId")))"
-            if r?["dueAt"] != nil { line += ", due \(Table.when(r, "dueAt"))" }
+            let dueAt = try dateArgument(due, option: "--due", day: .endOfKioskDay)
+            let reply = try await call(client, LendingAPI.Lend.self, .init(deviceId: device, userId: user, dueAt: dueAt))
+            if options.json { emit(reply.sole.serialized()); return }
+            let r = reply.value.rental
+            var line = "lent \(r.deviceId) \(r.model) to \(r.userName) (\(r.userId))"
+            if let due = r.dueAt { line += ", due \(Table.when(due))" }
             emit(line)
         }
     }
 
     private func arm(_ user: String) async throws {
         try await withClient(options) { client in
-            let reply = try await call(client, "io.roombridge.Lending.Arm", ["userId": .string(user)])
-            let s = reply["session"]
-            if options.json { emit(s?.serialized() ?? "{}") } else {
-                emit("armed for \(Table.s(s, "userName")) (\(Table.s(s, "userId"))) until \(Table.s(s, "expiresAt").prefix(19).replacingOccurrences(of: "T", with: " ")) UTC; tap device tags now")
+            let reply = try await call(client, LendingAPI.Arm.self, .init(userId: user))
+            if options.json { emit(reply.sole.serialized()) } else {
+                let s = reply.value.session
+                let until = LendingFormat.spreadsheet(s.expiresAt, timeZone: TimeZone(secondsFromGMT: 0)!)
+                emit("armed for \(s.userName) (\(s.userId)) until \(until) UTC; tap device tags now")
             }
         }
     }
 
     private func disarm() async throws {
         try await withClient(options) { client in
-            _ = try await call(client, "io.roombridge.Lending.Disarm")
+            _ = try await call(client, LendingAPI.Disarm.self)
             if !options.json { emit("disarmed") }
         }
     }
@@ -105,18 +107,15 @@ struct Return: AsyncParsableCommand {
     @Flag(name: .long, help: "Also set the device's status to broken (it cannot be lent until repaired).") var broken = false
 
     func run() async throws {
-        var p: [String: JSONValue] = ["deviceId": .string(device)]
-        put(&p, "returnedBy", by)
-        put(&p, "note", note)
-        if broken { p["broken"] = true }
+        let p = LendingAPI.Return.Parameters(deviceId: device, returnedBy: by, note: note, broken: broken ? true : nil)
         try await withClient(options) { client in
-            let reply = try await call(client, "io.roombridge.Lending.Return", p)
-            let r = reply["rental"]
-            if options.json { emit(r?.serialized() ?? "{}") } else {
-                emit("returned \(Table.s(r, "deviceId")) \(Table.s(r, "model")) (lent to \(Table.s(r, "userName")) since \(Table.when(r, "rentedAt")))")
+            let reply = try await call(client, LendingAPI.Return.self, p)
+            if options.json { emit(reply.sole.serialized()) } else {
+                let r = reply.value.rental
+                emit("returned \(r.deviceId) \(r.model) (lent to \(r.userName) since \(Table.when(r.rentedAt)))")
                 // Say what else was recorded, so the person at the desk need not look it up.
                 if let note { emit("note recorded: \(note)") }
-                if broken { emit("\(Table.s(r, "deviceId")) is now marked broken: it cannot be lent until its status is set back to normal") }
+                if broken { emit("\(r.deviceId) is now marked broken: it cannot be lent until its status is set back to normal") }
             }
         }
     }
@@ -136,13 +135,13 @@ struct Renew: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var p: [String: JSONValue] = ["deviceId": .string(device)]
         try await withClient(options) { client in
-            if let d = try dateArgument(due, option: "--due", day: .endOfKioskDay) { p["dueAt"] = d }
-            let reply = try await call(client, "io.roombridge.Lending.Renew", p)
-            let r = reply["rental"]
-            if options.json { emit(r?.serialized() ?? "{}") } else {
-                emit("renewed \(Table.s(r, "deviceId")) \(Table.s(r, "model")) for \(Table.s(r, "userName")) (\(Table.s(r, "userId"))) until \(Table.when(r, "dueAt"))")
+            // validate() checked it: there is a date.
+            guard let dueAt = try dateArgument(due, option: "--due", day: .endOfKioskDay) else { return }
+            let reply = try await call(client, LendingAPI.Renew.self, .init(deviceId: device, dueAt: dueAt))
+            if options.json { emit(reply.sole.serialized()) } else {
+                let r = reply.value.rental
+                emit("renewed \(r.deviceId) \(r.model) for \(r.userName) (\(r.userId)) until \(Table.when(r.dueAt))")
             }
         }
     }
@@ -156,14 +155,12 @@ struct Rentals: AsyncParsableCommand {
 
     func run() async throws {
         try await withClient(options) { client in
-            var items: [JSONValue]
+            var items: [Listed<Rental>]
             if overdue {
-                items = try await allPages(client, "io.roombridge.Lending.ListOverdue", [:], key: "rentals")
-                if let user { items = items.filter { $0["userId"]?.stringValue == user } }
+                items = try await allPages(client, LendingAPI.ListOverdue.self, .init(), \.rentals)
+                if let user { items = items.filter { $0.value.userId == user } }
             } else {
-                var p: [String: JSONValue] = [:]
-                put(&p, "userId", user)
-                items = try await allPages(client, "io.roombridge.Lending.ListActive", p, key: "rentals")
+                items = try await allPages(client, LendingAPI.ListActive.self, .init(userId: user), \.rentals)
             }
             printList(items, json: options.json, empty: overdue ? "no overdue rentals" : "no active rentals",
                       headers: RentalRender.headers, row: RentalRender.row)
@@ -188,8 +185,8 @@ struct History: AsyncParsableCommand {
     @Flag(name: .long, help: "Start the CSV with a byte order mark (Excel and non-ASCII names).") var bom = false
 
     func validate() throws {
-        let from = try dateArgument(since, option: "--since")?.stringValue.flatMap { WireTime.parseParameter($0) }
-        let to = try dateArgument(until, option: "--until")?.stringValue.flatMap { WireTime.parseParameter($0) }
+        let from = try dateArgument(since, option: "--since")
+        let to = try dateArgument(until, option: "--until")
         // Days are read in one zone here and in another once connected: the order is the same.
         if let from, let to, from >= to {
             throw ValidationError("--since \(since ?? "") is not before --until \(until ?? ""): nothing can have started in that range; give the earlier day first")
@@ -197,27 +194,22 @@ struct History: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var p: [String: JSONValue] = [:]
-        put(&p, "deviceId", device)
-        put(&p, "userId", user)
         let format = format ?? (options.json ? .json : .table)
         try await withClient(options) { client in
-            if let s = try dateArgument(since, option: "--since") { p["since"] = s }
-            if let u = try dateArgument(until, option: "--until") { p["until"] = u }
+            let range = LendingAPI.HistoryRange(deviceId: device, userId: user, since: try dateArgument(since, option: "--since"),
+                                                until: try dateArgument(until, option: "--until"))
             if format == .csv {
-                p["format"] = "csv"
-                put(&p, "timeZone", timeZone)
-                if bom { p["byteOrderMark"] = true }
                 // Page by page, so a long history never needs one huge reply.
-                p["limit"] = 1000
+                var p = LendingAPI.ExportHistory.Parameters(range, format: .csv, timeZone: timeZone,
+                                                            byteOrderMark: bom ? true : nil, limit: 1000)
                 while true {
-                    let reply = try await call(client, "io.roombridge.Lending.ExportHistory", p)
-                    Output.out(reply["text"]?.stringValue ?? "")
-                    guard let next = reply["nextCursor"] else { return }
-                    p["cursor"] = next
+                    let reply = try await call(client, LendingAPI.ExportHistory.self, p).value
+                    Output.out(reply.text)
+                    guard let next = reply.nextCursor else { return }
+                    p.cursor = next
                 }
             }
-            let items = try await allPages(client, "io.roombridge.Lending.History", p, key: "rentals")
+            let items = try await allPages(client, LendingAPI.History.self, .init(range), \.rentals)
             printList(items, json: format == .json, empty: "no rentals match", headers: RentalRender.historyHeaders,
                       row: RentalRender.historyRow)
         }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Lending
+import RoomBridgeAPI
 import Varlink
 
 /// `roombridgectl outbox`: what waits for other systems (io.roombridge.Outbox).
@@ -17,33 +19,41 @@ struct OutboxStatus: AsyncParsableCommand {
 
     func run() async throws {
         try await withClient(options) { client in
-            let targets = try await call(client, "io.roombridge.Outbox.Status")["targets"]?.arrayValue ?? []
+            let targets = try await call(client, OutboxAPI.Status.self).listed(\.targets)
             printList(targets, json: options.json, empty: "no outbox targets are configured ([outbox.targets.NAME])",
                       headers: ["TARGET", "PENDING", "FAILING", "DELIVERED", "DROPPED"]) { t in
-                [Table.s(t, "target") + (t["configured"]?.boolValue == false ? " (not configured)" : ""),
-                 Table.s(t, "pending"), Table.s(t, "failing"), Table.s(t, "delivered"), Table.s(t, "dropped")]
+                [t.target + (t.configured ? "" : " (not configured)"),
+                 String(t.pending), String(t.failing), String(t.delivered), String(t.dropped)]
             }
         }
     }
 }
 
 struct OutboxList: AsyncParsableCommand {
-    enum State: String, ExpressibleByArgument, CaseIterable { case pending, delivered, dropped }
+    enum State: String, ExpressibleByArgument, CaseIterable {
+        case pending, delivered, dropped
+
+        var outboxState: OutboxState {
+            switch self {
+            case .pending: .pending
+            case .delivered: .delivered
+            case .dropped: .dropped
+            }
+        }
+    }
     static let configuration = CommandConfiguration(commandName: "list", abstract: "Outbox entries, newest first.")
     @OptionGroup var options: GlobalOptions
     @Option(name: .long, help: "Only entries in this state: pending, delivered or dropped.") var state: State?
     @Option(name: .long, help: "At most this many (default 50).") var limit: Int = 50
 
     func run() async throws {
-        var p: [String: JSONValue] = ["limit": .int(Int64(max(1, min(limit, 1000))))]
-        if let state { p["state"] = .string(state.rawValue) }
+        let p = OutboxAPI.List.Parameters(state: state?.outboxState, limit: max(1, min(limit, 1000)))
         try await withClient(options) { client in
-            let entries = try await call(client, "io.roombridge.Outbox.List", p)["entries"]?.arrayValue ?? []
+            let entries = try await call(client, OutboxAPI.List.self, p).listed(\.entries)
             printList(entries, json: options.json, empty: "the outbox is empty",
                       headers: ["SEQ", "TARGET", "KIND", "DEVICE", "STATE", "ATTEMPTS", KioskTime.current.header("CREATED"), KioskTime.current.header("NEXT"), "LAST ERROR"]) { e in
-                [Table.s(e, "seq"), Table.s(e, "target"), Table.s(e, "kind"), Table.s(e, "deviceId"), Table.s(e, "state"),
-                 Table.s(e, "attempts"), Table.time(e, "createdAt"),
-                 e["state"]?.stringValue == "pending" ? Table.time(e, "nextAttemptAt") : "-", Table.s(e, "lastError", "-")]
+                [String(e.seq), e.target, e.kind.rawValue, e.deviceId, e.state.rawValue, String(e.attempts), Table.time(e.createdAt),
+                 e.state == .pending ? Table.time(e.nextAttemptAt) : "-", e.lastError ?? "-"]
             }
         }
     }
@@ -56,7 +66,7 @@ struct OutboxRetry: AsyncParsableCommand {
     @Argument(help: "The entry's SEQ.") var seq: Int
 
     func run() async throws {
-        try await outboxAction(options, "Retry", seq, done: "outbox entry \(seq) will be sent again now")
+        try await outboxAction(options, OutboxAPI.Retry.self, seq, done: "outbox entry \(seq) will be sent again now")
     }
 }
 
@@ -67,15 +77,16 @@ struct OutboxDrop: AsyncParsableCommand {
     @Argument(help: "The entry's SEQ.") var seq: Int
 
     func run() async throws {
-        try await outboxAction(options, "Drop", seq,
+        try await outboxAction(options, OutboxAPI.Drop.self, seq,
                                done: "outbox entry \(seq) dropped; it will not be sent (outbox retry \(seq) sends it after all)")
     }
 }
 
-/// Calls `io.roombridge.Outbox.METHOD(seq)` and says what was done.
-private func outboxAction(_ options: GlobalOptions, _ method: String, _ seq: Int, done: String) async throws {
+/// Calls `io.roombridge.Outbox.Retry` or `.Drop` for entry `seq` and says what was done.
+private func outboxAction<M: VarlinkMethod>(_ options: GlobalOptions, _ method: M.Type, _ seq: Int, done: String) async throws
+    where M.Parameters == OutboxAPI.BySeq {
     try await withClient(options) { client in
-        _ = try await call(client, "io.roombridge.Outbox.\(method)", ["seq": .int(Int64(seq))])
+        _ = try await call(client, method, OutboxAPI.BySeq(seq: Int64(seq)))
         emit(done)
     }
 }

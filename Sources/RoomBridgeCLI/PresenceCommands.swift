@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RoomBridgeAPI
 import RoomBridgeCore
 import Varlink
 import VarlinkNIO
@@ -19,12 +20,9 @@ extension RoomBridgeCtl {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.Presence.GetPresence")
-                guard let value = reply["presence"] else {
-                    throw CtlError(exit: .protocolError, message: "GetPresence returned no presence")
-                }
-                if options.json { emit(value.serialized()); return }
-                emit(Render.presence(try decode(PresenceState.self, value)))
+                let reply = try await call(client, PresenceAPI.GetPresence.self)
+                if options.json { emit(reply.sole.serialized()); return }
+                emit(Render.presence(reply.value.presence))
             }
         }
     }

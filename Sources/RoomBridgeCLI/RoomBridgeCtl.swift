@@ -2,6 +2,7 @@ import ArgumentParser
 import Diagnostics
 import Foundation
 import Synchronization
+import RoomBridgeAPI
 import RoomBridgeCore
 import Varlink
 import VarlinkNIO
@@ -80,12 +81,11 @@ extension RoomBridgeCtl {
 
         func run() async throws {
             try await withClient(options) { client in
-                let reply = try await call(client, "io.roombridge.State.GetState")
-                guard let state = reply["state"] else { throw CtlError(exit: .protocolError, message: "GetState returned no state") }
+                let reply = try await call(client, StateAPI.GetState.self)
                 if options.json {
-                    emit(state.serialized())
+                    emit(reply.sole.serialized())
                 } else {
-                    emit(Render.status(try decode(StateSnapshot.self, state)))
+                    emit(Render.status(reply.value.state))
                 }
             }
         }

@@ -5,7 +5,7 @@ import RoomBridgeCore
 import Varlink
 import VarlinkNIO
 
-/// Plain-text tables and field access for inventory and lending replies.
+/// Plain-text tables, and the times in their cells and sentences.
 enum Table {
     /// Columns padded to their widest cell, two spaces apart; the last column is not padded.
     /// Widths are terminal columns (`山田太郎` takes 8), so East Asian names line up.
@@ -22,56 +22,15 @@ enum Table {
         return ([line(headers)] + rows.map(line)).joined(separator: "\n")
     }
 
-    /// A string field, or `default`.
-    static func s(_ v: JSONValue?, _ key: String, _ def: String = "") -> String {
-        guard let f = v?[key] else { return def }
-        switch f {
-        case .string(let s): return s
-        case .int(let i): return String(i)
-        case .bool(let b): return b ? "yes" : "no"
-        case .null: return def
-        default: return f.serialized()
-        }
+    /// A time as `YYYY-MM-DD HH:MM` in the kiosk's time zone, for table cells (the column header
+    /// names the zone: ``KioskTime/header(_:)``); empty when there is none.
+    static func time(_ date: Date?) -> String {
+        date.map(KioskTime.current.minutes) ?? ""
     }
 
-    /// A wire time (ISO 8601 UTC) as `YYYY-MM-DD HH:MM` in the kiosk's time zone, for table
-    /// cells (the column header names the zone: ``KioskTime/header(_:)``); as sent if unreadable.
-    static func time(_ v: JSONValue?, _ key: String) -> String {
-        let t = s(v, key)
-        guard let date = WireTime.parseParameter(t) else { return t }
-        return KioskTime.current.minutes(date)
-    }
-
-    /// A wire time in a sentence: `2026-11-24 18:40 (Asia/Tokyo)`.
-    static func when(_ v: JSONValue?, _ key: String) -> String {
-        let t = s(v, key)
-        guard let date = WireTime.parseParameter(t) else { return t }
-        return KioskTime.current.labelled(date)
-    }
-}
-
-/// Fetches every page of a paged list method (`limit`/`cursor` → `nextCursor`).
-func allPages(_ client: VarlinkClient, _ method: String, _ parameters: [String: JSONValue], key: String,
-              pageSize: Int = 500) async throws -> [JSONValue] {
-    var items: [JSONValue] = []
-    var p = parameters
-    p["limit"] = .int(Int64(pageSize))
-    while true {
-        let reply = try await call(client, method, p)
-        items += reply[key]?.arrayValue ?? []
-        guard let next = reply["nextCursor"]?.stringValue else { return items }
-        p["cursor"] = .string(next)
-    }
-}
-
-/// Prints `items` one JSON object per line, or as a table.
-func printList(_ items: [JSONValue], json: Bool, empty: String, headers: [String], row: (JSONValue) -> [String]) {
-    if json {
-        for item in items { emit(item.serialized()) }
-    } else if items.isEmpty {
-        emit(empty)
-    } else {
-        emit(Table.render(headers, items.map(row)))
+    /// A time in a sentence: `2026-11-24 18:40 (Asia/Tokyo)`; empty when there is none.
+    static func when(_ date: Date?) -> String {
+        date.map(KioskTime.current.labelled) ?? ""
     }
 }
 
@@ -84,11 +43,11 @@ enum DayMeaning {
 }
 
 /// Checks a date argument (`YYYY-MM-DD` or ISO 8601) and returns what to send: a day as the
-/// UTC instant it starts or ends at in the kiosk's time zone (``KioskTime``), an ISO 8601 time
-/// as given. A text that is no date (`tomorrow`, `2026-13-01`) is a usage error: one message,
+/// instant it starts or ends at in the kiosk's time zone (``KioskTime``), an ISO 8601 time as
+/// the instant it names. A text that is no date (`tomorrow`, `2026-13-01`) is a usage error: one message,
 /// exit status 64. Call it inside ``withClient(_:_:)`` for the value to send, so that the day is
 /// the kiosk's; before connecting it only checks.
-func dateArgument(_ text: String?, option: String, day: DayMeaning = .startOfKioskDay) throws -> JSONValue? {
+func dateArgument(_ text: String?, option: String, day: DayMeaning = .startOfKioskDay) throws -> Date? {
     guard let text else { return nil }
     let t = text.trimmingCharacters(in: .whitespaces)
     if let (y, m, d) = calendarDay(t) {
@@ -97,9 +56,9 @@ func dateArgument(_ text: String?, option: String, day: DayMeaning = .startOfKio
         else {
             throw ValidationError("\(option) '\(text)': there is no such day (month 01–12, day within the month)")
         }
-        return .string(instant.formatted(.iso8601))
+        return instant
     }
-    if WireTime.parseParameter(t) != nil { return .string(t) }
+    if let instant = WireTime.parseParameter(t) { return instant }
     throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")
 }
 
@@ -110,9 +69,4 @@ private func calendarDay(_ t: String) -> (Int, Int, Int)? {
           parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
           let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
     return (y, m, d)
-}
-
-/// Sets `key` in `dict` when `value` is present.
-func put(_ dict: inout [String: JSONValue], _ key: String, _ value: String?) {
-    if let value { dict[key] = .string(value) }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RoomBridgeAPI
 import RoomBridgeCore
 import Varlink
 import VarlinkNIO
@@ -19,13 +20,12 @@ extension RoomBridgeCtl {
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let reply = try await call(client, "io.roombridge.Tags.GetLastTap")
-                    guard let tap = reply["tap"] else {
+                    let reply = try await call(client, TagsAPI.GetLastTap.self)
+                    guard let t = reply.value.tap else {
                         if options.json { emit("null") } else { emit("No tap yet.") }
                         return
                     }
-                    if options.json { emit(tap.serialized()); return }
-                    let t = try decode(Tap.self, tap)
+                    if options.json { emit(reply.sole.serialized()); return }
                     emit(Render.describe(t))
                     for r in t.records {
                         emit("  record \(r.tnf) \(r.type)" + (r.uri.map { " \($0)" } ?? r.text.map { " \"\($0)\"" } ?? ""))
@@ -53,20 +53,18 @@ extension RoomBridgeCtl {
             func run() async throws {
                 try await withClient(options) { client in
                     // Say at once that the device does not exist, rather than after a tag was placed.
-                    _ = try await call(client, "io.roombridge.Inventory.GetDevice", ["id": .string(deviceId)])
+                    _ = try await call(client, InventoryAPI.GetDevice.self, .init(id: deviceId))
                     if !options.json {
                         Output.err("Place a writable tag on the reader for \(deviceId) (within \(timeout) s)…\n")
                     }
-                    var params: [String: JSONValue] = ["deviceId": .string(deviceId), "lock": .bool(lock),
-                                                       "force": .bool(force), "timeoutSeconds": .int(Int64(timeout))]
-                    if let uri { params["uri"] = .string(uri) }
+                    let params = TagsAPI.Write.Parameters(deviceId: deviceId, uri: uri, lock: lock, force: force, timeoutSeconds: timeout)
                     do {
-                        let r = try await client.call("io.roombridge.Tags.Write", parameters: params)
-                        if options.json { emit(JSONValue.object(r).serialized()); return }
-                        let uid = r["uid"]?.stringValue ?? "?"
-                        emit("Tag \(uid) (\(r["tagType"]?.stringValue ?? "?")) registered for \(deviceId)"
-                             + (r["formatted"]?.boolValue == true ? ", formatted" : "")
-                             + (r["locked"]?.boolValue == true ? ", locked read-only" : "") + ".")
+                        // Not through call(_:_:_:): the interface's own errors say why the write failed.
+                        let sent = try await client.call(TagsAPI.Write.name, parameters: try JSONValueEncoder().encodeObject(params))
+                        if options.json { emit(JSONValue.object(sent).serialized()); return }
+                        let r = try Answer<TagsAPI.Write>(sent).value
+                        emit("Tag \(r.uid) (\(r.tagType)) registered for \(deviceId)"
+                             + (r.formatted ? ", formatted" : "") + (r.locked ? ", locked read-only" : "") + ".")
                     } catch let error as VarlinkError where error.name.hasPrefix("io.roombridge.Tags.") {
                         throw CtlError(exit: .refused, message: "tag write for \(deviceId) failed: \(error.parameters["message"]?.stringValue ?? error.name)")
                     } catch let error as VarlinkError {
@@ -82,9 +80,9 @@ extension RoomBridgeCtl {
 
             func run() async throws {
                 try await withClient(options) { client in
-                    let r = try await call(client, "io.roombridge.Tags.CancelWrite")
-                    emit(options.json ? JSONValue.object(r).serialized()
-                         : (r["cancelled"]?.boolValue == true ? "Cancelled." : "No tag write was waiting."))
+                    let r = try await call(client, TagsAPI.CancelWrite.self)
+                    emit(options.json ? JSONValue.object(r.sent).serialized()
+                         : (r.value.cancelled ? "Cancelled." : "No tag write was waiting."))
                 }
             }
         }

@@ -7,6 +7,7 @@ import Lending
 import Logging
 import NDEF
 import NFCReader
+import RoomBridgeAPI
 import RoomBridgeCore
 import RoomBridgeInterfaces
 

@@ -1,5 +1,6 @@
 import Foundation
 import Lending
+import RoomBridgeAPI
 import Varlink
 import RoomBridgeAPI
 
@@ -42,7 +43,7 @@ public struct OutboxInterface: VarlinkInterface {
             let targets = configuredTargets()
             for target in targets where counts[target] == nil { counts[target] = OutboxCounts(target: target) }
             return ["targets": try WireCoding.encode(counts.keys.sorted().map { name in
-                TargetCounts(counts[name]!, configured: targets.contains(name))
+                OutboxAPI.TargetCounts(counts[name]!, configured: targets.contains(name))
             })]
         case "List":
             var state: OutboxState?
@@ -53,7 +54,7 @@ public struct OutboxInterface: VarlinkInterface {
                 state = s
             }
             let page = try await store.outboxEntries(state: state, page: try p.page())
-            var reply: [String: JSONValue] = ["entries": try WireCoding.encode(page.items.map(Entry.init))]
+            var reply: [String: JSONValue] = ["entries": try WireCoding.encode(page.items.map(OutboxAPI.Entry.init))]
             if let next = page.nextCursor { reply["nextCursor"] = .string(next) }
             return reply
         case "Retry":
@@ -70,55 +71,5 @@ public struct OutboxInterface: VarlinkInterface {
     private func seq(_ p: Parameters) throws -> Int64 {
         guard let seq = try p.optionalInt("seq") else { throw VarlinkError.invalidParameter("seq") }
         return Int64(seq)
-    }
-}
-
-extension OutboxInterface {
-    /// `io.roombridge.Outbox` type `TargetCounts`.
-    public struct TargetCounts: Codable, Sendable, Equatable {
-        public var target: String
-        public var configured: Bool
-        public var pending: Int
-        public var failing: Int
-        public var delivered: Int
-        public var dropped: Int
-
-        public init(_ c: OutboxCounts, configured: Bool) {
-            target = c.target
-            self.configured = configured
-            pending = c.pending
-            failing = c.failing
-            delivered = c.delivered
-            dropped = c.dropped
-        }
-    }
-
-    /// `io.roombridge.Outbox` type `Entry`: an outbox entry without its payload, times in the wire's one form.
-    public struct Entry: Codable, Sendable, Equatable {
-        public var seq: Int64
-        public var eventId: String
-        public var target: String
-        public var kind: OutboxEventKind
-        public var deviceId: String
-        public var state: OutboxState
-        public var attempts: Int
-        public var createdAt: Date
-        public var nextAttemptAt: Date
-        public var lastError: String?
-        public var deliveredAt: Date?
-
-        public init(_ e: OutboxEntry) {
-            seq = e.seq
-            eventId = e.eventId.uuidString.lowercased()
-            target = e.target
-            kind = e.kind
-            deviceId = e.deviceId
-            state = e.state
-            attempts = e.attempts
-            createdAt = e.createdAt
-            nextAttemptAt = e.nextAttemptAt
-            lastError = e.lastError
-            deliveredAt = e.deliveredAt
-        }
     }
 }

@@ -1,44 +1,8 @@
 import Lending
+import RoomBridgeAPI
 import RoomBridgeCore
 import Varlink
 import RoomBridgeAPI
-
-/// A request to register a device tag: write the device record, read it back, bind the UID.
-public struct TagWriteRequest: Sendable, Codable, Equatable {
-    public var deviceId: String
-    /// A URI record written before the device record (phones open it when tapped).
-    public var uri: String?
-    /// Make the tag read-only afterwards (irreversible).
-    public var lock: Bool?
-    /// Re-register a tag already bound to another device.
-    public var force: Bool?
-    /// How long to wait for a tag (default 60 s).
-    public var timeoutSeconds: Int?
-
-    public init(deviceId: String, uri: String? = nil, lock: Bool? = nil, force: Bool? = nil, timeoutSeconds: Int? = nil) {
-        self.deviceId = deviceId
-        self.uri = uri
-        self.lock = lock
-        self.force = force
-        self.timeoutSeconds = timeoutSeconds
-    }
-}
-
-/// What a successful registration did.
-public struct TagWriteReport: Sendable, Codable, Equatable {
-    public var uid: String
-    public var tagType: String
-    /// The tag was factory-blank and got a capability container first.
-    public var formatted: Bool
-    public var locked: Bool
-
-    public init(uid: String, tagType: String, formatted: Bool, locked: Bool) {
-        self.uid = uid
-        self.tagType = tagType
-        self.formatted = formatted
-        self.locked = locked
-    }
-}
 
 /// Why a registration failed; `message` says what to do. Nothing is recorded in the inventory
 /// unless the write was verified.

@@ -47,8 +47,8 @@ import Varlink
         "Badge": Badge.self,
         "TagBinding": TagBinding.self,
         "ImportProblem": ImportProblem.self,
-        "TargetCounts": OutboxInterface.TargetCounts.self,
-        "Entry": OutboxInterface.Entry.self,
+        "TargetCounts": OutboxAPI.TargetCounts.self,
+        "Entry": OutboxAPI.Entry.self,
         "DeviceFields": InventoryAPI.DeviceFields.self,
     ] }
 
