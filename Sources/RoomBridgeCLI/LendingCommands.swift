@@ -206,7 +206,7 @@ struct History: AsyncParsableCommand {
                     let reply = try await call(client, LendingAPI.ExportHistory.self, p).value
                     Output.out(reply.text)
                     guard let next = reply.nextCursor else { return }
-                    p.cursor = next
+                    p.page.cursor = next
                 }
             }
             let items = try await allPages(client, LendingAPI.History.self, .init(range), \.rentals)
