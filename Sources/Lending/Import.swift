@@ -80,6 +80,30 @@ public struct ImportReport: Sendable, Hashable {
         written = !dryRun && (problems.isEmpty || partial)
         return written
     }
+
+    /// Ends the import inside its transaction (``finish(dryRun:partial:)``): the report to commit with, or
+    /// ``ImportRollback`` carrying it, which rolls the transaction back.
+    public func committed(dryRun: Bool, partial: Bool) throws(ImportRollback) -> ImportReport {
+        var report = self
+        guard report.finish(dryRun: dryRun, partial: partial) else { throw ImportRollback(report: report) }
+        return report
+    }
+
+    /// Every store's import: `transaction` applies each line (a refused one becomes a problem) and ends with
+    /// ``committed(dryRun:partial:)``; a rolled-back import still answers with its report.
+    public static func run(_ transaction: () async throws -> ImportReport) async throws -> ImportReport {
+        do {
+            return try await transaction()
+        } catch let rollback as ImportRollback {
+            return rollback.report
+        }
+    }
+}
+
+/// Thrown inside an import's transaction to roll it back (a dry run, or a bad line without `partial`) while
+/// keeping the report.
+public struct ImportRollback: Error, Sendable {
+    public let report: ImportReport
 }
 
 /// What an import line does to the record already stored under its ID: the stored record keeps

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RoomBridgeCore
 
 /// Overdue rentals: each is announced once (per due date) as an `overdue` event, and the state

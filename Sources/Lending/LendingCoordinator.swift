@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RoomBridgeCore
 
 /// The lending state machine: the one path every lending action takes — a tap at a reader or a

@@ -4,10 +4,6 @@ import Lending
 
 // CSV import: the records of ``InventoryImport`` applied in one transaction, idempotent by ID.
 extension SQLiteInventoryStore {
-    /// Thrown inside the transaction to roll it back (a dry run, or a bad line without
-    /// `partial`) while keeping the report.
-    private struct RolledBack: Error { let report: ImportReport }
-
     /// Adds the records that are new, updates those that differ (keeping their registration
     /// time; a device's changes are logged with `actor`), and leaves equal ones alone. A line
     /// the store refuses (an unknown group or user, an ID differing only in case, …) is a
@@ -15,8 +11,8 @@ extension SQLiteInventoryStore {
     /// `dryRun`, or when any line is bad unless `partial` (then the good lines are written).
     public func importLines(_ lines: [ImportLine], problems: [ImportProblem], dryRun: Bool, partial: Bool,
                             at: Date, by actor: ChangeActor?) async throws -> ImportReport {
-        do {
-            return try await write { db in
+        try await ImportReport.run {
+            try await write { db in
                 var report = ImportReport(problems: problems)
                 for line in lines {
                     do {
@@ -28,11 +24,8 @@ extension SQLiteInventoryStore {
                         report.refused(line, error)
                     }
                 }
-                guard report.finish(dryRun: dryRun, partial: partial) else { throw RolledBack(report: report) }
-                return report
+                return try report.committed(dryRun: dryRun, partial: partial)
             }
-        } catch let rolledBack as RolledBack {
-            return rolledBack.report
         }
     }
 

@@ -9,10 +9,6 @@ import PostgresNIO
 
 // CSV import: the records of ``InventoryImport`` applied in one transaction, idempotent by ID.
 extension PostgresInventoryStore {
-    /// Thrown inside the transaction to roll it back (a dry run, or a bad line without
-    /// `partial`) while keeping the report.
-    private struct RolledBack: Error { let report: ImportReport }
-
     /// As the SQLite store's: adds the records that are new, updates those that differ (keeping
     /// their registration time; a device's changes are logged with `actor`), and leaves equal
     /// ones alone. Each line runs in a savepoint, so a line the store refuses (an unknown group
@@ -21,8 +17,8 @@ extension PostgresInventoryStore {
     public func importLines(_ lines: [ImportLine], problems: [ImportProblem], dryRun: Bool, partial: Bool,
                             at: Date, by actor: ChangeActor?) async throws -> ImportReport {
         let logger = self.logger
-        do {
-            return try await transaction { c in
+        return try await ImportReport.run {
+            try await transaction { c in
                 var report = ImportReport(problems: problems)
                 for line in lines {
                     try await c.query("SAVEPOINT import_line", logger: logger)
@@ -34,11 +30,8 @@ extension PostgresInventoryStore {
                         report.refused(line, error)
                     }
                 }
-                guard report.finish(dryRun: dryRun, partial: partial) else { throw RolledBack(report: report) }
-                return report
+                return try report.committed(dryRun: dryRun, partial: partial)
             }
-        } catch let rolledBack as RolledBack {
-            return rolledBack.report
         }
     }
 

@@ -187,17 +187,7 @@ struct APIRoutes: Sendable {
             } catch {
                 return error.response
             }
-            let last = request.headers.first { $0.name.canonicalName == "last-event-id" }
-                .flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }
-            let stream = await hub.subscribe(lastEventID: last)
-            var headers = HTTPFields()
-            headers[.contentType] = "text/event-stream; charset=utf-8"
-            headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                for await message in stream { try await writer.write(ByteBuffer(string: Self.sse(message))) }
-                try await writer.finish(nil)
-            })
+            return await WebServer.eventStream(request, hub, render: Self.sse)
         }
         for route in APIRoute.all {
             let path = RouterPath("/api/v1/" + route.path.split(separator: "/").map {

@@ -90,19 +90,7 @@ public enum WebServer {
         }
         router.get("/events") { request, _ -> Response in
             let l = localizer(request)
-            let last = request.headers.first { $0.name.canonicalName == "last-event-id" }
-                .flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }
-            let stream = await hub.subscribe(lastEventID: last)
-            var headers = HTTPFields()
-            headers[.contentType] = "text/event-stream; charset=utf-8"
-            headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                for await message in stream {
-                    try await writer.write(ByteBuffer(string: KioskPage.sse(message, l)))
-                }
-                try await writer.finish(nil)
-            })
+            return await eventStream(request, hub) { KioskPage.sse($0, l) }
         }
 
         admin.add(to: router, localizer: localizer)
@@ -145,6 +133,22 @@ public enum WebServer {
             return await page(localizer(request), request) { try await pages.users(Query(request.uri.query), $0, viewer: v) }
         }
         return router
+    }
+
+    /// A Server-Sent Events response fed by the hub from the request's `Last-Event-ID` on, each message as `render`
+    /// words it (the kiosk's `/events`, the API's `/api/v1/events`).
+    static func eventStream(_ request: Request, _ hub: EventHub, render: @escaping @Sendable (HubMessage) -> String) async -> Response {
+        let last = request.headers.first { $0.name.canonicalName == "last-event-id" }
+            .flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }
+        let stream = await hub.subscribe(lastEventID: last)
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+            for await message in stream { try await writer.write(ByteBuffer(string: render(message))) }
+            try await writer.finish(nil)
+        })
     }
 
     static func page(_ l: Localizer, _ request: Request, status: HTTPResponse.Status = .ok,

@@ -375,8 +375,11 @@ def test_old_resumes_open_no_daemon_connection_each_and_root_keeps_in(daemon, we
     r = attack_sse_resumes(daemon, web, lends=300, resumes=100, burst=10)
     assert r["errors"] == [], r
     assert r["lockouts"] == 0, r
-    # At most one shared backfill per burst; before, every resume opened a daemon connection.
-    assert r["daemon_connections"] <= 100 // 10, r
+    # Backfills are shared and one runs at a time: a burst's resumes wait for the one running and are served by the
+    # next, so a burst costs one backfill, or two when its resumes straddle the end of one (a backfill needs no
+    # lookup per event since lending outcomes carry the model and due date, so it can end within a burst). Before,
+    # every resume opened a daemon connection: 100.
+    assert r["daemon_connections"] <= 2 * (100 // 10), r
 
 
 def partial_request(address):
