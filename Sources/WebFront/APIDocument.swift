@@ -39,7 +39,7 @@ enum APIDocument {
                 parameters.append(.object(["name": .string(name), "in": .string("path"), "required": .bool(true),
                                            "schema": schemas.schema(Self.unwrapped(type), in: interface)]))
             }
-            let own = inputs.filter { !route.pathFields.contains($0.name) && $0.name != "actor" && route.fixed[$0.name] == nil }
+            let own = inputs.filter { !route.pathFields.contains($0.name) && $0.name != "actor" }
             if route.verb == .get {
                 for field in own {
                     parameters.append(.object(["name": .string(field.name), "in": .string("query"),

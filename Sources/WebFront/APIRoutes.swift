@@ -20,8 +20,6 @@ struct APIRoute: Sendable {
     /// The Varlink method, e.g. `io.roombridge.Inventory.GetDevice`.
     var method: String
     var summary: String
-    /// Fixed parameters the route adds, by name.
-    var fixed: [String: JSONValue] = [:]
     /// A path parameter that fills an input field of another name (the router needs one name per position:
     /// `/users/{id}` and `/users/{id}/badges`, where `AddBadge` takes `userId`).
     var field: [String: String] = [:]
@@ -174,10 +172,11 @@ struct APIRoutes: Sendable {
     let logger = Logger(label: "roombridge-web.api")
 
     func add(to router: Router<WebRequestContext>, localizer: @escaping @Sendable (Request) -> Localizer) {
+        let document = APIDocument.text  // made once, at start, not on the event loop of the first request
         router.get("/api/v1/openapi.json") { _, _ -> Response in
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: APIDocument.text)))
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: document)))
         }
         router.get("/api/v1/events") { request, _ -> Response in
             let l = localizer(request)
@@ -216,7 +215,7 @@ struct APIRoutes: Sendable {
         guard let (_, method) = ContractDescriptions.method(route.method) else {
             throw APIProblem(status: .internalServerError, error: "io.roombridge.web.NoSuchMethod", detail: route.method)
         }
-        var parameters = route.fixed
+        var parameters: [String: JSONValue] = [:]
         let inputs = Dictionary(method.input.map { ($0.name, $0.type) }) { a, _ in a }
         for name in route.pathParameters {
             parameters[route.field(of: name)] = .string(context.parameters.get(name)?.removingPercentEncoding ?? "")
@@ -326,7 +325,7 @@ struct APIRoutes: Sendable {
     static func problem(_ error: VarlinkError, _ l: Localizer) -> APIProblem {
         let name = error.name
         let status: HTTPResponse.Status
-        if name.contains(".NoSuch") || name == "org.varlink.service.MethodNotFound" {
+        if error.namesAMissingRecord {
             status = .notFound
         } else if name.hasSuffix(".InvalidParameter") || name.hasSuffix(".InvalidField") {
             status = .badRequest

@@ -171,7 +171,7 @@ public enum WebServer {
         case let e as VarlinkClientError:
             status = .serviceUnavailable
             text = l.t("error.daemon", ["reason": e.description])
-        case let e as VarlinkError where e.name.hasSuffix(".NoSuchDevice") || e.name.hasSuffix(".NoSuchUser"):
+        case let e as VarlinkError where e.namesAMissingRecord:
             status = .notFound
             text = l.t("error.notFound", ["path": path])
         case let e as VarlinkError:
@@ -208,6 +208,11 @@ public enum WebServer {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
+}
+
+extension VarlinkError {
+    /// The daemon has no such record (`NoSuchDevice`, `NoSuchUser`, `NoSuchBadge`, …): a page's and an API route's 404.
+    var namesAMissingRecord: Bool { name.split(separator: ".").last?.hasPrefix("NoSuch") == true }
 }
 
 /// Runs the hub's Watch until graceful shutdown, then ends every browser's event stream.
