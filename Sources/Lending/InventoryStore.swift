@@ -94,10 +94,14 @@ public struct LendRequest: Sendable, Hashable {
     /// The most active rentals the user may have, this one included (``LendingPolicy/maxActivePerUser``);
     /// the store checks it in the lend's transaction. Nil: no limit.
     public var maxActivePerUser: Int?
+    /// How long before a booking's start the device is kept for its booker
+    /// (``BookingRules/admit(_:next:)``, `lending.booking_guard`).
+    public var bookingGuard: TimeInterval
 
     public init(deviceId: DeviceID, userId: UserID, at: Date, dueAt: Date? = nil, location: String? = nil,
-                lentBy: ChangeActor? = nil, maxActivePerUser: Int? = nil) {
+                lentBy: ChangeActor? = nil, maxActivePerUser: Int? = nil, bookingGuard: TimeInterval = BookingRules.defaultGuard) {
         self.maxActivePerUser = maxActivePerUser
+        self.bookingGuard = bookingGuard
         self.deviceId = deviceId
         self.userId = userId
         self.at = at
@@ -186,7 +190,10 @@ public protocol InventoryStore: Sendable {
     func resolve(uid: String) async throws -> UIDBinding?
 
     // MARK: Rentals
-    /// Lends atomically. Fails with ``LendingError/alreadyLent(_:userId:userName:since:)``,
+    /// Lends atomically, applying the device's next booking in the same transaction
+    /// (``BookingRules/admit(_:next:)``: fulfils it, refuses with
+    /// ``LendingError/booked(_:userId:userName:startsAt:)``, or clips the due date to its start).
+    /// Fails with ``LendingError/alreadyLent(_:userId:userName:since:)``,
     /// ``LendingError/notLendable(_:status:)``, ``LendingError/noSuchDevice(_:)``,
     /// ``LendingError/noSuchUser(_:)`` or, when the request carries a limit the user has
     /// reached, ``LendingError/limitReached(_:userName:limit:deviceIds:)`` (see
@@ -197,7 +204,8 @@ public protocol InventoryStore: Sendable {
     func returnDevice(_ request: ReturnRequest) async throws -> Rental
     /// Moves the due date of the device's active rental to `dueAt` (a renewal: the rental goes
     /// on, nothing is returned or lent again) and logs it in the device log (field `dueAt`).
-    /// Fails with ``LendingError/notLent(_:)`` or ``LendingError/noSuchDevice(_:)``.
+    /// Fails with ``LendingError/notLent(_:)``, ``LendingError/noSuchDevice(_:)``, or
+    /// ``LendingError/booked(_:userId:userName:startsAt:)`` when the new due date runs into another person's booking.
     func renew(deviceId: DeviceID, dueAt: Date, at: Date, by actor: ChangeActor?) async throws -> Rental
     /// Applies an import (``InventoryImport/read(_:csv:at:)``) in one transaction, idempotent by
     /// ID: new records are added, differing ones updated, equal ones left alone; a line the store
@@ -220,6 +228,18 @@ public protocol InventoryStore: Sendable {
     func nextOverdueAnnouncement() async throws -> Date?
     /// Rental history, newest first.
     func history(_ query: HistoryQuery, page: PageRequest) async throws -> Page<Rental>
+
+    // MARK: Bookings
+    /// Books a device (``BookingRules/validate(_:)``, ``BookingRules/checkRental(_:for:)``); fails with
+    /// ``LendingError/bookingOverlaps(_:existing:userName:startsAt:endsAt:)`` when another booking
+    /// of the device holds part of the time. The store's constraint decides between two kiosks
+    /// booking at once: exactly one wins.
+    func book(_ request: BookingRequest) async throws -> Booking
+    /// Cancels a booking that is still `booked`.
+    func cancelBooking(id: BookingID, at: Date, by actor: ChangeActor?) async throws -> Booking
+    func booking(id: BookingID) async throws -> Booking?
+    /// Bookings overlapping the query's range, by start time.
+    func bookings(_ query: BookingQuery, page: PageRequest) async throws -> Page<Booking>
 
     // MARK: Outbox
     // `lend`, `returnDevice`, `renew` and `claimOverdueAnnouncements` write one entry per event and

@@ -26,6 +26,17 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     case notLendable(DeviceID, status: DeviceStatus)
     /// The user already has `deviceIds`, as many as `lending.max_active_per_user` (`limit`) allows.
     case limitReached(UserID, userName: String, limit: Int, deviceIds: [DeviceID])
+    /// A lend to someone other than the booker while a booking of `userName` (`userId`) runs or
+    /// starts within `lending.booking_guard` (at `startsAt`); also a renewal into it.
+    case booked(DeviceID, userId: UserID, userName: String, startsAt: Date)
+    /// A booking of a lent device that starts before the rental's due date (`dueAt`; nil: an
+    /// open-ended rental, which can be booked once it is back).
+    case bookedWhileLent(DeviceID, userName: String, dueAt: Date?)
+    /// The booking overlaps booking `existing` of the same device (`userName`'s, `startsAt`–`endsAt`).
+    case bookingOverlaps(DeviceID, existing: BookingID, userName: String, startsAt: Date, endsAt: Date)
+    case noSuchBooking(BookingID)
+    /// A booking that was fulfilled or cancelled cannot be cancelled (`state`).
+    case bookingNotCancellable(BookingID, state: Booking.State)
     /// Delete of a device that is lent.
     case deviceIsLent(DeviceID, userId: UserID)
     /// Delete of a user who still has devices.
@@ -85,6 +96,21 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(userName) (\(id)) already has \(devices.count) device\(devices.count == 1 ? "" : "s") "
                 + "(\(devices.joined(separator: ", "))), the most one person may borrow at a time "
                 + "(lending.max_active_per_user = \(limit)); return one first"
+        case .booked(let id, let userId, let userName, let startsAt):
+            return "device \(id) is booked for \(userName) (\(userId)) from \(LendingFormat.iso8601(startsAt)); "
+                + "lend another device, or ask \(userName) to cancel (roombridgectl bookings --device \(id))"
+        case .bookedWhileLent(let id, let userName, let dueAt):
+            if let dueAt {
+                return "device \(id) is lent to \(userName) until \(LendingFormat.iso8601(dueAt)); book it from then on"
+            }
+            return "device \(id) is lent to \(userName) with no due date; book it once it is back, or renew the rental with a due date first"
+        case .bookingOverlaps(let id, let existing, let userName, let startsAt, let endsAt):
+            return "device \(id) is already booked for \(userName) from \(LendingFormat.iso8601(startsAt)) to "
+                + "\(LendingFormat.iso8601(endsAt)) (booking \(existing)); choose another time or device"
+        case .noSuchBooking(let id):
+            return "no booking \(id); see roombridgectl bookings"
+        case .bookingNotCancellable(let id, let state):
+            return "booking \(id) is \(state.rawValue) and can no longer be cancelled"
         case .deviceIsLent(let id, let userId):
             return "device \(id) is lent to \(userId); return it before deleting it"
         case .userHasDevices(let id, let devices):

@@ -52,6 +52,10 @@ extension Rental: FetchableRecord, PersistableRecord, LendingRecord {
     public static var databaseTableName: String { "rentals" }
 }
 
+extension Booking: FetchableRecord, PersistableRecord, LendingRecord {
+    public static var databaseTableName: String { "bookings" }
+}
+
 /// The coding key of a snake_case column (`group_id` → `groupId`), converted once per column name.
 /// GRDB maps every column of every fetched row to its key; its own `convertFromSnakeCase` redid
 /// the conversion each time, a fifth of a single-row lookup's CPU (profiled with perf).

@@ -19,6 +19,7 @@ enum Schema {
         migrator.registerMigration("v8") { db in try db.execute(sql: v8) }
         migrator.registerMigration("v9") { db in try db.execute(sql: v9) }
         migrator.registerMigration("v10") { db in try db.execute(sql: v10) }
+        migrator.registerMigration("v11") { db in try db.execute(sql: v11) }
         return migrator
     }
 
@@ -336,5 +337,29 @@ enum Schema {
     static let v10 = """
         UPDATE devices SET is_nfc_registered = 1
          WHERE is_nfc_registered = 0 AND EXISTS (SELECT 1 FROM tag_bindings t WHERE t.device_id = devices.id);
+        """
+
+    /// Version 11: bookings. The device's model and the user's name are kept by value (no foreign
+    /// keys: a booking's history outlives both, as a rental's does). "No overlap" is checked in
+    /// the write transaction (``SQLiteInventoryStore/book(_:)``): SQLite has one writer at a time.
+    static let v11 = """
+        CREATE TABLE bookings (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            device_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            user_name TEXT NOT NULL,
+            starts_at INTEGER NOT NULL,
+            ends_at INTEGER NOT NULL CHECK (ends_at > starts_at),
+            state TEXT NOT NULL DEFAULT 'booked' CHECK (state IN ('booked', 'fulfilled', 'cancelled')),
+            booked_at INTEGER NOT NULL,
+            booked_by TEXT,
+            cancelled_at INTEGER,
+            cancelled_by TEXT,
+            rental_id INTEGER
+        );
+        CREATE INDEX bookings_by_device ON bookings(device_id, ends_at);
+        CREATE INDEX bookings_by_user ON bookings(user_id, ends_at);
+        CREATE INDEX bookings_by_start ON bookings(starts_at, id);
         """
 }

@@ -21,6 +21,7 @@ extension SQLiteInventoryStore {
                     """, arguments: [request.userId])
                 try LendingRules.checkLimit(userId: user.id, userName: user.name, active: active, limit: limit)
             }
+            let admission = try BookingRules.admit(request, next: try Self.nextBooking(db, deviceId: request.deviceId, at: request.at))
             do {
                 try db.execute(sql: """
                     INSERT INTO rentals (device_id, model, os_version, serial_number, user_id, user_name,
@@ -28,7 +29,7 @@ extension SQLiteInventoryStore {
                     SELECT d.id, d.model, d.os_version, d.serial_number, u.id, u.name, ?, ?, ?, ?
                     FROM devices d, users u WHERE d.id = ? AND u.id = ?
                     """, arguments: [
-                        Millis.from(request.at), request.dueAt.map(Millis.from), request.location, request.lentBy?.text,
+                        Millis.from(request.at), admission.dueAt.map(Millis.from), request.location, request.lentBy?.text,
                         request.deviceId, request.userId,
                     ])
             } catch let error as DatabaseError {
@@ -48,6 +49,7 @@ extension SQLiteInventoryStore {
             guard let rental = try Rental.fetchOne(db, key: id) else {
                 throw LendingError.noSuchDevice(request.deviceId)
             }
+            if let booking = admission.fulfils { try Self.fulfil(db, booking: booking, rental: id) }
             try Self.writeOutbox(db, .lend, rental, at: request.at, routes: routes)
             return rental
         }
@@ -110,6 +112,8 @@ extension SQLiteInventoryStore {
                 if try Self.exists(db, "SELECT 1 FROM devices WHERE id = ?", [deviceId]) { throw LendingError.notLent(deviceId) }
                 throw LendingError.noSuchDevice(deviceId)
             }
+            try BookingRules.checkRenewal(deviceId: deviceId, dueAt: dueAt, borrower: rental.userId,
+                                          next: try Self.nextBooking(db, deviceId: deviceId, at: at))
             try db.execute(sql: "UPDATE rentals SET due_at = ? WHERE id = ? AND returned_at IS NULL",
                            arguments: [Millis.from(dueAt), rental.id])
             _ = try Self.log(db, deviceId, .update, "dueAt", rental.dueAt.map(LendingFormat.iso8601),

@@ -40,6 +40,10 @@ enum Columns {
         r.due_at, r.returned_at, r.returned_by, r.location, r.return_location, r.lent_by, r.return_note
         """
     static let user = "id, name, registered_at"
+    static let booking = """
+        id, device_id, model, user_id, user_name, starts_at, ends_at, state, booked_at, booked_by, cancelled_at, \
+        cancelled_by, rental_id
+        """
     static let badge = "identifier, kind, user_id, registered_at, label"
     static let deviceLog = "id, device_id, operation, field, old_value, new_value, at, actor"
     /// A device with its active rental (the join uses the partial unique index).
@@ -72,6 +76,17 @@ enum Decode {
         return Rental(id: id, deviceId: device, model: model, osVersion: os, serialNumber: serial, userId: user,
                       userName: name, rentedAt: rented, dueAt: due, returnedAt: returned, returnedBy: returnedBy,
                       location: location, returnLocation: returnLocation, lentBy: lentBy, returnNote: returnNote)
+    }
+
+    static func booking(_ row: PostgresRandomAccessRow) throws -> Booking {
+        var c = Cells(row)
+        let id: Int64 = try c.next(), device: String = try c.next(), model: String = try c.next()
+        let user: String = try c.next(), name: String = try c.next(), starts = try c.date(), ends = try c.date()
+        let state: String = try c.next(), bookedAt = try c.date(), bookedBy: String? = try c.next()
+        let cancelledAt = try c.optionalDate(), cancelledBy: String? = try c.next(), rental: Int64? = try c.next()
+        return Booking(id: id, deviceId: device, model: model, userId: user, userName: name, startsAt: starts, endsAt: ends,
+                       state: Booking.State(rawValue: state) ?? .cancelled, bookedAt: bookedAt, bookedBy: bookedBy,
+                       cancelledAt: cancelledAt, cancelledBy: cancelledBy, rentalId: rental)
     }
 
     /// A ``Columns/deviceRecordSelect`` row.

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10), ("v11", v11)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -323,5 +323,33 @@ enum PostgresSchema {
     static let v10 = """
         UPDATE devices SET is_nfc_registered = true
          WHERE NOT is_nfc_registered AND EXISTS (SELECT 1 FROM tag_bindings t WHERE t.device_id = devices.id);
+        """
+
+    /// Version 11: bookings (the SQLite schema's v11). "No overlap" is an exclusion constraint on
+    /// the device and the time range, so two kiosks booking the same slot at once have exactly one
+    /// winner whatever the code does (`btree_gist` gives GiST the text equality; it ships with
+    /// PostgreSQL and is a trusted extension, so the database's owner may create it).
+    static let v11 = """
+        CREATE EXTENSION IF NOT EXISTS btree_gist;
+        CREATE TABLE bookings (
+            id BIGSERIAL PRIMARY KEY,
+            device_id TEXT COLLATE "C" NOT NULL,
+            model TEXT NOT NULL,
+            user_id TEXT COLLATE "C" NOT NULL,
+            user_name TEXT NOT NULL,
+            starts_at BIGINT NOT NULL,
+            ends_at BIGINT NOT NULL CHECK (ends_at > starts_at),
+            state TEXT NOT NULL DEFAULT 'booked' CHECK (state IN ('booked', 'fulfilled', 'cancelled')),
+            booked_at BIGINT NOT NULL,
+            booked_by TEXT,
+            cancelled_at BIGINT,
+            cancelled_by TEXT,
+            rental_id BIGINT,
+            CONSTRAINT bookings_no_overlap EXCLUDE USING gist (device_id WITH =, int8range(starts_at, ends_at) WITH &&)
+                WHERE (state <> 'cancelled')
+        );
+        CREATE INDEX bookings_by_device ON bookings(device_id, ends_at);
+        CREATE INDEX bookings_by_user ON bookings(user_id, ends_at);
+        CREATE INDEX bookings_by_start ON bookings(starts_at, id);
         """
 }

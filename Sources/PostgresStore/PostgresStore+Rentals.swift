@@ -19,7 +19,7 @@ extension PostgresInventoryStore {
     public func lend(_ request: LendRequest) async throws -> Rental {
         try StoreConventions.requireDueAfterLend(request)
         let logger = self.logger
-        let (at, due) = (StoreConventions.millis(request.at), request.dueAt.map(StoreConventions.millis))
+        let at = StoreConventions.millis(request.at)
         let routes = outboxRoutes
         do {
             return try await transaction { c in
@@ -34,6 +34,10 @@ extension PostgresInventoryStore {
                     """, logger: logger) { (try $0[0].decode(Bool?.self), try $0[1].decode(Bool?.self)) }.first
                 guard found?.0 == true else { throw LendingError.noSuchDevice(request.deviceId) }
                 guard found?.1 == true else { throw LendingError.noSuchUser(request.userId) }
+                // After the device's share lock: a booking of it (which locks the row) waits or has committed.
+                let next = try await Self.nextBooking(c, deviceId: request.deviceId, at: request.at, logger: logger)
+                let admission = try BookingRules.admit(request, next: next)
+                let due = admission.dueAt.map(StoreConventions.millis)
                 // The winner of a race may return the device before we read its rental: then try again.
                 for _ in 0..<3 {
                     let inserted: [Rental]
@@ -51,6 +55,9 @@ extension PostgresInventoryStore {
                         throw NotLendable()
                     }
                     if let rental = inserted.first {
+                        if let booking = admission.fulfils {
+                            try await Self.fulfil(c, booking: booking, rental: rental.id, logger: logger)
+                        }
                         try await Self.writeOutbox(c, .lend, rental, at: request.at, routes: routes, logger: logger)
                         return rental
                     }
@@ -135,6 +142,8 @@ extension PostgresInventoryStore {
         let due = StoreConventions.millis(dueAt)
         let routes = outboxRoutes
         return try await transaction { c in
+            // The device's share lock orders the renewal with a booking of the device (see book(_:)).
+            try await c.query("SELECT 1 FROM devices WHERE id = \(deviceId) FOR SHARE", logger: logger)
             guard var rental = try await Self.rows(c, """
                 SELECT \(unescaped: Columns.rental) FROM rentals r WHERE r.device_id = \(deviceId) AND r.returned_at IS NULL
                 FOR UPDATE
@@ -144,6 +153,8 @@ extension PostgresInventoryStore {
                 }
                 throw LendingError.noSuchDevice(deviceId)
             }
+            try BookingRules.checkRenewal(deviceId: deviceId, dueAt: dueAt, borrower: rental.userId,
+                                          next: try await Self.nextBooking(c, deviceId: deviceId, at: at, logger: logger))
             try await c.query("UPDATE rentals SET due_at = \(due) WHERE id = \(rental.id)", logger: logger)
             _ = try await Self.log(c, deviceId, .update, "dueAt", rental.dueAt.map(LendingFormat.iso8601),
                                    LendingFormat.iso8601(dueAt), at, actor, logger: logger)

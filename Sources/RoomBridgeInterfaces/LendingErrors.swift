@@ -30,6 +30,19 @@ enum LendingWireErrors {
         case .limitReached(let id, let userName, let limit, let devices):
             name = "LimitReached"; p["userId"] = .string(id); p["userName"] = .string(userName)
             p["limit"] = .int(Int64(limit)); p["deviceIds"] = .array(devices.map { .string($0) })
+        case .booked(let id, let userId, let userName, let startsAt):
+            name = "Booked"; p["deviceId"] = .string(id); p["userId"] = .string(userId); p["userName"] = .string(userName)
+            p["startsAt"] = .string(LendingFormat.iso8601(startsAt))
+        case .bookedWhileLent(let id, let userName, let dueAt):
+            name = "BookedWhileLent"; p["deviceId"] = .string(id); p["userName"] = .string(userName)
+            if let dueAt { p["dueAt"] = .string(LendingFormat.iso8601(dueAt)) }
+        case .bookingOverlaps(let id, let existing, let userName, let startsAt, let endsAt):
+            name = "BookingOverlaps"; p["deviceId"] = .string(id); p["bookingId"] = .int(existing)
+            p["userName"] = .string(userName); p["startsAt"] = .string(LendingFormat.iso8601(startsAt))
+            p["endsAt"] = .string(LendingFormat.iso8601(endsAt))
+        case .noSuchBooking(let id): name = "NoSuchBooking"; p["bookingId"] = .int(id)
+        case .bookingNotCancellable(let id, let state):
+            name = "BookingNotCancellable"; p["bookingId"] = .int(id); p["state"] = .string(state.rawValue)
         case .deviceIsLent(let id, let userId):
             name = "DeviceIsLent"; p["deviceId"] = .string(id); p["userId"] = .string(userId)
         case .userHasDevices(let id, let devices):
