@@ -97,13 +97,13 @@ public actor LendingCoordinator {
     /// is given; `actor` is who asks (a client's Unix user, or the person signed in to the web).
     public func lend(deviceId: DeviceID, userId: UserID, dueAt: Date? = nil, by actor: ChangeActor? = nil) async throws -> Rental {
         let t = now()
-        let rental = try await store.lend(LendRequest(deviceId: deviceId, userId: userId, at: t,
-                                                      dueAt: dueAt ?? policy.dueDate(for: t), location: location,
-                                                      lentBy: actor, maxActivePerUser: policy.maxActivePerUser))
+        let request = LendRequest(deviceId: deviceId, userId: userId, at: t, dueAt: dueAt ?? policy.dueDate(for: t),
+                                  location: location, lentBy: actor, maxActivePerUser: policy.maxActivePerUser,
+                                  bookingGuard: policy.bookingGuard)
+        let rental = try await store.lend(request)
         remember(rental, .lent)
         await refreshOverdue()
-        await publish(.lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId,
-                            userName: rental.userName, dueAt: rental.dueAt), uid: nil, reader: nil)
+        await publish(await lentOutcome(rental, requested: request), uid: nil, reader: nil)
         return rental
     }
 
@@ -129,6 +129,24 @@ public actor LendingCoordinator {
         return rental
     }
 
+    // MARK: Bookings
+
+    /// Books a device for a user from `startsAt` to `endsAt` (see ``InventoryStore/book(_:)``) and
+    /// announces it as a `booking` event.
+    public func book(deviceId: DeviceID, userId: UserID, startsAt: Date, endsAt: Date, by actor: ChangeActor?) async throws -> Booking {
+        let booking = try await store.book(BookingRequest(deviceId: deviceId, userId: userId, startsAt: startsAt, endsAt: endsAt,
+                                                          at: now(), by: actor))
+        await state.recordBooking(booking.notice(.booked))
+        return booking
+    }
+
+    /// Cancels a booking and announces it.
+    public func cancelBooking(id: BookingID, by actor: ChangeActor?) async throws -> Booking {
+        let booking = try await store.cancelBooking(id: id, at: now(), by: actor)
+        await state.recordBooking(booking.notice(.cancelled))
+        return booking
+    }
+
     // MARK: Taps
 
     private func decideAndRecord(_ tap: Tap) async -> TapOutcome {
@@ -140,7 +158,7 @@ public actor LendingCoordinator {
         }
         var recentChange: RecentChange?
         if case .device(let record) = identity { recentChange = recent[record.device.id] }
-        let decision = LendingRules.decide(identity, session: session(), now: now(), policy: policy, location: location,
+        var decision = LendingRules.decide(identity, session: session(), now: now(), policy: policy, location: location,
                                            recent: recentChange)
         do {
             switch decision.operation {
@@ -148,6 +166,7 @@ public actor LendingCoordinator {
                 let rental = try await store.lend(request)
                 remember(rental, .lent)
                 await refreshOverdue()
+                decision.outcome = await lentOutcome(rental, requested: request)
             case .returnDevice(let request):
                 let rental = try await store.returnDevice(request)
                 remember(rental, .returned)
@@ -159,6 +178,10 @@ public actor LendingCoordinator {
             guard case .device(let record) = identity else { return .failed(reason: "limit reached") }
             return .limitReached(deviceId: record.device.id, model: record.device.model, userId: userId,
                                  userName: userName, limit: limit, deviceIds: devices)
+        } catch LendingError.booked(let deviceId, let bookerId, let bookerName, let startsAt) {
+            guard case .device(let record) = identity else { return .failed(reason: "booked") }
+            return .booked(deviceId: deviceId, model: record.device.model, bookerId: bookerId, bookerName: bookerName,
+                           startsAt: startsAt)
         } catch {
             return .failed(reason: "\(error)")
         }
@@ -166,6 +189,20 @@ public actor LendingCoordinator {
         // may have armed or disarmed while the store was working).
         if case .armed = decision.outcome { armed = decision.session }
         return decision.outcome
+    }
+
+    /// The `lent` outcome of a rental the store made from `requested`. A due date other than the
+    /// one asked for was set by a booking: the next person's start (said, so the borrower knows
+    /// why), or the end of the borrower's own booking, which the lend fulfilled.
+    private func lentOutcome(_ rental: Rental, requested: LendRequest) async -> TapOutcome {
+        var bookedFrom: Date?
+        if let due = rental.dueAt, due != requested.dueAt.map(StoreConventions.stored),
+           let next = try? await store.bookings(BookingQuery(deviceId: rental.deviceId, from: due), page: PageRequest(limit: 1)).items.first,
+           next.startsAt == due, next.userId != rental.userId {
+            bookedFrom = next.startsAt
+        }
+        return .lent(deviceId: rental.deviceId, model: rental.model, userId: rental.userId, userName: rental.userName,
+                     dueAt: rental.dueAt, bookedFrom: bookedFrom)
     }
 
     /// Remembers a lend or return for the repeat window, forgetting those older than it.
@@ -223,8 +260,12 @@ extension TapOutcome {
             o.kind = .armed; o.userId = session.userId; o.userName = session.userName
         case .disarmed(let user):
             o.kind = .disarmed; o.userId = user
-        case .lent(let deviceId, let model, let userId, let userName, let dueAt):
+        case .lent(let deviceId, let model, let userId, let userName, let dueAt, let bookedFrom):
             o.kind = .lent; o.deviceId = deviceId; o.model = model; o.dueAt = dueAt; o.userId = userId; o.userName = userName
+            o.bookedFrom = bookedFrom
+        case .booked(let deviceId, let model, let bookerId, let bookerName, let startsAt):
+            o.refuse(.booked); o.deviceId = deviceId; o.model = model; o.bookedFrom = startsAt
+            o.bookedFor = bookerName; o.userId = bookerId
         case .returned(let deviceId, let model, let borrowerId, let borrowerName, _):
             o.kind = .returned; o.deviceId = deviceId; o.model = model; o.userId = borrowerId; o.userName = borrowerName
         case .badgeRequired(let deviceId, let model):
@@ -254,5 +295,17 @@ extension LendingOutcome {
         kind = .refused
         self.refusal = refusal
         reason = refusal.rawValue
+    }
+}
+
+extension Booking {
+    /// The booking as a `booking` event announces it.
+    public func notice(_ change: BookingNotice.Change) -> BookingNotice {
+        let span = "\(LendingFormat.iso8601(startsAt)) to \(LendingFormat.iso8601(endsAt))"
+        let message = change == .booked
+            ? "\(model) (\(deviceId)) booked for \(userName) from \(span)."
+            : "The booking of \(model) (\(deviceId)) for \(userName) from \(span) was cancelled."
+        return BookingNotice(change: change, bookingId: id, deviceId: deviceId, model: model, userId: userId, userName: userName,
+                             startsAt: startsAt, endsAt: endsAt, by: change == .booked ? bookedBy : cancelledBy, message: message)
     }
 }

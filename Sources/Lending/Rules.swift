@@ -20,9 +20,13 @@ public struct LendingPolicy: Sendable, Hashable {
     /// The most devices one user may have lent at a time; nil: no limit (the default).
     public var maxActivePerUser: Int?
 
+    /// How long before a booking's start the device is kept for its booker (default an hour).
+    public var bookingGuard: TimeInterval
+
     public init(armDuration: TimeInterval = 30, defaultLoanPeriod: TimeInterval? = nil, repeatWindow: TimeInterval = 5,
-                maxActivePerUser: Int? = nil) {
+                maxActivePerUser: Int? = nil, bookingGuard: TimeInterval = BookingRules.defaultGuard) {
         self.maxActivePerUser = maxActivePerUser
+        self.bookingGuard = bookingGuard
         self.armDuration = armDuration
         self.defaultLoanPeriod = defaultLoanPeriod
         self.repeatWindow = repeatWindow
@@ -135,7 +139,8 @@ public enum TapOutcome: Sendable, Hashable {
     case armed(LendingArm, replacing: LendingArm?)
     /// The armed session was cleared from a client.
     case disarmed(UserID?)
-    case lent(deviceId: DeviceID, model: String, userId: UserID, userName: String, dueAt: Date?)
+    /// `bookedFrom`: the due date was clipped to the start of the next person's booking.
+    case lent(deviceId: DeviceID, model: String, userId: UserID, userName: String, dueAt: Date?, bookedFrom: Date? = nil)
     case returned(deviceId: DeviceID, model: String, borrowerId: UserID, borrowerName: String, returnedBy: UserID?)
     /// An available device was tapped with nobody armed: nothing recorded.
     case badgeRequired(deviceId: DeviceID, model: String)
@@ -153,6 +158,9 @@ public enum TapOutcome: Sendable, Hashable {
     /// The armed user already has as many devices as ``LendingPolicy/maxActivePerUser`` allows:
     /// refused, nothing recorded.
     case limitReached(deviceId: DeviceID, model: String, userId: UserID, userName: String, limit: Int, deviceIds: [DeviceID])
+    /// The device is booked for someone else (`bookerName`) from `startsAt`, a time that has come
+    /// or is within `lending.booking_guard`: refused, nothing recorded.
+    case booked(deviceId: DeviceID, model: String, bookerId: UserID, bookerName: String, startsAt: Date)
     /// The store refused or failed (e.g. lost a race with another reader); nothing changed.
     case failed(reason: String)
 
@@ -169,6 +177,7 @@ public enum TapOutcome: Sendable, Hashable {
         case .unknownTag: "unknownTag"
         case .unregisteredTag: "unregisteredTag"
         case .limitReached: "limitReached"
+        case .booked: "booked"
         case .repeated(_, _, let change, _): change == .lent ? "alreadyLent" : "alreadyReturned"
         case .failed: "failed"
         }
@@ -184,9 +193,10 @@ public enum TapOutcome: Sendable, Hashable {
             return "\(prefix)Hello \(session.userName). Tap devices to borrow them within \(seconds) s."
         case .disarmed(let user):
             return user.map { "Lending session of \($0) ended." } ?? "No lending session was active."
-        case .lent(let id, let model, _, let userName, let dueAt):
+        case .lent(let id, let model, _, let userName, let dueAt, let bookedFrom):
             let due = dueAt.map { "; due \(LendingFormat.iso8601($0))" } ?? ""
-            return "\(model) (\(id)) lent to \(userName)\(due)."
+            let booked = bookedFrom.map { ", when it is booked from \(LendingFormat.iso8601($0))" } ?? ""
+            return "\(model) (\(id)) lent to \(userName)\(due)\(booked)."
         case .returned(let id, let model, _, let borrowerName, _):
             return "\(model) (\(id)) returned. Thank you (lent to \(borrowerName))."
         case .badgeRequired(let id, let model):
@@ -209,6 +219,9 @@ public enum TapOutcome: Sendable, Hashable {
             return "Refused: \(userName) already has \(devices.count) device\(devices.count == 1 ? "" : "s") "
                 + "(\(devices.joined(separator: ", "))), the most one person may borrow at a time (\(limit)); "
                 + "return one first. \(model) (\(id)) was not lent."
+        case .booked(let id, let model, _, let bookerName, let startsAt):
+            return "Refused: \(model) (\(id)) is booked for \(bookerName) from \(LendingFormat.iso8601(startsAt)); "
+                + "it was not lent. Borrow another device."
         case .failed(let reason):
             return "Nothing was recorded: \(reason)"
         }
@@ -298,7 +311,8 @@ public enum LendingRules {
             }
             let due = policy.dueDate(for: now)
             let request = LendRequest(deviceId: device.id, userId: active.userId, at: now, dueAt: due, location: location,
-                                      lentBy: .user(active.userId), maxActivePerUser: policy.maxActivePerUser)
+                                      lentBy: .user(active.userId), maxActivePerUser: policy.maxActivePerUser,
+                                      bookingGuard: policy.bookingGuard)
             let outcome = TapOutcome.lent(deviceId: device.id, model: device.model, userId: active.userId,
                                           userName: active.userName, dueAt: due)
             return TapDecision(outcome: outcome, operation: .lend(request), session: active)

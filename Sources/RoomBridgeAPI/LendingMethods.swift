@@ -99,6 +99,68 @@ public enum LendingAPI {
         public typealias Reply = RentalReply
     }
 
+    /// The reply of the methods that answer with one booking.
+    public struct BookingReply: Codable, Sendable { public var booking: Booking }
+
+    public enum Book: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.Book"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID
+            public var userId: UserID
+            public var startsAt: Date
+            public var endsAt: Date
+            public var actor: String?
+            public init(deviceId: DeviceID, userId: UserID, startsAt: Date, endsAt: Date, actor: String? = nil) {
+                self.deviceId = deviceId
+                self.userId = userId
+                self.startsAt = startsAt
+                self.endsAt = endsAt
+                self.actor = actor
+            }
+        }
+        public typealias Reply = BookingReply
+    }
+
+    public enum CancelBooking: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.CancelBooking"
+        public struct Parameters: Codable, Sendable {
+            public var id: BookingID
+            public var actor: String?
+            public init(id: BookingID, actor: String? = nil) {
+                self.id = id
+                self.actor = actor
+            }
+        }
+        public typealias Reply = BookingReply
+    }
+
+    public enum ListBookings: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.ListBookings"
+        public struct Parameters: Codable, Sendable {
+            public var deviceId: DeviceID?
+            public var userId: UserID?
+            public var from: Date?
+            public var until: Date?
+            public var includeCancelled: Bool?
+            public var limit: Int?
+            public var cursor: String?
+            public init(deviceId: DeviceID? = nil, userId: UserID? = nil, from: Date? = nil, until: Date? = nil,
+                        includeCancelled: Bool? = nil, limit: Int? = nil, cursor: String? = nil) {
+                self.deviceId = deviceId
+                self.userId = userId
+                self.from = from
+                self.until = until
+                self.includeCancelled = includeCancelled
+                self.limit = limit
+                self.cursor = cursor
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            public var bookings: [Booking]
+            public var nextCursor: String?
+        }
+    }
+
     public enum ListActive: VarlinkMethod {
         public static let name = "io.roombridge.Lending.ListActive"
         public typealias Parameters = UserPageParameters

@@ -14,6 +14,7 @@ public enum RoomBridgeAPI {
         LendingAPI.Arm.self, LendingAPI.Disarm.self, LendingAPI.GetSession.self, LendingAPI.Lend.self,
         LendingAPI.Return.self, LendingAPI.Renew.self, LendingAPI.ListActive.self, LendingAPI.ListOverdue.self,
         LendingAPI.History.self, LendingAPI.ExportHistory.self,
+        LendingAPI.Book.self, LendingAPI.CancelBooking.self, LendingAPI.ListBookings.self,
         StateAPI.GetState.self,
         TagsAPI.GetLastTap.self, TagsAPI.Write.self, TagsAPI.CancelWrite.self,
         OutboxAPI.Status.self, OutboxAPI.List.self, OutboxAPI.Retry.self, OutboxAPI.Drop.self,

@@ -121,6 +121,9 @@ enum Render {
             return head + "overdue: \(o.message)"
         case .outbox(let o):
             return head + "outbox: \(o.message)"
+        case .booking(let b):
+            return head + "booking \(b.change.rawValue) #\(b.bookingId): \(b.model) (\(b.deviceId)) for \(b.userName), "
+                + "\(dateTime(b.startsAt)) – \(dateTime(b.endsAt))" + (b.by.map { " by \($0)" } ?? "")
         }
     }
 

@@ -253,6 +253,11 @@ extension ConfigKey<Int> {
     public static var lendingLoanDays: Self {
         Self("lending.loan_days", 0, "Default loan period in days; 0 means no due date.", validate: nonNegative)
     }
+    public static var lendingBookingGuard: Self {
+        Self("lending.booking_guard", 60,
+             "Minutes before a booking's start from which the device is kept for its booker: a lend to anyone else is refused.",
+             validate: nonNegative)
+    }
     public static var lendingMaxActivePerUser: Self {
         Self("lending.max_active_per_user", 0, "The most devices one user may have lent at a time; 0 means no limit.",
              validate: nonNegative)
@@ -354,7 +359,7 @@ public let configKeys: [AnyConfigKey] = [
     AnyConfigKey(.curtainPinFile), AnyConfigKey(.curtainPassword), AnyConfigKey(.curtainPasswordFile),
     AnyConfigKey(.curtainHold),
     AnyConfigKey(.lendingArmSeconds), AnyConfigKey(.lendingLoanDays), AnyConfigKey(.lendingRepeatWindow),
-    AnyConfigKey(.lendingMaxActivePerUser), AnyConfigKey(.lendingLocation), AnyConfigKey(.lendingTimeZone),
+    AnyConfigKey(.lendingMaxActivePerUser), AnyConfigKey(.lendingBookingGuard), AnyConfigKey(.lendingLocation), AnyConfigKey(.lendingTimeZone),
     AnyConfigKey(.outboxRetryBase), AnyConfigKey(.outboxRetryMax), AnyConfigKey(.outboxPollInterval),
     AnyConfigKey(.outboxRetentionDays), AnyConfigKey(.outboxFailingAlert),
     AnyConfigKey(.remindersDigestAt), AnyConfigKey(.remindersDueNoticeAt),

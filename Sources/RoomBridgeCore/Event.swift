@@ -39,6 +39,8 @@ public struct Event: Sendable, Equatable {
         case overdue(OverdueNotice)
         /// An outbox target has been failing too long, or recovered after that.
         case outbox(OutboxNotice)
+        /// A booking was made or cancelled.
+        case booking(BookingNotice)
     }
 
     /// The payload's kind as it appears on the wire.
@@ -53,18 +55,19 @@ public struct Event: Sendable, Equatable {
         case .presence: .presence
         case .overdue: .overdue
         case .outbox: .outbox
+        case .booking: .booking
         }
     }
 
     /// Event kinds, as named on the wire.
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox
+        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking
     }
 }
 
 extension Event: Codable {
     private enum CodingKeys: String, CodingKey {
-        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue, outbox
+        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue, outbox, booking
     }
 
     public init(from decoder: any Decoder) throws {
@@ -81,6 +84,7 @@ extension Event: Codable {
         case .presence: payload = .presence(try c.decode(PresenceChangeEvent.self, forKey: .presence))
         case .overdue: payload = .overdue(try c.decode(OverdueNotice.self, forKey: .overdue))
         case .outbox: payload = .outbox(try c.decode(OutboxNotice.self, forKey: .outbox))
+        case .booking: payload = .booking(try c.decode(BookingNotice.self, forKey: .booking))
         }
     }
 
@@ -99,6 +103,7 @@ extension Event: Codable {
         case .presence(let v): try c.encode(v, forKey: .presence)
         case .overdue(let v): try c.encode(v, forKey: .overdue)
         case .outbox(let v): try c.encode(v, forKey: .outbox)
+        case .booking(let v): try c.encode(v, forKey: .booking)
         }
     }
 }

@@ -59,6 +59,8 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         case limitReached
         /// A device record on a tag whose UID is not bound to that device.
         case unregisteredTag
+        /// The device is booked for someone else (`bookedFor`) from `bookedFrom`, which has come or is near.
+        case booked
     }
     public var kind: Kind
     /// Set with `kind == .refused`, and only then.
@@ -70,6 +72,10 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
     public var dueAt: Date?
     public var userId: String?
     public var userName: String?
+    /// For `lent`: the due date was clipped to a booking that starts then. For a `booked` refusal: when the booking starts.
+    public var bookedFrom: Date?
+    /// For a `booked` refusal: the booker's name (`userId` is the booker's ID).
+    public var bookedFor: String?
     public var uid: String?
     public var reader: String?
     /// Why `failed`; for `refused`, `refusal`'s name (kept for clients older than `refusal`, until the next release).

@@ -558,6 +558,11 @@ public actor SystemState {
         emit(.outbox(notice))
     }
 
+    /// Announces a booking made or cancelled.
+    public func recordBooking(_ notice: BookingNotice) {
+        emit(.booking(notice))
+    }
+
     // MARK: Fan-out
 
     private func emit(_ payload: Event.Payload) {

@@ -312,7 +312,8 @@ public enum Daemon {
         return (LendingPolicy(armDuration: TimeInterval(config[.lendingArmSeconds]),
                               defaultLoanPeriod: loanDays > 0 ? TimeInterval(loanDays * 86400) : nil,
                               repeatWindow: config[.lendingRepeatWindow],
-                              maxActivePerUser: limit > 0 ? limit : nil),
+                              maxActivePerUser: limit > 0 ? limit : nil,
+                              bookingGuard: TimeInterval(config[.lendingBookingGuard] * 60)),
                 location)
     }
 

@@ -30,7 +30,7 @@ public struct LendingInterface: VarlinkInterface {
         self.now = now
     }
 
-    static let mutations: Set<String> = ["Arm", "Disarm", "Lend", "Return", "Renew"]
+    static let mutations: Set<String> = ["Arm", "Disarm", "Lend", "Return", "Renew", "Book", "CancelBooking"]
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
         if Self.mutations.contains(call.methodName) { try authorizer.requireMutation(context) }
@@ -72,6 +72,31 @@ public struct LendingInterface: VarlinkInterface {
             let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
             let rental = try await lending.renew(deviceId: try p.string("deviceId"), dueAt: due, by: actor)
             return ["rental": try WireCoding.encode(rental, now: now())]
+        case "Book":
+            guard let starts = try p.optionalDate("startsAt", interface: name) else {
+                throw LendingError.invalidField("startsAt", reason: "give the booking's start (ISO 8601)")
+            }
+            guard let ends = try p.optionalDate("endsAt", interface: name) else {
+                throw LendingError.invalidField("endsAt", reason: "give the booking's end (ISO 8601)")
+            }
+            let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
+            let booking = try await lending.book(deviceId: try p.string("deviceId"), userId: try p.string("userId"),
+                                                 startsAt: starts, endsAt: ends, by: actor)
+            return ["booking": try WireCoding.encode(booking)]
+        case "CancelBooking":
+            guard let id = try p.optionalInt("id") else { throw VarlinkError.invalidParameter("id") }
+            let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
+            return ["booking": try WireCoding.encode(try await lending.cancelBooking(id: Int64(id), by: actor))]
+        case "ListBookings":
+            let from = try p.optionalDate("from", interface: name)
+            let until = try p.optionalDate("until", interface: name)
+            if let from, let until, until <= from { throw LendingError.invalidField("until", reason: "must be after from") }
+            let query = BookingQuery(deviceId: try p.optionalString("deviceId"), userId: try p.optionalString("userId"),
+                                     from: from, until: until, includeCancelled: try p.optionalBool("includeCancelled") ?? false)
+            let page = try await store.bookings(query, page: try p.page())
+            var reply: [String: JSONValue] = ["bookings": .array(try page.items.map { try WireCoding.encode($0) })]
+            if let next = page.nextCursor { reply["nextCursor"] = .string(next) }
+            return reply
         case "ListActive":
             return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))
         case "ListOverdue":

@@ -52,6 +52,9 @@ public enum KioskView {
         switch outcome.kind {
         case .lent:
             let args = ["model": facts.model ?? device, "device": device, "user": user]
+            if let booked = outcome.bookedFrom {
+                return make(.success, l.t("kiosk.lentBooked", args.merging(["due": l.moment(booked, from: outcome.at)]) { a, _ in a }))
+            }
             if let due = facts.dueAt {
                 return make(.success, l.t("kiosk.lentDue", args.merging(["due": l.day(due)]) { a, _ in a }))
             }
@@ -75,6 +78,10 @@ public enum KioskView {
             case .limitReached: return make(.refusal, l.t("kiosk.refused.limitReached", ["user": user]))
             case .unregisteredTag:
                 return make(.refusal, l.t("kiosk.refused.unregisteredTag"), l.t("kiosk.refused.unregisteredTagDetail", ["device": device]))
+            case .booked:
+                let from = outcome.bookedFrom.map { l.moment($0, from: outcome.at) } ?? "?"
+                return make(.refusal, l.t("kiosk.refused.booked", ["device": device, "user": outcome.bookedFor ?? user, "from": from]),
+                            l.t("kiosk.refused.bookedDetail"))
             case nil: return make(.refusal, l.t("kiosk.refused", ["device": device]))
             }
         case .unknownTag:

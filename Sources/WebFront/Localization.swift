@@ -69,6 +69,20 @@ public struct Localizer: Sendable {
         format(date, template: "EEEdMMM")
     }
 
+    /// A time as people at the kiosk say it, seen from `now`: "today 17:00", "tomorrow 14:00", else
+    /// ``dateTime(_:)-(Date)``.
+    public func moment(_ date: Date, from now: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let days = calendar.dateComponents([.day], from: calendar.startOfDay(for: now), to: calendar.startOfDay(for: date)).day
+        let time = format(date, template: "HHmm")
+        switch days {
+        case 0: return t("time.today", ["time": time])
+        case 1: return t("time.tomorrow", ["time": time])
+        default: return dateTime(date)
+        }
+    }
+
     public func number(_ value: Int) -> String {
         let f = NumberFormatter()
         f.locale = language.locale

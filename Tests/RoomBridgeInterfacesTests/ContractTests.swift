@@ -31,6 +31,8 @@ import Varlink
         "Lending": StateSnapshot.LendingState.self,
         "OutboxNotice": OutboxNotice.self,
         "Overdue": OverdueNotice.self,
+        "BookingNotice": BookingNotice.self,
+        "Booking": Booking.self,
         "Counters": StateSnapshot.Counters.self,
         "PresentBeacon": PresentBeacon.self,
         "PresenceRegion": PresenceRegionState.self,

@@ -4,8 +4,8 @@ extension InterfaceIDL {
         # Lending by device ID (as a tap at the reader would), rentals and history. Every
         # outcome is also published as a lending event of io.roombridge.State.Watch. Lists are
         # paged: pass limit (1...1000, default 100) and the nextCursor of the previous page.
-        # Times are ISO 8601 UTC strings; inputs also accept YYYY-MM-DD. Arm, Disarm, Lend and
-        # Return need the authorised group; others get io.roombridge.State.PermissionDenied.
+        # Times are ISO 8601 UTC strings; inputs also accept YYYY-MM-DD. Arm, Disarm, Lend,
+        # Return, Renew, Book and CancelBooking need the authorised group; others get io.roombridge.State.PermissionDenied.
         interface io.roombridge.Lending
 
         \(RentalTypeIDL.text)
@@ -38,6 +38,47 @@ extension InterfaceIDL {
         # nothing is returned or lent again — and the device log records the new due date and
         # who renewed it (actor as in Lend). NotLent when the device is not lent.
         method Renew(deviceId: string, dueAt: string, actor: ?string) -> (rental: Rental)
+
+        # A reservation of one device for one user from startsAt to endsAt; bookings of one device
+        # never overlap. state: booked (waiting, or running and not taken up), fulfilled (the booker
+        # borrowed the device under it: rentalId), cancelled. model and userName are copies kept after
+        # deletion, as a rental's are; bookedBy and cancelledBy name who did it, as lentBy does.
+        type Booking (
+          id: int,
+          deviceId: string,
+          model: string,
+          userId: string,
+          userName: string,
+          startsAt: string,
+          endsAt: string,
+          state: (booked, fulfilled, cancelled),
+          bookedAt: string,
+          bookedBy: ?string,
+          cancelledAt: ?string,
+          cancelledBy: ?string,
+          rentalId: ?int
+        )
+
+        # Books a device for a user (an admin may book on anyone's behalf; actor as in Lend).
+        # BookingOverlaps when another booking holds part of the time, BookedWhileLent when the
+        # device is lent past startsAt. While a booking runs, or starts within lending.booking_guard,
+        # a lend to anyone else is refused (Booked) and the booker's lend fulfils it; an earlier lend
+        # is due by its start. Published as a booking event of io.roombridge.State.Watch.
+        method Book(deviceId: string, userId: string, startsAt: string, endsAt: string, actor: ?string) -> (booking: Booking)
+
+        # Cancels a booking that is still booked (BookingNotCancellable otherwise).
+        method CancelBooking(id: int, actor: ?string) -> (booking: Booking)
+
+        # Bookings that overlap [from, until), by start time; cancelled ones only with includeCancelled.
+        method ListBookings(
+          deviceId: ?string,
+          userId: ?string,
+          from: ?string,
+          until: ?string,
+          includeCancelled: ?bool,
+          limit: ?int,
+          cursor: ?string
+        ) -> (bookings: []Booking, nextCursor: ?string)
 
         # Active rentals, oldest first.
         method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)

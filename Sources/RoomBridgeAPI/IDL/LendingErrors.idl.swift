@@ -58,6 +58,22 @@ enum LendingErrorsIDL {
         # deviceIds: theirs, oldest first. Return one first.
         error LimitReached (userId: string, userName: string, limit: int, deviceIds: []string, message: string)
 
+        # The device is booked for userName (userId) from startsAt, which has come or is within
+        # lending.booking_guard: it is kept for them. Lend another device.
+        error Booked (deviceId: string, userId: string, userName: string, startsAt: string, message: string)
+
+        # The device is lent to userName until dueAt (absent: open-ended); book it from then on.
+        error BookedWhileLent (deviceId: string, userName: string, dueAt: ?string, message: string)
+
+        # Booking bookingId of the device (userName's, startsAt to endsAt) holds part of the time.
+        error BookingOverlaps (deviceId: string, bookingId: int, userName: string, startsAt: string, endsAt: string, message: string)
+
+        # No booking has this number.
+        error NoSuchBooking (bookingId: int, message: string)
+
+        # The booking was fulfilled or cancelled already.
+        error BookingNotCancellable (bookingId: int, state: (booked, fulfilled, cancelled), message: string)
+
         # No user is armed at the reader.
         error NotArmed (message: string)
 

@@ -36,13 +36,17 @@ extension InterfaceIDL {
         # refusal's name again (for clients older than refusal, until the next release).
         type LendingOutcome (
           kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag, unknownDevice, failed),
-          refusal: ?(deviceBroken, deviceDisposed, alreadyLent, alreadyReturned, limitReached, unregisteredTag),
+          refusal: ?(deviceBroken, deviceDisposed, alreadyLent, alreadyReturned, limitReached, unregisteredTag, booked),
           deviceId: ?string,
           # The device's model, and for lent its rental's due date (absent: open-ended), as the store has them.
           model: ?string,
           dueAt: ?string,
           userId: ?string,
           userName: ?string,
+          # For lent: the due date was clipped to a booking that starts then. For refused booked: when the
+          # booking starts, and bookedFor the booker's name (userId the booker's ID).
+          bookedFrom: ?string,
+          bookedFor: ?string,
           uid: ?string,
           reader: ?string,
           reason: ?string,
@@ -60,6 +64,20 @@ extension InterfaceIDL {
         # An outbox target has been failing for longer than outbox.failing_alert (failing: true,
         # since when, the last error), or accepts deliveries again after that (failing: false).
         type OutboxNotice (target: string, failing: bool, since: string, lastError: ?string, message: string)
+
+        # A booking was made or cancelled; by: who did it (a user ID, unix:NAME, or web:NAME via unix:USER).
+        type BookingNotice (
+          change: (booked, cancelled),
+          bookingId: int,
+          deviceId: string,
+          model: string,
+          userId: string,
+          userName: string,
+          startsAt: string,
+          endsAt: string,
+          by: ?string,
+          message: string
+        )
 
         type Overdue (
           rentalId: int,
@@ -119,7 +137,7 @@ extension InterfaceIDL {
         type Event (
           seq: int,
           at: string,
-          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox),
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking),
           reader: ?Reader,
           tap: ?Tap,
           removal: ?TagRemoval,
@@ -128,7 +146,8 @@ extension InterfaceIDL {
           lending: ?LendingOutcome,
           presence: ?PresenceChange,
           overdue: ?Overdue,
-          outbox: ?OutboxNotice
+          outbox: ?OutboxNotice,
+          booking: ?BookingNotice
         )
 
         # What the daemon was started with: the configuration file it read (null: none),
