@@ -48,6 +48,17 @@ struct KioskTime: Sendable {
         KioskDay(year: year, month: month, day: day).start(in: zone)
     }
 
+    /// A wall-clock time in the zone (`--from "2026-12-01 14:00"`); nil if the zone has no such
+    /// time (a day that does not exist, or an hour skipped by a clock change).
+    func instant(year: Int, month: Int, day: Int, hour: Int, minute: Int) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)
+        guard let date = calendar.date(from: components),
+              calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date) == components else { return nil }
+        return date
+    }
+
     /// The last second of a calendar day in the zone (`--due 2026-12-01`: due back that day).
     func endOfDay(year: Int, month: Int, day: Int) -> Date? {
         KioskDay(year: year, month: month, day: day).end(in: zone)

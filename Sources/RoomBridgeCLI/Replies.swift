@@ -66,6 +66,8 @@ extension InventoryAPI.ListUsers.Parameters: PagedParameters {}
 extension InventoryAPI.ListUsers.Reply: PagedReply {}
 extension InventoryAPI.ListBadges.Reply: PagedReply {}
 extension UserPageParameters: PagedParameters {}
+extension LendingAPI.ListBookings.Parameters: PagedParameters {}
+extension LendingAPI.ListBookings.Reply: PagedReply {}
 extension LendingAPI.ListOverdue.Parameters: PagedParameters {}
 extension LendingAPI.History.Parameters: PagedParameters {}
 extension LendingAPI.RentalPage: PagedReply {}

@@ -58,8 +58,24 @@ func dateArgument(_ text: String?, option: String, day: DayMeaning = .startOfKio
         }
         return instant
     }
+    if let (y, m, d, hour, minute) = wallClock(t) {
+        guard let instant = KioskTime.current.instant(year: y, month: m, day: d, hour: hour, minute: minute) else {
+            throw ValidationError("\(option) '\(text)': there is no such time in \(KioskTime.current.name) (month 01–12, day within the month, 00:00–23:59)")
+        }
+        return instant
+    }
     if let instant = WireTime.parseParameter(t) { return instant }
-    throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")
+    throw ValidationError("\(option) '\(text)' is not a date: use YYYY-MM-DD, e.g. 2026-11-21, a time in the kiosk's time zone, e.g. \"2026-11-21 14:00\", or ISO 8601, e.g. 2026-11-21T18:00:00+09:00")
+}
+
+/// `YYYY-MM-DD HH:MM` (or with `T`), a wall-clock time with no zone, split into numbers; else nil.
+private func wallClock(_ t: String) -> (Int, Int, Int, Int, Int)? {
+    guard t.count == 16 else { return nil }
+    let chars = Array(t)
+    guard chars[10] == " " || chars[10] == "T", chars[13] == ":", let day = calendarDay(String(chars[0..<10])),
+          let hour = Int(String(chars[11..<13])), let minute = Int(String(chars[14..<16])),
+          chars[11..<13].allSatisfy(\.isNumber), chars[14..<16].allSatisfy(\.isNumber) else { return nil }
+    return (day.0, day.1, day.2, hour, minute)
 }
 
 /// `YYYY-MM-DD` split into numbers (not yet checked against the calendar), else nil.
