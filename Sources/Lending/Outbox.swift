@@ -10,6 +10,8 @@ import Retry
 /// (``ReminderEvent``).
 public enum OutboxEventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case lend, `return`, renew, overdue, due, digest
+    /// A reminder to a booker: their booking starts that day.
+    case booking
 }
 
 /// Where an outbox entry is in its delivery.
@@ -101,11 +103,12 @@ public struct OutboxCounts: Sendable, Hashable, Codable {
 public enum OutboxEvent {
     /// The rows a change writes: one per route that takes `kind`, all with one new event ID, due
     /// at once (`seq` 0: the store numbers them).
+    /// `extra`: more fields of the document (a due notice's `booking`).
     public static func inserts(_ kind: OutboxEventKind, rental: Rental, at: Date, routes: [OutboxRoute],
-                               eventId: UUID = UUID()) -> [OutboxEntry] {
+                               eventId: UUID = UUID(), extra: [String: JSONValue] = [:]) -> [OutboxEntry] {
         let accepting = routes.filter { $0.accepts(kind) }
         guard !accepting.isEmpty else { return [] }
-        let body = payload(kind: kind, eventId: eventId, rental: rental, at: at)
+        let body = payload(kind: kind, eventId: eventId, rental: rental, at: at, extra: extra)
         return accepting.map {
             OutboxEntry(seq: 0, eventId: eventId, target: $0.target, kind: kind, deviceId: rental.deviceId, payload: body,
                         createdAt: at, nextAttemptAt: at)
@@ -114,12 +117,24 @@ public enum OutboxEvent {
 
     /// The JSON document of an event: `{"id", "kind", "at", "deviceId", "rental": {…}}`, dates
     /// ISO 8601 UTC.
-    public static func payload(kind: OutboxEventKind, eventId: UUID, rental: Rental, at: Date) -> [UInt8] {
-        let event: JSONValue = .object([
+    public static func payload(kind: OutboxEventKind, eventId: UUID, rental: Rental, at: Date,
+                               extra: [String: JSONValue] = [:]) -> [UInt8] {
+        let fields: [String: JSONValue] = [
             "id": .string(eventId.uuidString.lowercased()), "kind": .string(kind.rawValue), "at": .string(LendingFormat.iso8601(at)),
             "deviceId": .string(rental.deviceId), "rental": rentalObject(rental),
+        ]
+        return JSONValue.object(fields.merging(extra) { a, _ in a }).serializedBytes()
+    }
+
+    /// A booking as events carry it, dates ISO 8601 UTC.
+    public static func bookingObject(_ booking: Booking) -> JSONValue {
+        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        return .object([
+            "id": .int(booking.id), "deviceId": .string(booking.deviceId), "model": .string(booking.model),
+            "userId": .string(booking.userId), "userName": .string(booking.userName),
+            "startsAt": .string(LendingFormat.iso8601(booking.startsAt)), "endsAt": .string(LendingFormat.iso8601(booking.endsAt)),
+            "state": .string(booking.state.rawValue), "bookedBy": text(booking.bookedBy),
         ])
-        return event.serializedBytes()
     }
 
     /// A rental as events carry it, dates ISO 8601 UTC.
@@ -147,6 +162,10 @@ public enum OutboxEvent {
             return "Lending on \(event["day"]?.stringValue ?? "?"): \(count("lent")) lent, \(count("overdueCount")) overdue\(names), "
                 + "\(count("dueTodayCount")) more due today"
         }
+        if event["kind"]?.stringValue == OutboxEventKind.booking.rawValue, let b = event["booking"] {
+            return "\(b["deviceId"]?.stringValue ?? "?") (\(b["model"]?.stringValue ?? "?")) is booked for "
+                + "\(b["userName"]?.stringValue ?? "?") from \(b["startsAt"]?.stringValue ?? "?") to \(b["endsAt"]?.stringValue ?? "?")"
+        }
         guard let rental = event["rental"] else { return "RoomBridge event" }
         let device = "\(rental["deviceId"]?.stringValue ?? "?") (\(rental["model"]?.stringValue ?? "?"))"
         let user = rental["userName"]?.stringValue ?? "?"
@@ -158,8 +177,13 @@ public enum OutboxEvent {
             return "\(device) returned by \(rental["returnedBy"]?.stringValue ?? user)\(note)"
         case .renew: return "\(device) renewed for \(user)\(due)"
         case .overdue: return "\(device) is overdue: lent to \(user)\(due)"
-        case .due: return "\(device) is due back today from \(user)\(due)"
+        case .due:
+            let booked = event["booking"].map { b in
+                "; \(b["userName"]?.stringValue ?? "?") has booked it from \(b["startsAt"]?.stringValue ?? "?")"
+            } ?? ""
+            return "\(device) is due back today from \(user)\(due)\(booked)"
         case .digest: return "RoomBridge digest"
+        case .booking: return "RoomBridge booking reminder"
         case nil: return "RoomBridge event for \(device)"
         }
     }

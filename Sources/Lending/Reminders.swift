@@ -6,7 +6,8 @@ import Foundation
 import JSON
 
 /// Reminders sent through the outbox at set times of the kiosk's day: a daily digest of what is
-/// lent, and a notice for each rental that falls due that day. Each reminder has an event ID made
+/// lent, a notice for each rental that falls due that day (naming the booking that waits for it,
+/// if any), and at the same time a reminder to each booker whose booking starts that day. Each reminder has an event ID made
 /// from what it is about (the day; the rental and its due date), so writing it again — after a
 /// restart, or by a second kiosk on the same database — adds nothing (the outbox keeps one entry
 /// per event and target), and receivers that deduplicate by `Idempotency-Key` see it once.
@@ -116,13 +117,50 @@ public enum ReminderEvent {
         }
     }
 
-    /// A notice for each of `rentals` that falls due on the day `day` and was not returned.
+    /// A notice for each of `rentals` that falls due on the day `day` and was not returned. When
+    /// someone else has booked the device from its due date on (within a day of it, among
+    /// `bookings`), the notice carries that `booking`: the borrower knows the next person waits.
     public static func dueNotices(day: (start: Date, end: Date, key: String), rentals: [Rental], at: Date,
-                                  routes: [OutboxRoute]) -> [OutboxEntry] {
+                                  routes: [OutboxRoute], bookings: [Booking] = []) -> [OutboxEntry] {
         rentals.filter { r in r.returnedAt == nil && (r.dueAt.map { $0 >= day.start && $0 < day.end } ?? false) }
             .flatMap { r in
-                OutboxEvent.inserts(.due, rental: r, at: at, routes: routes,
-                                    eventId: stableId("due", "\(r.id)@\(StoreConventions.millis(r.dueAt ?? r.rentedAt))"))
+                var extra: [String: JSONValue] = [:]
+                if let due = r.dueAt, let waiting = waitingBooking(for: r, due: due, among: bookings) {
+                    extra["booking"] = OutboxEvent.bookingObject(waiting)
+                }
+                return OutboxEvent.inserts(.due, rental: r, at: at, routes: routes,
+                                           eventId: stableId("due", "\(r.id)@\(StoreConventions.millis(r.dueAt ?? r.rentedAt))"),
+                                           extra: extra)
+            }
+    }
+
+    /// The first booking of the rental's device by another person that starts at its due date or
+    /// within a day after it.
+    static func waitingBooking(for rental: Rental, due: Date, among bookings: [Booking]) -> Booking? {
+        bookings.filter { b in
+            b.deviceId == rental.deviceId && b.state == .booked && b.userId != rental.userId && b.startsAt >= due
+                && b.startsAt < due.addingTimeInterval(86400)
+        }.min { $0.startsAt < $1.startsAt }
+    }
+
+    /// A reminder to the booker of each of `bookings` that starts on the day `day` (and has not
+    /// ended), once per booking and start.
+    public static func bookingNotices(day: (start: Date, end: Date, key: String), bookings: [Booking], at: Date,
+                                      routes: [OutboxRoute]) -> [OutboxEntry] {
+        let accepting = routes.filter { $0.accepts(.booking) }
+        guard !accepting.isEmpty else { return [] }
+        return bookings.filter { $0.state == .booked && $0.startsAt >= day.start && $0.startsAt < day.end && $0.endsAt > at }
+            .flatMap { b -> [OutboxEntry] in
+                let eventId = stableId("booking", "\(b.id)@\(StoreConventions.millis(b.startsAt))")
+                let payload = JSONValue.object([
+                    "id": .string(eventId.uuidString.lowercased()), "kind": .string(OutboxEventKind.booking.rawValue),
+                    "at": .string(LendingFormat.iso8601(at)), "deviceId": .string(b.deviceId),
+                    "booking": OutboxEvent.bookingObject(b),
+                ]).serializedBytes()
+                return accepting.map {
+                    OutboxEntry(seq: 0, eventId: eventId, target: $0.target, kind: .booking, deviceId: b.deviceId,
+                                payload: payload, createdAt: at, nextAttemptAt: at)
+                }
             }
     }
 
@@ -161,7 +199,20 @@ extension InventoryStore {
         }
         let day = schedule.day(of: now)
         var entries: [OutboxEntry] = []
-        if kinds.contains(.due) { entries += ReminderEvent.dueNotices(day: day, rentals: active, at: now, routes: routes) }
+        if kinds.contains(.due) {
+            // The bookings that start today, and those a rental due today runs into (up to a day after).
+            var bookings: [Booking] = []
+            var page = PageRequest(limit: PageRequest.maximumLimit)
+            let query = BookingQuery(from: day.start, until: day.end.addingTimeInterval(86400))
+            while true {
+                let found = try await self.bookings(query, page: page)
+                bookings += found.items
+                guard let next = found.nextCursor else { break }
+                page.cursor = next
+            }
+            entries += ReminderEvent.dueNotices(day: day, rentals: active, at: now, routes: routes, bookings: bookings)
+            entries += ReminderEvent.bookingNotices(day: day, bookings: bookings, at: now, routes: routes)
+        }
         if kinds.contains(.digest) {
             entries += ReminderEvent.digest(day: day, active: active, at: now, timeZone: schedule.timeZone, routes: routes)
         }

@@ -20,6 +20,7 @@ enum Schema {
         migrator.registerMigration("v9") { db in try db.execute(sql: v9) }
         migrator.registerMigration("v10") { db in try db.execute(sql: v10) }
         migrator.registerMigration("v11") { db in try db.execute(sql: v11) }
+        migrator.registerMigration("v12") { db in try db.execute(sql: v12) }
         return migrator
     }
 
@@ -361,5 +362,32 @@ enum Schema {
         CREATE INDEX bookings_by_device ON bookings(device_id, ends_at);
         CREATE INDEX bookings_by_user ON bookings(user_id, ends_at);
         CREATE INDEX bookings_by_start ON bookings(starts_at, id);
+        """
+
+    /// Version 12: booking reminders in the outbox (kind `booking`); the table is rebuilt with its
+    /// rows and numbering, as in v9.
+    static let v12 = """
+        CREATE TABLE outbox_v12 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest', 'booking')),
+            device_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dropped')),
+            last_error TEXT,
+            delivered_at INTEGER,
+            UNIQUE (event_id, target)
+        );
+        INSERT INTO outbox_v12 SELECT * FROM outbox;
+        DELETE FROM sqlite_sequence WHERE name = 'outbox_v12';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'outbox_v12', seq FROM sqlite_sequence WHERE name = 'outbox';
+        DROP TABLE outbox;
+        ALTER TABLE outbox_v12 RENAME TO outbox;
+        CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
+        CREATE INDEX outbox_by_state ON outbox(state, seq);
         """
 }

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10), ("v11", v11)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10), ("v11", v11), ("v12", v12)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -351,5 +351,12 @@ enum PostgresSchema {
         CREATE INDEX bookings_by_device ON bookings(device_id, ends_at);
         CREATE INDEX bookings_by_user ON bookings(user_id, ends_at);
         CREATE INDEX bookings_by_start ON bookings(starts_at, id);
+        """
+
+    /// Booking reminders in the outbox (the SQLite schema's v12): kind `booking`.
+    static let v12 = """
+        ALTER TABLE outbox DROP CONSTRAINT outbox_kind_check;
+        ALTER TABLE outbox ADD CONSTRAINT outbox_kind_check
+            CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest', 'booking'));
         """
 }

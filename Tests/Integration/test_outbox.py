@@ -301,6 +301,49 @@ def test_reminders_a_digest_and_a_due_notice_arrive_once(tmpdir_path, daemon_fac
         receiver.down()
 
 
+def test_booking_reminders_reach_the_booker_and_the_borrower_it_waits_for(tmpdir_path, daemon_factory, monkeypatch):
+    """At due_notice_at: a `booking` reminder for each booking that starts that day, and the due notice
+    of a rental that a booking waits for names that booking; a restart sends none of them again."""
+    monkeypatch.setenv("TZ", "UTC")
+    receiver = Receiver()
+    configure(tmpdir_path, receiver)
+    receiver.up()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    fire = now + datetime.timedelta(seconds=4)
+    if (now + datetime.timedelta(hours=3)).date() != now.date():
+        pytest.skip("too close to midnight UTC for bookings later the same day")
+    d = daemon_factory("--reminders-due-notice-at", fire.strftime("%H:%M:%S"))
+
+    def iso(moment):
+        return moment.isoformat().replace("+00:00", "Z")
+    try:
+        seed(d, ["D-1", "D-2"])
+        due = now + datetime.timedelta(hours=2)
+        ctl(d, "lend", "--device", "D-1", "--user", "U-1", "--due", iso(due))
+        ctl(d, "book", "D-1", "--user", "U-2", "--from", iso(due), "--until", iso(due + datetime.timedelta(hours=1)))
+        ctl(d, "book", "D-2", "--user", "U-1", "--from", iso(now + datetime.timedelta(hours=1)),
+            "--until", iso(now + datetime.timedelta(hours=2)))
+
+        def reminders():
+            return [e for e in receiver.events() if e["kind"] in ("due", "booking")]
+        eventually(lambda: len(reminders()) == 3, timeout=30, what=f"one due notice and two booking reminders (got {reminders()})")
+        notice = next(e for e in reminders() if e["kind"] == "due")
+        assert notice["deviceId"] == "D-1" and notice["booking"]["userName"] == "Grace Hopper", notice
+        booked = sorted((e["deviceId"], e["booking"]["userName"]) for e in reminders() if e["kind"] == "booking")
+        assert booked == [("D-1", "Grace Hopper"), ("D-2", "Ada Lovelace")]
+        check_signatures(receiver)
+
+        assert d.terminate() == 0
+        d.notify.messages.clear()
+        d.stderr.close()
+        d.start()
+        eventually(lambda: ": 0 new outbox entries" in d.log(), what="the restarted daemon's reminder pass")
+        eventually(lambda: status(d)["hook"]["pending"] == 0, what="nothing left to send")
+        assert len(reminders()) == 3
+    finally:
+        receiver.down()
+
+
 def test_sighup_adds_changes_and_removes_targets_without_a_restart(tmpdir_path, daemon_factory):
     """`systemctl reload` applies [outbox.targets]: a target added by a reload gets the events that
     happen after it (not earlier ones, which had no target), with the secret read from its file

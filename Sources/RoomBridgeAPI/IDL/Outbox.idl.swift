@@ -18,12 +18,12 @@ extension InterfaceIDL {
         )
 
         # One event for one target. eventId is the Idempotency-Key receivers deduplicate by.
-        # due and digest are reminders; a digest's deviceId is empty.
+        # due, digest and booking are reminders; a digest's deviceId is empty.
         type Entry (
           seq: int,
           eventId: string,
           target: string,
-          kind: (lend, return, renew, overdue, due, digest),
+          kind: (lend, return, renew, overdue, due, digest, booking),
           deviceId: string,
           state: (pending, delivered, dropped),
           attempts: int,
