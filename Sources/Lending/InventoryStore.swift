@@ -241,6 +241,23 @@ public protocol InventoryStore: Sendable {
     /// Bookings overlapping the query's range, by start time.
     func bookings(_ query: BookingQuery, page: PageRequest) async throws -> Page<Booking>
 
+    // MARK: Stocktakes
+    /// Opens a stocktake of `scope`; fails with ``LendingError/stocktakeOpen(_:)`` while one is
+    /// open (one at a time per database, also across daemons), ``LendingError/noSuchGroup(_:)``.
+    func startStocktake(_ scope: StocktakeScope, at: Date, by actor: ChangeActor?) async throws -> Stocktake
+    /// The open stocktake, if any.
+    func openStocktake() async throws -> Stocktake?
+    /// Records a tap during stocktake `id`: the tag's UID and the inventory device it names (nil:
+    /// not in the inventory). Changes nothing about rentals. Fails with ``LendingError/stocktakeClosed(_:)``.
+    func recordStocktakeTap(stocktake id: StocktakeID, uid: String, deviceId: DeviceID?, at: Date,
+                            location: String?) async throws -> StocktakeTapResult
+    /// Closes stocktake `id` and stores its four lists by value, in one transaction.
+    func closeStocktake(id: StocktakeID, at: Date, by actor: ChangeActor?) async throws -> StocktakeReport
+    /// A stocktake with its report (no entries while it is open).
+    func stocktakeReport(id: StocktakeID) async throws -> StocktakeReport?
+    /// Stocktakes, newest first.
+    func stocktakes(page: PageRequest) async throws -> Page<Stocktake>
+
     // MARK: Outbox
     // `lend`, `returnDevice`, `renew` and `claimOverdueAnnouncements` write one entry per event and
     // per route of the store's configuration in their own transaction (``OutboxEvent/inserts``);

@@ -37,6 +37,11 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
     case noSuchBooking(BookingID)
     /// A booking that was fulfilled or cancelled cannot be cancelled (`state`).
     case bookingNotCancellable(BookingID, state: Booking.State)
+    /// A stocktake is open already (number `id`); close it before starting another.
+    case stocktakeOpen(StocktakeID)
+    case noSuchStocktake(StocktakeID)
+    /// The stocktake was closed already.
+    case stocktakeClosed(StocktakeID)
     /// Delete of a device that is lent.
     case deviceIsLent(DeviceID, userId: UserID)
     /// Delete of a user who still has devices.
@@ -111,6 +116,12 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "no booking \(id); see roombridgectl bookings"
         case .bookingNotCancellable(let id, let state):
             return "booking \(id) is \(state.rawValue) and can no longer be cancelled"
+        case .stocktakeOpen(let id):
+            return "stocktake \(id) is still open; close it first (roombridgectl stocktake close)"
+        case .noSuchStocktake(let id):
+            return "no stocktake \(id); see roombridgectl stocktake list"
+        case .stocktakeClosed(let id):
+            return "stocktake \(id) is closed; see its report (roombridgectl stocktake report \(id)) or start a new one"
         case .deviceIsLent(let id, let userId):
             return "device \(id) is lent to \(userId); return it before deleting it"
         case .userHasDevices(let id, let devices):

@@ -21,6 +21,7 @@ enum Schema {
         migrator.registerMigration("v10") { db in try db.execute(sql: v10) }
         migrator.registerMigration("v11") { db in try db.execute(sql: v11) }
         migrator.registerMigration("v12") { db in try db.execute(sql: v12) }
+        migrator.registerMigration("v13") { db in try db.execute(sql: v13) }
         return migrator
     }
 
@@ -389,5 +390,43 @@ enum Schema {
         ALTER TABLE outbox_v12 RENAME TO outbox;
         CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
         CREATE INDEX outbox_by_state ON outbox(state, seq);
+        """
+
+    /// Version 13: stocktakes. `is_open` is 1 while open and NULL once closed: its UNIQUE lets one
+    /// stocktake be open at a time, also with two daemons on the file. The taps keep the first tap
+    /// of each UID; the entries are the report, stored by value at the close.
+    static let v13 = """
+        CREATE TABLE stocktakes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope TEXT NOT NULL CHECK (scope IN ('all', 'group', 'location')),
+            scope_value TEXT,
+            started_at INTEGER NOT NULL,
+            started_by TEXT,
+            closed_at INTEGER,
+            closed_by TEXT,
+            is_open INTEGER UNIQUE CHECK (is_open = 1)
+        );
+        CREATE TABLE stocktake_taps (
+            stocktake_id INTEGER NOT NULL REFERENCES stocktakes(id),
+            uid TEXT NOT NULL,
+            device_id TEXT,
+            at INTEGER NOT NULL,
+            location TEXT,
+            PRIMARY KEY (stocktake_id, uid)
+        ) WITHOUT ROWID;
+        CREATE INDEX stocktake_taps_by_device ON stocktake_taps(stocktake_id, device_id);
+        CREATE TABLE stocktake_entries (
+            stocktake_id INTEGER NOT NULL REFERENCES stocktakes(id),
+            list TEXT NOT NULL CHECK (list IN ('found', 'missing', 'lent', 'unexpected')),
+            device_id TEXT,
+            model TEXT,
+            serial_number TEXT,
+            user_id TEXT,
+            user_name TEXT,
+            uid TEXT,
+            tapped_at INTEGER,
+            location TEXT
+        );
+        CREATE INDEX stocktake_entries_by_stocktake ON stocktake_entries(stocktake_id);
         """
 }

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10), ("v11", v11), ("v12", v12)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10), ("v11", v11), ("v12", v12), ("v13", v13)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -358,5 +358,42 @@ enum PostgresSchema {
         ALTER TABLE outbox DROP CONSTRAINT outbox_kind_check;
         ALTER TABLE outbox ADD CONSTRAINT outbox_kind_check
             CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest', 'booking'));
+        """
+
+    /// Stocktakes (the SQLite schema's v13): `is_open` UNIQUE lets one be open at a time across
+    /// every kiosk on the database.
+    static let v13 = """
+        CREATE TABLE stocktakes (
+            id BIGSERIAL PRIMARY KEY,
+            scope TEXT NOT NULL CHECK (scope IN ('all', 'group', 'location')),
+            scope_value TEXT,
+            started_at BIGINT NOT NULL,
+            started_by TEXT,
+            closed_at BIGINT,
+            closed_by TEXT,
+            is_open INTEGER UNIQUE CHECK (is_open = 1)
+        );
+        CREATE TABLE stocktake_taps (
+            stocktake_id BIGINT NOT NULL REFERENCES stocktakes(id),
+            uid TEXT COLLATE "C" NOT NULL,
+            device_id TEXT COLLATE "C",
+            at BIGINT NOT NULL,
+            location TEXT,
+            PRIMARY KEY (stocktake_id, uid)
+        );
+        CREATE INDEX stocktake_taps_by_device ON stocktake_taps(stocktake_id, device_id);
+        CREATE TABLE stocktake_entries (
+            stocktake_id BIGINT NOT NULL REFERENCES stocktakes(id),
+            list TEXT NOT NULL CHECK (list IN ('found', 'missing', 'lent', 'unexpected')),
+            device_id TEXT COLLATE "C",
+            model TEXT,
+            serial_number TEXT,
+            user_id TEXT COLLATE "C",
+            user_name TEXT,
+            uid TEXT COLLATE "C",
+            tapped_at BIGINT,
+            location TEXT
+        );
+        CREATE INDEX stocktake_entries_by_stocktake ON stocktake_entries(stocktake_id);
         """
 }

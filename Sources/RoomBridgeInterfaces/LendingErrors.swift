@@ -43,6 +43,9 @@ enum LendingWireErrors {
         case .noSuchBooking(let id): name = "NoSuchBooking"; p["bookingId"] = .int(id)
         case .bookingNotCancellable(let id, let state):
             name = "BookingNotCancellable"; p["bookingId"] = .int(id); p["state"] = .string(state.rawValue)
+        case .stocktakeOpen(let id): name = "StocktakeOpen"; p["stocktakeId"] = .int(id)
+        case .noSuchStocktake(let id): name = "NoSuchStocktake"; p["stocktakeId"] = .int(id)
+        case .stocktakeClosed(let id): name = "StocktakeClosed"; p["stocktakeId"] = .int(id)
         case .deviceIsLent(let id, let userId):
             name = "DeviceIsLent"; p["deviceId"] = .string(id); p["userId"] = .string(userId)
         case .userHasDevices(let id, let devices):

@@ -74,6 +74,15 @@ enum LendingErrorsIDL {
         # The booking was fulfilled or cancelled already.
         error BookingNotCancellable (bookingId: int, state: (booked, fulfilled, cancelled), message: string)
 
+        # A stocktake is open already; close it before starting another.
+        error StocktakeOpen (stocktakeId: int, message: string)
+
+        # No stocktake has this number.
+        error NoSuchStocktake (stocktakeId: int, message: string)
+
+        # The stocktake was closed already.
+        error StocktakeClosed (stocktakeId: int, message: string)
+
         # No user is armed at the reader.
         error NotArmed (message: string)
 
