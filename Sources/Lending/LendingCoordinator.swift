@@ -147,15 +147,80 @@ public actor LendingCoordinator {
         return booking
     }
 
+    // MARK: Stocktakes
+
+    /// Opens a stocktake of `scope`: from now on device taps (here and at every kiosk on the
+    /// database) count devices and lend nothing, until it is closed.
+    public func startStocktake(_ scope: StocktakeScope, by actor: ChangeActor?) async throws -> Stocktake {
+        let stocktake = try await store.startStocktake(scope, at: now(), by: actor)
+        await mirror(stocktake)
+        return stocktake
+    }
+
+    /// Closes the open stocktake (or `id`) and returns its report.
+    public func closeStocktake(id: StocktakeID?, by actor: ChangeActor?) async throws -> StocktakeReport {
+        var open = id
+        if open == nil { open = try await store.openStocktake()?.id }
+        guard let id = open else {
+            throw LendingError.invalidField("id", reason: "no stocktake is open; start one with roombridgectl stocktake start")
+        }
+        let report = try await store.closeStocktake(id: id, at: now(), by: actor)
+        await mirror(nil)
+        return report
+    }
+
+    /// Reads the open stocktake into `SystemState` (one started or closed at another kiosk).
+    public func refreshStocktake() async throws {
+        await mirror(try await store.openStocktake())
+    }
+
+    private func mirror(_ stocktake: Stocktake?) async {
+        await state.setStocktake(stocktake?.status) { change, status in
+            let scope = StocktakeScope(kind: status.scope, value: status.scopeValue)?.description ?? status.scope
+            return change == .started
+                ? "Stocktake \(status.id) of \(scope) started: tap devices to count them; lending waits until it is closed."
+                : "Stocktake \(status.id) of \(scope) closed: \(status.counted) counted, \(status.unexpected) unexpected."
+        }
+    }
+
+    /// A tap during a stocktake: a device is counted, a tag not in the inventory noted as unexpected,
+    /// a badge arms nobody. Rentals are not touched.
+    private func count(_ tap: Tap, _ identity: TapIdentity, in stocktake: Stocktake) async -> TapOutcome {
+        let uid = TapIdentification.canonicalUID(of: tap)
+        let outcome: TapOutcome
+        do {
+            switch identity {
+            case .badge:
+                return .stocktakeRunning
+            case .device(let record):
+                let result = try await store.recordStocktakeTap(stocktake: stocktake.id, uid: uid, deviceId: record.device.id,
+                                                                at: now(), location: location)
+                outcome = .counted(deviceId: record.device.id, model: record.device.model, again: result == .counted(again: true))
+            case .unknownTag, .unknownDevice, .unregisteredTag:
+                _ = try await store.recordStocktakeTap(stocktake: stocktake.id, uid: uid, deviceId: nil, at: now(), location: location)
+                outcome = .unexpected(uid: uid, deviceId: tap.device?.deviceId)
+            }
+            try await refreshStocktake()
+        } catch {
+            return .failed(reason: "\(error)")
+        }
+        return outcome
+    }
+
     // MARK: Taps
 
     private func decideAndRecord(_ tap: Tap) async -> TapOutcome {
         let identity: TapIdentity
+        let stocktake: Stocktake?
         do {
             identity = try await identify(tap)
+            // Asked at every tap: a stocktake started at another kiosk on the database counts here too.
+            stocktake = try await store.openStocktake()
         } catch {
             return .failed(reason: "\(error)")
         }
+        await mirror(stocktake)
+        if let stocktake { return await count(tap, identity, in: stocktake) }
         var recentChange: RecentChange?
         if case .device(let record) = identity { recentChange = recent[record.device.id] }
         var decision = LendingRules.decide(identity, session: session(), now: now(), policy: policy, location: location,
@@ -282,6 +347,12 @@ extension TapOutcome {
             o.refuse(.limitReached); o.deviceId = deviceId; o.model = model; o.userId = userId; o.userName = userName
         case .unregisteredTag(let deviceId, let model, let tagUID, _):
             o.refuse(.unregisteredTag); o.deviceId = deviceId; o.model = model; o.uid = tagUID
+        case .counted(let deviceId, let model, let again):
+            o.kind = .counted; o.deviceId = deviceId; o.model = model; o.reason = again ? "again" : nil
+        case .unexpected(let tagUID, let deviceId):
+            o.kind = .unexpected; o.uid = tagUID; o.deviceId = deviceId
+        case .stocktakeRunning:
+            o.refuse(.stocktake)
         case .failed(let reason):
             o.kind = .failed; o.reason = reason
         }
@@ -307,5 +378,13 @@ extension Booking {
             : "The booking of \(model) (\(deviceId)) for \(userName) from \(span) was cancelled."
         return BookingNotice(change: change, bookingId: id, deviceId: deviceId, model: model, userId: userId, userName: userName,
                              startsAt: startsAt, endsAt: endsAt, by: change == .booked ? bookedBy : cancelledBy, message: message)
+    }
+}
+
+extension Stocktake {
+    /// The stocktake as `SystemState` shows it.
+    public var status: StocktakeStatus {
+        StocktakeStatus(id: id, scope: scope.kind, scopeValue: scope.value, startedAt: startedAt, counted: counted,
+                        unexpected: unexpected)
     }
 }

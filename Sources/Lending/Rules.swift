@@ -161,6 +161,13 @@ public enum TapOutcome: Sendable, Hashable {
     /// The device is booked for someone else (`bookerName`) from `startsAt`, a time that has come
     /// or is within `lending.booking_guard`: refused, nothing recorded.
     case booked(deviceId: DeviceID, model: String, bookerId: UserID, bookerName: String, startsAt: Date)
+    /// During a stocktake: the device was counted as found (`again`: it was before); nothing else changed.
+    case counted(deviceId: DeviceID, model: String, again: Bool)
+    /// During a stocktake: a tag that is not in the inventory, recorded as unexpected (`deviceId`:
+    /// what its record names, if anything).
+    case unexpected(uid: String, deviceId: DeviceID?)
+    /// A badge during a stocktake: nobody is armed, nothing is lent until it is closed.
+    case stocktakeRunning
     /// The store refused or failed (e.g. lost a race with another reader); nothing changed.
     case failed(reason: String)
 
@@ -178,6 +185,9 @@ public enum TapOutcome: Sendable, Hashable {
         case .unregisteredTag: "unregisteredTag"
         case .limitReached: "limitReached"
         case .booked: "booked"
+        case .counted: "counted"
+        case .unexpected: "unexpected"
+        case .stocktakeRunning: "stocktake"
         case .repeated(_, _, let change, _): change == .lent ? "alreadyLent" : "alreadyReturned"
         case .failed: "failed"
         }
@@ -222,6 +232,13 @@ public enum TapOutcome: Sendable, Hashable {
         case .booked(let id, let model, _, let bookerName, let startsAt):
             return "Refused: \(model) (\(id)) is booked for \(bookerName) from \(LendingFormat.iso8601(startsAt)); "
                 + "it was not lent. Borrow another device."
+        case .counted(let id, let model, let again):
+            return again ? "\(model) (\(id)) was counted already." : "Counted \(model) (\(id))."
+        case .unexpected(let uid, let id):
+            let named = id.map { " (its record names \($0))" } ?? ""
+            return "Tag \(uid)\(named) is not in the inventory; the stocktake notes it as unexpected."
+        case .stocktakeRunning:
+            return "A stocktake is running: tap devices to count them; lending resumes when it is closed."
         case .failed(let reason):
             return "Nothing was recorded: \(reason)"
         }

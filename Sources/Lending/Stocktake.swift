@@ -17,12 +17,19 @@ public enum StocktakeScope: Sendable, Hashable {
     /// there). A device never lent has no location and is in no location's scope.
     case location(String)
 
+    /// The scope's kind, as stored and on the wire.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        case all, group, location
+    }
+
     /// The stored and wire form: (`all`, nil), (`group`, ID), (`location`, name).
-    public var kind: String {
+    public var kind: String { kindValue.rawValue }
+
+    public var kindValue: Kind {
         switch self {
-        case .all: "all"
-        case .group: "group"
-        case .location: "location"
+        case .all: .all
+        case .group: .group
+        case .location: .location
         }
     }
 
@@ -56,7 +63,7 @@ public enum StocktakeScope: Sendable, Hashable {
 
 /// A count of the shelf by tapping (glossary "stocktake"). While one is open, a device tap at any
 /// kiosk sharing the database records the device as found and changes nothing about rentals.
-public struct Stocktake: Sendable, Hashable {
+public struct Stocktake: Sendable, Hashable, Codable {
     public var id: StocktakeID
     public var scope: StocktakeScope
     public var startedAt: Date
@@ -65,22 +72,53 @@ public struct Stocktake: Sendable, Hashable {
     public var closedAt: Date?
     public var closedBy: String?
     /// Distinct devices of the inventory tapped so far, and tags tapped that are not in it.
-    public var tapped: Int
+    public var counted: Int
     public var unexpected: Int
 
     public init(id: StocktakeID, scope: StocktakeScope, startedAt: Date, startedBy: String? = nil, closedAt: Date? = nil,
-                closedBy: String? = nil, tapped: Int = 0, unexpected: Int = 0) {
+                closedBy: String? = nil, counted: Int = 0, unexpected: Int = 0) {
         self.id = id
         self.scope = scope
         self.startedAt = startedAt
         self.startedBy = startedBy
         self.closedAt = closedAt
         self.closedBy = closedBy
-        self.tapped = tapped
+        self.counted = counted
         self.unexpected = unexpected
     }
 
     public var isOpen: Bool { closedAt == nil }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, scope, scopeValue, startedAt, startedBy, closedAt, closedBy, counted, unexpected
+    }
+
+    /// On the wire the scope is two fields, `scope` (`all`, `group`, `location`) and `scopeValue`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try c.decode(StocktakeScope.Kind.self, forKey: .scope)
+        guard let scope = StocktakeScope(kind: kind.rawValue, value: try c.decodeIfPresent(String.self, forKey: .scopeValue)) else {
+            throw DecodingError.dataCorruptedError(forKey: .scopeValue, in: c, debugDescription: "a \(kind.rawValue) stocktake needs scopeValue")
+        }
+        self.init(id: try c.decode(Int64.self, forKey: .id), scope: scope, startedAt: try c.decode(Date.self, forKey: .startedAt),
+                  startedBy: try c.decodeIfPresent(String.self, forKey: .startedBy),
+                  closedAt: try c.decodeIfPresent(Date.self, forKey: .closedAt),
+                  closedBy: try c.decodeIfPresent(String.self, forKey: .closedBy),
+                  counted: try c.decode(Int.self, forKey: .counted), unexpected: try c.decode(Int.self, forKey: .unexpected))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(scope.kindValue, forKey: .scope)
+        try c.encodeIfPresent(scope.value, forKey: .scopeValue)
+        try c.encode(startedAt, forKey: .startedAt)
+        try c.encodeIfPresent(startedBy, forKey: .startedBy)
+        try c.encodeIfPresent(closedAt, forKey: .closedAt)
+        try c.encodeIfPresent(closedBy, forKey: .closedBy)
+        try c.encode(counted, forKey: .counted)
+        try c.encode(unexpected, forKey: .unexpected)
+    }
 }
 
 /// One line of a closed stocktake's report, stored by value: it reads the same after the device
@@ -124,7 +162,7 @@ public struct StocktakeEntry: Sendable, Hashable, Codable {
 }
 
 /// A closed stocktake and its four lists, each ordered by device ID (unexpected tags by UID).
-public struct StocktakeReport: Sendable, Hashable {
+public struct StocktakeReport: Sendable, Hashable, Codable {
     public var stocktake: Stocktake
     public var entries: [StocktakeEntry]
 

@@ -119,7 +119,7 @@ extension SQLiteInventoryStore {
             FROM stocktakes s \(tail)
             """, arguments: arguments).map { row in
             Stocktake(id: row[0], scope: StocktakeScope(kind: row[1], value: row[2]) ?? .all, startedAt: Millis.date(row[3]),
-                      startedBy: row[4], closedAt: (row[5] as Int64?).map(Millis.date), closedBy: row[6], tapped: row[7],
+                      startedBy: row[4], closedAt: (row[5] as Int64?).map(Millis.date), closedBy: row[6], counted: row[7],
                       unexpected: row[8])
         }
     }

@@ -154,7 +154,7 @@ extension PostgresInventoryStore {
         let started = try c.date(), startedBy: String? = try c.next(), closed = try c.optionalDate(), closedBy: String? = try c.next()
         let tapped: Int64 = try c.next(), unexpected: Int64 = try c.next()
         return Stocktake(id: id, scope: StocktakeScope(kind: kind, value: value) ?? .all, startedAt: started, startedBy: startedBy,
-                         closedAt: closed, closedBy: closedBy, tapped: Int(tapped), unexpected: Int(unexpected))
+                         closedAt: closed, closedBy: closedBy, counted: Int(tapped), unexpected: Int(unexpected))
     }
 
     static func entry(_ row: PostgresRandomAccessRow) throws -> StocktakeEntry {

@@ -161,6 +161,83 @@ public enum LendingAPI {
         }
     }
 
+    public struct StocktakeReply: Codable, Sendable { public var report: StocktakeReport }
+
+    public enum StartStocktake: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.StartStocktake"
+        public struct Parameters: Codable, Sendable {
+            /// `all`, `group` or `location`.
+            public var scope: String
+            public var scopeValue: String?
+            public var actor: String?
+            public init(scope: StocktakeScope, actor: String? = nil) {
+                self.scope = scope.kind
+                self.scopeValue = scope.value
+                self.actor = actor
+            }
+        }
+        public struct Reply: Codable, Sendable { public var stocktake: Stocktake }
+    }
+
+    public enum CloseStocktake: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.CloseStocktake"
+        public struct Parameters: Codable, Sendable {
+            public var id: StocktakeID?
+            public var actor: String?
+            public init(id: StocktakeID? = nil, actor: String? = nil) {
+                self.id = id
+                self.actor = actor
+            }
+        }
+        public typealias Reply = StocktakeReply
+    }
+
+    public enum GetStocktake: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.GetStocktake"
+        public struct Parameters: Codable, Sendable {
+            public var id: StocktakeID?
+            public init(id: StocktakeID? = nil) { self.id = id }
+        }
+        public typealias Reply = StocktakeReply
+    }
+
+    public enum ListStocktakes: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.ListStocktakes"
+        public struct Parameters: Codable, Sendable {
+            public var limit: Int?
+            public var cursor: String?
+            public init(limit: Int? = nil, cursor: String? = nil) {
+                self.limit = limit
+                self.cursor = cursor
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            public var stocktakes: [Stocktake]
+            public var nextCursor: String?
+        }
+    }
+
+    public enum ExportStocktake: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.ExportStocktake"
+        public struct Parameters: Codable, Sendable {
+            public var id: StocktakeID
+            /// `csv` or `json`.
+            public var format: String
+            public var timeZone: String?
+            public var byteOrderMark: Bool?
+            public init(id: StocktakeID, format: String, timeZone: String? = nil, byteOrderMark: Bool? = nil) {
+                self.id = id
+                self.format = format
+                self.timeZone = timeZone
+                self.byteOrderMark = byteOrderMark
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            public var text: String
+            public var count: Int
+        }
+    }
+
     public enum ListActive: VarlinkMethod {
         public static let name = "io.roombridge.Lending.ListActive"
         public typealias Parameters = UserPageParameters

@@ -15,6 +15,8 @@ public enum RoomBridgeAPI {
         LendingAPI.Return.self, LendingAPI.Renew.self, LendingAPI.ListActive.self, LendingAPI.ListOverdue.self,
         LendingAPI.History.self, LendingAPI.ExportHistory.self,
         LendingAPI.Book.self, LendingAPI.CancelBooking.self, LendingAPI.ListBookings.self,
+        LendingAPI.StartStocktake.self, LendingAPI.CloseStocktake.self, LendingAPI.GetStocktake.self,
+        LendingAPI.ListStocktakes.self, LendingAPI.ExportStocktake.self,
         StateAPI.GetState.self,
         TagsAPI.GetLastTap.self, TagsAPI.Write.self, TagsAPI.CancelWrite.self,
         OutboxAPI.Status.self, OutboxAPI.List.self, OutboxAPI.Retry.self, OutboxAPI.Drop.self,

@@ -124,6 +124,8 @@ enum Render {
         case .booking(let b):
             return head + "booking \(b.change.rawValue) #\(b.bookingId): \(b.model) (\(b.deviceId)) for \(b.userName), "
                 + "\(dateTime(b.startsAt)) – \(dateTime(b.endsAt))" + (b.by.map { " by \($0)" } ?? "")
+        case .stocktake(let s):
+            return head + "stocktake \(s.change.rawValue): \(s.message)"
         }
     }
 

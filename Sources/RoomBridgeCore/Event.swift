@@ -41,6 +41,8 @@ public struct Event: Sendable, Equatable {
         case outbox(OutboxNotice)
         /// A booking was made or cancelled.
         case booking(BookingNotice)
+        /// A stocktake started or was closed.
+        case stocktake(StocktakeNotice)
     }
 
     /// The payload's kind as it appears on the wire.
@@ -56,18 +58,19 @@ public struct Event: Sendable, Equatable {
         case .overdue: .overdue
         case .outbox: .outbox
         case .booking: .booking
+        case .stocktake: .stocktake
         }
     }
 
     /// Event kinds, as named on the wire.
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking
+        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake
     }
 }
 
 extension Event: Codable {
     private enum CodingKeys: String, CodingKey {
-        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue, outbox, booking
+        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake
     }
 
     public init(from decoder: any Decoder) throws {
@@ -85,6 +88,7 @@ extension Event: Codable {
         case .overdue: payload = .overdue(try c.decode(OverdueNotice.self, forKey: .overdue))
         case .outbox: payload = .outbox(try c.decode(OutboxNotice.self, forKey: .outbox))
         case .booking: payload = .booking(try c.decode(BookingNotice.self, forKey: .booking))
+        case .stocktake: payload = .stocktake(try c.decode(StocktakeNotice.self, forKey: .stocktake))
         }
     }
 
@@ -104,6 +108,7 @@ extension Event: Codable {
         case .overdue(let v): try c.encode(v, forKey: .overdue)
         case .outbox(let v): try c.encode(v, forKey: .outbox)
         case .booking(let v): try c.encode(v, forKey: .booking)
+        case .stocktake(let v): try c.encode(v, forKey: .stocktake)
         }
     }
 }

@@ -44,6 +44,10 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         case unknownDevice
         /// The store refused or failed; nothing was recorded (`reason` says why).
         case failed
+        /// During a stocktake: the device was counted as found (`reason` is `again` when it was before).
+        case counted
+        /// During a stocktake: a tag that is not in the inventory (`uid`) was recorded as unexpected.
+        case unexpected
     }
     /// Why a `refused` outcome changed nothing, as a name a client can switch on.
     public enum Refusal: String, Sendable, Codable, CaseIterable {
@@ -61,6 +65,8 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         case unregisteredTag
         /// The device is booked for someone else (`bookedFor`) from `bookedFrom`, which has come or is near.
         case booked
+        /// A stocktake is running: badges arm nobody and taps lend nothing until it is closed.
+        case stocktake
     }
     public var kind: Kind
     /// Set with `kind == .refused`, and only then.
@@ -103,6 +109,44 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
         self.reason = reason
         self.message = message
         self.at = at
+    }
+}
+
+/// The open stocktake as the state shows it: the kiosk says it is counting, and how far it got.
+public struct StocktakeStatus: Sendable, Codable, Equatable {
+    public var id: Int64
+    /// `all`, `group` or `location`, and the group's ID or the location's name.
+    public var scope: String
+    public var scopeValue: String?
+    public var startedAt: Date
+    /// Devices of the inventory counted so far, and tags tapped that are not in it.
+    public var counted: Int
+    public var unexpected: Int
+
+    public init(id: Int64, scope: String, scopeValue: String?, startedAt: Date, counted: Int, unexpected: Int) {
+        self.id = id
+        self.scope = scope
+        self.scopeValue = scopeValue
+        self.startedAt = startedAt
+        self.counted = counted
+        self.unexpected = unexpected
+    }
+}
+
+/// A stocktake started or was closed: a `stocktake` event.
+public struct StocktakeNotice: Sendable, Codable, Equatable {
+    public enum Change: String, Sendable, Codable, CaseIterable {
+        case started, closed
+    }
+    public var change: Change
+    public var status: StocktakeStatus
+    /// One sentence for a person.
+    public var message: String
+
+    public init(change: Change, status: StocktakeStatus, message: String) {
+        self.change = change
+        self.status = status
+        self.message = message
     }
 }
 

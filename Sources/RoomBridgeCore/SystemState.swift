@@ -60,8 +60,12 @@ public struct StateSnapshot: Sendable, Codable, Equatable {
         /// How many active rentals are past their due date; nil until the lending store was
         /// first asked.
         public var overdue: Int? = nil
+        /// The open stocktake, while one is: the kiosk is in stocktake mode (taps count devices).
+        public var stocktake: StocktakeStatus? = nil
 
-        public init(armed: LendingArm? = nil, remainingSeconds: Double? = nil, lastOutcome: LendingOutcome? = nil, overdue: Int? = nil) {
+        public init(armed: LendingArm? = nil, remainingSeconds: Double? = nil, lastOutcome: LendingOutcome? = nil, overdue: Int? = nil,
+                    stocktake: StocktakeStatus? = nil) {
+            self.stocktake = stocktake
             self.armed = armed
             self.remainingSeconds = remainingSeconds
             self.lastOutcome = lastOutcome
@@ -183,6 +187,7 @@ public actor SystemState {
     private var arm: LendingArm?
     private var lastOutcome: LendingOutcome?
     private var overdueCount: Int?
+    private var stocktake: StocktakeStatus?
     private var counters = StateSnapshot.Counters()
     private var presence = PresenceState()
     private var database = DatabaseState()
@@ -283,7 +288,7 @@ public actor SystemState {
             seq: seq, startedAt: startedAt, timeZone: timeZone,
             readers: readerOrder.compactMap { readers[$0] },
             lastTap: lastTap, tagWrite: tagWrite, curtain: Self.primary(of: curtains), curtains: curtains,
-            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome, overdue: overdueCount),
+            lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: lastOutcome, overdue: overdueCount, stocktake: stocktake),
             counters: counters, presence: presence, database: database)
     }
 
@@ -529,7 +534,7 @@ public actor SystemState {
         case .lent: counters.lent += 1
         case .returned: counters.returned += 1
         case .refused, .badgeRequired, .failed: counters.refused += 1
-        case .armed, .disarmed, .unknownTag, .unknownDevice: break
+        case .armed, .disarmed, .unknownTag, .unknownDevice, .counted, .unexpected: break
         }
         emit(.lending(outcome))
     }
@@ -542,6 +547,21 @@ public actor SystemState {
 
     /// Sets how many active rentals are overdue. Emits nothing by itself: the change that moved
     /// it (a return, a renewal, an ``recordOverdue(_:)``) is the event.
+    /// The open stocktake (nil: none), as the lending store reports it. A stocktake that starts or
+    /// ends (by its ID) is announced as a `stocktake` event; a changed count only changes the state.
+    public func setStocktake(_ status: StocktakeStatus?, message: (StocktakeNotice.Change, StocktakeStatus) -> String) {
+        guard status != stocktake else { return }
+        let previous = stocktake
+        stocktake = status
+        if let previous, previous.id != status?.id {
+            emit(.stocktake(StocktakeNotice(change: .closed, status: previous, message: message(.closed, previous))))
+        }
+        if let status, status.id != previous?.id {
+            emit(.stocktake(StocktakeNotice(change: .started, status: status, message: message(.started, status))))
+        }
+        publish()
+    }
+
     public func setOverdueCount(_ count: Int) {
         guard count != overdueCount else { return }
         overdueCount = count

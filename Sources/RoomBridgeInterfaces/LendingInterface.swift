@@ -30,7 +30,8 @@ public struct LendingInterface: VarlinkInterface {
         self.now = now
     }
 
-    static let mutations: Set<String> = ["Arm", "Disarm", "Lend", "Return", "Renew", "Book", "CancelBooking"]
+    static let mutations: Set<String> = ["Arm", "Disarm", "Lend", "Return", "Renew", "Book", "CancelBooking", "StartStocktake",
+                                           "CloseStocktake"]
 
     public func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
         if Self.mutations.contains(call.methodName) { try authorizer.requireMutation(context) }
@@ -97,6 +98,44 @@ public struct LendingInterface: VarlinkInterface {
             var reply: [String: JSONValue] = ["bookings": .array(try page.items.map { try WireCoding.encode($0) })]
             if let next = page.nextCursor { reply["nextCursor"] = .string(next) }
             return reply
+        case "StartStocktake":
+            let kind = try p.string("scope")
+            guard let scope = StocktakeScope(kind: kind, value: try p.optionalString("scopeValue")) else {
+                throw LendingError.invalidField("scopeValue", reason: "a \(kind) stocktake needs scopeValue (the group's ID or the location's name)")
+            }
+            let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
+            return ["stocktake": try WireCoding.encode(try await lending.startStocktake(scope, by: actor))]
+        case "CloseStocktake":
+            let actor = try authorizer.actor(context, named: try p.optionalString("actor"))
+            let report = try await lending.closeStocktake(id: try p.optionalInt("id").map(Int64.init), by: actor)
+            return ["report": try WireCoding.encode(report)]
+        case "GetStocktake":
+            let report: StocktakeReport?
+            if let id = try p.optionalInt("id") {
+                guard let found = try await store.stocktakeReport(id: Int64(id)) else { throw LendingError.noSuchStocktake(Int64(id)) }
+                report = found
+            } else {
+                report = try await store.openStocktake().map { StocktakeReport(stocktake: $0, entries: []) }
+            }
+            guard let report else { throw LendingError.noSuchStocktake(0) }
+            return ["report": try WireCoding.encode(report)]
+        case "ListStocktakes":
+            let page = try await store.stocktakes(page: try p.page())
+            var reply: [String: JSONValue] = ["stocktakes": .array(try page.items.map { try WireCoding.encode($0) })]
+            if let next = page.nextCursor { reply["nextCursor"] = .string(next) }
+            return reply
+        case "ExportStocktake":
+            guard let id = try p.optionalInt("id") else { throw VarlinkError.invalidParameter("id") }
+            guard let report = try await store.stocktakeReport(id: Int64(id)) else { throw LendingError.noSuchStocktake(Int64(id)) }
+            let text: String
+            if try p.string("format") == "json" {
+                text = String(decoding: try WireCoding.encode(report.entries).serializedBytes(), as: UTF8.self)
+            } else {
+                var options = RentalExport.CSVOptions(timeZone: try exportZone(p), byteOrderMark: try p.optionalBool("byteOrderMark") ?? false)
+                options.neutralizeFormulas = true
+                text = report.csv(options: options)
+            }
+            return ["text": .string(text), "count": .int(Int64(report.entries.count))]
         case "ListActive":
             return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))
         case "ListOverdue":
@@ -119,13 +158,8 @@ public struct LendingInterface: VarlinkInterface {
             if try p.string("format") == "json" {
                 text = String(decoding: try RentalExport.json(rentals), as: UTF8.self)
             } else {
-                var options = RentalExport.CSVOptions(timeZone: TimeZone(identifier: timeZoneName) ?? TimeZone(secondsFromGMT: 0)!, byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
-                if let zone = try p.optionalString("timeZone") {
-                    guard let tz = TimeZone(identifier: zone) else {
-                        throw LendingError.invalidField("timeZone", reason: "unknown time zone '\(zone)'; use a name such as Europe/Berlin or UTC")
-                    }
-                    options.timeZone = tz
-                }
+                let options = RentalExport.CSVOptions(timeZone: try exportZone(p),
+                                                      byteOrderMark: try !continuation && (p.optionalBool("byteOrderMark") ?? false))
                 let csv = RentalExport.csv(rentals, options: options)
                 // Later pages continue the file: drop the header line.
                 text = continuation ? (csv.range(of: "\r\n").map { String(csv[$0.upperBound...]) } ?? csv) : csv
@@ -136,6 +170,17 @@ public struct LendingInterface: VarlinkInterface {
         default:
             throw VarlinkError.methodNotImplemented(call.method)
         }
+    }
+
+    /// The time zone of a CSV export: `timeZone`, else the kiosk's.
+    private func exportZone(_ p: Parameters) throws -> TimeZone {
+        guard let zone = try p.optionalString("timeZone") else {
+            return TimeZone(identifier: timeZoneName) ?? TimeZone(secondsFromGMT: 0)!
+        }
+        guard let tz = TimeZone(identifier: zone) else {
+            throw LendingError.invalidField("timeZone", reason: "unknown time zone '\(zone)'; use a name such as Europe/Berlin or UTC")
+        }
+        return tz
     }
 
     private func query(_ p: Parameters) throws -> HistoryQuery {

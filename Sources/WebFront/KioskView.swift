@@ -82,6 +82,7 @@ public enum KioskView {
                 let from = outcome.bookedFrom.map { l.moment($0, from: outcome.at) } ?? "?"
                 return make(.refusal, l.t("kiosk.refused.booked", ["device": device, "user": outcome.bookedFor ?? user, "from": from]),
                             l.t("kiosk.refused.bookedDetail"))
+            case .stocktake: return make(.info, l.t("kiosk.refused.stocktake"))
             case nil: return make(.refusal, l.t("kiosk.refused", ["device": device]))
             }
         case .unknownTag:
@@ -90,6 +91,11 @@ public enum KioskView {
             return make(.refusal, l.t("kiosk.unknownDevice"), l.t("kiosk.unknownDeviceDetail", ["device": device]))
         case .failed:
             return make(.refusal, l.t("kiosk.failed"))
+        case .counted:
+            let args = ["model": outcome.model ?? device, "device": device]
+            return make(outcome.reason == "again" ? .info : .success, l.t(outcome.reason == "again" ? "kiosk.countedAgain" : "kiosk.counted", args))
+        case .unexpected:
+            return make(.refusal, l.t("kiosk.unexpected"), outcome.uid)
         }
     }
 

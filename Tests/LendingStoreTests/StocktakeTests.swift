@@ -32,7 +32,7 @@ struct StocktakeTests {
         #expect(try await store.recordStocktakeTap(stocktake: stocktake.id, uid: "04FFFFFFFFFFFF", deviceId: nil, at: at(23),
                                                    location: "back") == .unexpected)
         let open = try #require(try await store.openStocktake())
-        #expect(open.tapped == 2 && open.unexpected == 1)
+        #expect(open.counted == 2 && open.unexpected == 1)
         // Taps change nothing about rentals.
         #expect(try await store.activeRentals(userId: nil, page: .first).items.map(\.deviceId) == ["D-002", "D-003"])
 

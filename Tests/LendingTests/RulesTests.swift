@@ -255,6 +255,7 @@ struct IdentificationTests {
             (.limitReached(deviceId: "D-1", model: "M", userId: "U-1", userName: "Alice", limit: 1, deviceIds: ["D-2"]), .limitReached),
             (.unregisteredTag(deviceId: "D-1", model: "M", uid: "04112233445566", boundTo: nil), .unregisteredTag),
             (.booked(deviceId: "D-1", model: "M", bookerId: "U-2", bookerName: "Ben", startsAt: t0), .booked),
+            (.stocktakeRunning, .stocktake),
         ]
         #expect(Set(refusals.map(\.1)) == Set(LendingOutcome.Refusal.allCases))
         for (outcome, refusal) in refusals {

@@ -5,7 +5,7 @@ extension InterfaceIDL {
         # outcome is also published as a lending event of io.roombridge.State.Watch. Lists are
         # paged: pass limit (1...1000, default 100) and the nextCursor of the previous page.
         # Times are ISO 8601 UTC strings; inputs also accept YYYY-MM-DD. Arm, Disarm, Lend,
-        # Return, Renew, Book and CancelBooking need the authorised group; others get io.roombridge.State.PermissionDenied.
+        # Return, Renew, Book, CancelBooking, StartStocktake and CloseStocktake need the authorised group; others get io.roombridge.State.PermissionDenied.
         interface io.roombridge.Lending
 
         \(RentalTypeIDL.text)
@@ -79,6 +79,62 @@ extension InterfaceIDL {
           limit: ?int,
           cursor: ?string
         ) -> (bookings: []Booking, nextCursor: ?string)
+
+        # A count of the shelf by tapping. scope: all, group (scopeValue: the group's ID) or location
+        # (scopeValue: a lending.location; the devices whose last rental came back there). counted:
+        # devices of the inventory tapped so far; unexpected: tags tapped that are not in it.
+        type Stocktake (
+          id: int,
+          scope: (all, group, location),
+          scopeValue: ?string,
+          startedAt: string,
+          startedBy: ?string,
+          closedAt: ?string,
+          closedBy: ?string,
+          counted: int,
+          unexpected: int
+        )
+
+        # One line of a stocktake's report, kept by value. list: found (in scope and tapped), missing
+        # (in scope, not lent, not tapped), lent (in scope, lent, not tapped: userId/userName has it),
+        # unexpected (a tag not in the inventory, uid; or a device outside the scope).
+        type StocktakeEntry (
+          list: (found, missing, lent, unexpected),
+          deviceId: ?string,
+          model: ?string,
+          serialNumber: ?string,
+          userId: ?string,
+          userName: ?string,
+          uid: ?string,
+          tappedAt: ?string,
+          location: ?string
+        )
+
+        # A stocktake and its entries (none while it is open), found, missing, lent, unexpected, each by device ID.
+        type StocktakeReport (stocktake: Stocktake, entries: []StocktakeEntry)
+
+        # Starts a stocktake: until it is closed, a device tap at any kiosk on the database counts the
+        # device (a lending event of kind counted) and lends nothing; a tag not in the inventory is noted
+        # as unexpected. One at a time (StocktakeOpen). Published as a stocktake event of Watch.
+        method StartStocktake(scope: (all, group, location), scopeValue: ?string, actor: ?string) -> (stocktake: Stocktake)
+
+        # Closes the open stocktake (or id) and stores its four lists by value.
+        method CloseStocktake(id: ?int, actor: ?string) -> (report: StocktakeReport)
+
+        # A stocktake with its report; without id the open one (NoSuchStocktake when none is).
+        method GetStocktake(id: ?int) -> (report: StocktakeReport)
+
+        # Stocktakes, newest first.
+        method ListStocktakes(limit: ?int, cursor: ?string) -> (stocktakes: []Stocktake, nextCursor: ?string)
+
+        # A stocktake's report as text: csv (as ExportHistory: RFC 4180, CRLF, dates in timeZone,
+        # byteOrderMark for Excel) or json (an array of entries).
+        method ExportStocktake(
+          id: int,
+          format: (csv, json),
+          timeZone: ?string,
+          byteOrderMark: ?bool
+        ) -> (text: string, count: int)
 
         # Active rentals, oldest first.
         method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)

@@ -33,10 +33,12 @@ extension InterfaceIDL {
 
         # What a tap or a lending request did. refusal: why a refused one changed nothing (set with
         # kind refused, and only then); reason: why a failed one failed, and for a refused one the
-        # refusal's name again (for clients older than refusal, until the next release).
+        # refusal's name again (for clients older than refusal, until the next release). During a
+        # stocktake a device tap is counted (reason again when it was counted before) and a tag that is
+        # not in the inventory is unexpected (uid); a badge is refused with refusal stocktake.
         type LendingOutcome (
-          kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag, unknownDevice, failed),
-          refusal: ?(deviceBroken, deviceDisposed, alreadyLent, alreadyReturned, limitReached, unregisteredTag, booked),
+          kind: (armed, disarmed, lent, returned, badgeRequired, refused, unknownTag, unknownDevice, failed, counted, unexpected),
+          refusal: ?(deviceBroken, deviceDisposed, alreadyLent, alreadyReturned, limitReached, unregisteredTag, booked, stocktake),
           deviceId: ?string,
           # The device's model, and for lent its rental's due date (absent: open-ended), as the store has them.
           model: ?string,
@@ -56,14 +58,30 @@ extension InterfaceIDL {
           origin: ?string
         )
 
-        # overdue: how many active rentals are past their due date (absent until known).
-        type Lending (armed: ?LendingArm, remainingSeconds: ?float, lastOutcome: ?LendingOutcome, overdue: ?int)
+        # The open stocktake: the kiosk is counting (taps record devices as found and lend nothing).
+        # scope: all, group or location, scopeValue the group's ID or the location's name.
+        type StocktakeStatus (
+          id: int,
+          scope: string,
+          scopeValue: ?string,
+          startedAt: string,
+          counted: int,
+          unexpected: int
+        )
+
+        # overdue: how many active rentals are past their due date (absent until known); stocktake: the
+        # open stocktake, while one is.
+        type Lending (armed: ?LendingArm, remainingSeconds: ?float, lastOutcome: ?LendingOutcome, overdue: ?int,
+                      stocktake: ?StocktakeStatus)
 
         # A rental that passed its due time, announced once per rental and due date (kept across
         # restarts; a renewal sets a new due date).
         # An outbox target has been failing for longer than outbox.failing_alert (failing: true,
         # since when, the last error), or accepts deliveries again after that (failing: false).
         type OutboxNotice (target: string, failing: bool, since: string, lastError: ?string, message: string)
+
+        # A stocktake started or was closed (status as it was then).
+        type StocktakeNotice (change: (started, closed), status: StocktakeStatus, message: string)
 
         # A booking was made or cancelled; by: who did it (a user ID, unix:NAME, or web:NAME via unix:USER).
         type BookingNotice (
@@ -137,7 +155,7 @@ extension InterfaceIDL {
         type Event (
           seq: int,
           at: string,
-          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking),
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake),
           reader: ?Reader,
           tap: ?Tap,
           removal: ?TagRemoval,
@@ -147,7 +165,8 @@ extension InterfaceIDL {
           presence: ?PresenceChange,
           overdue: ?Overdue,
           outbox: ?OutboxNotice,
-          booking: ?BookingNotice
+          booking: ?BookingNotice,
+          stocktake: ?StocktakeNotice
         )
 
         # What the daemon was started with: the configuration file it read (null: none),
