@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from conftest import call, eventually
-from test_lending import BADGE, ctl, nfc_lending_daemon
+from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
 from test_nfc import device_message, lift, spec
 from test_web import (TZ, Client, accounts_file, browser_factory, english_words, kiosk_shows,  # noqa: F401 (fixtures)
                       notify_method, open_kiosk, place, text_of, web_factory, PASSWORD)
@@ -286,3 +286,6 @@ def test_kiosk_says_a_device_is_booked_for_someone_else_and_lends_it_to_the_book
     lift(d, pn532)
     [b] = bookings(d, deviceId="D-0042")
     assert b["state"] == "fulfilled" and b.get("rentalId"), b
+    # Lent until the booking's end.
+    rental = ctl_json(d, "devices", "show", "D-0042")[0]["device"]["rental"]
+    assert (rental["userId"], rental["dueAt"][:16]) == ("U-0002", b["endsAt"][:16]), (rental, b)
