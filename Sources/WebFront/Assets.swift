@@ -30,6 +30,10 @@ enum Assets {
         .tone-refusal { background: #c92a2a; color: #fff; }
         .tone-info { background: #1971c2; color: #fff; }
         form.inline { display: inline; }
+        table.week { table-layout: fixed; width: 100%; }
+        table.week td { vertical-align: top; }
+        table.week ul { list-style: none; margin: 0; padding: 0; }
+        table.week li { margin-bottom: .4em; }
         .curtain-panel { max-width: 48em; }
         .curtain-track { position: relative; height: 2.5em; background: #d9e2ec; border-radius: .3em; overflow: hidden; margin: .5em 0; }
         .curtain-fill { height: 100%; width: 0; background: #486581; transition: width .5s linear; }

@@ -56,12 +56,23 @@ struct Pages: Sendable {
         return HTML.page(l, title: l.t("devices.title"), active: "devices", viewer: viewer, body: body)
     }
 
-    func device(_ id: String, _ l: Localizer, viewer: Viewer) async throws -> String {
+    /// One device: its facts, its rental, its bookings on a week strip (`week`: the first day,
+    /// YYYY-MM-DD in the kiosk's time zone; today by default), its history, change log and tags.
+    func device(_ id: String, _ q: Query, _ l: Localizer, viewer: Viewer) async throws -> String {
+        let now = Date()
+        let today = BookingViews.day(of: now, l.timeZone)
+        let first = try q["week"].map { text throws(PageError) in
+            guard let day = KioskDay(text), day.start(in: l.timeZone) != nil else { throw .badDate(text) }
+            return day
+        } ?? today
+        guard let days = BookingViews.days(from: first, l.timeZone), let weekStart = days.first?.start, let weekEnd = days.last?.end else {
+            throw PageError.badDate(q["week"] ?? BookingViews.text(first))
+        }
         let detail = try await link.read(InventoryAPI.GetDevice.self, .init(id: id))
         async let log = link.read(InventoryAPI.DeviceLog.self, .init(id: id, limit: Self.pageSize))
+        async let week = bookings(.init(deviceId: id, from: weekStart, until: weekEnd))
         let history = try await link.read(LendingAPI.History.self, .init(.init(deviceId: id), limit: Self.pageSize))
         let d = detail.device.device
-        let now = Date()
         let facts: [(String, String)] = [
             ("device.model", d.model), ("device.serial", d.serialNumber), ("device.os", d.osVersion),
             ("devices.status", l.t("status.\(d.status.rawValue)")), ("device.connector", d.connectorType),
@@ -79,6 +90,12 @@ struct Pages: Sendable {
         } else {
             body += "<p id=\"active-rental\">\(HTML.escape(l.t("device.available")))</p>"
         }
+        body += "<h2 id=\"bookings-title\">\(HTML.escape(l.t("device.bookings")))</h2>"
+        if viewer.user != nil {
+            body += "<p><a id=\"book-device\" href=\"/bookings/new?device=\(HTML.urlComponent(d.id))\">\(HTML.escape(l.t("booking.add")))</a></p>"
+        }
+        body += BookingViews.weekLinks(first, today: today, path: "/devices/\(HTML.urlComponent(d.id))", l)
+        body += BookingViews.weekStrip(try await week.map(BookingViews.Slot.init), days: days, l)
         body += "<h2>\(HTML.escape(l.t("device.history")))</h2>"
         body += history.rentals.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("device.noHistory")))</p>" : rentalTable(history.rentals, l, id: "history")
         body += "<h2>\(HTML.escape(l.t("device.log")))</h2>"
@@ -215,6 +232,7 @@ struct Pages: Sendable {
     /// ready to bind (the reader's last tap when it was not a device's tag).
     func user(_ id: String, _ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
         async let active = link.read(LendingAPI.ListActive.self, .init(userId: id, limit: Self.pageSize))
+        async let booked = link.read(LendingAPI.ListBookings.self, .init(userId: id, from: Date(), limit: Self.pageSize))
         let detail = try await link.read(InventoryAPI.GetUser.self, .init(id: id))
         func t(_ key: String) -> String { HTML.escape(l.t(key)) }
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
@@ -245,7 +263,31 @@ struct Pages: Sendable {
         body += "<h2>\(t("users.has"))</h2>"
         let rentals = try await active.rentals
         body += rentals.isEmpty ? "<p class=\"empty\">\(t("rentals.empty"))</p>" : rentalTable(rentals, l, id: "active", returning: viewer)
+        body += "<h2>\(t("users.bookings"))</h2>"
+        if viewer.user != nil {
+            body += "<p><a id=\"book-for-user\" href=\"/bookings/new?user=\(HTML.urlComponent(id))\">"
+                + HTML.escape(l.t("booking.addFor", ["user": detail.user.name])) + "</a></p>"
+        }
+        let upcoming = try await booked
+        body += upcoming.bookings.isEmpty ? "<p class=\"empty\" id=\"no-bookings\">\(t("users.noBookings"))</p>"
+            : BookingViews.upcoming(upcoming.bookings.map(BookingViews.Slot.init), userId: id, l, viewer: viewer)
+        if upcoming.nextCursor != nil {
+            body += "<p class=\"empty\">\(HTML.escape(l.t("users.moreBookings", ["count": l.number(Self.pageSize)])))</p>"
+        }
         return HTML.page(l, title: l.t("users.titleOne", ["id": detail.user.id]), active: "users", viewer: viewer, body: body)
+    }
+
+    /// The bookings that overlap the query's range, page after page (a week holds few).
+    func bookings(_ query: LendingAPI.ListBookings.Parameters) async throws -> [Booking] {
+        var query = query
+        query.limit = Self.pageSize
+        var all: [Booking] = []
+        while true {
+            let page = try await link.read(LendingAPI.ListBookings.self, query)
+            all += page.bookings
+            guard let next = page.nextCursor else { return all }
+            query.cursor = next
+        }
     }
 
     // MARK: Shared parts

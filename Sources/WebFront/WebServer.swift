@@ -99,6 +99,7 @@ public enum WebServer {
         CurtainPage(link: link).add(to: router, admin: admin, localizer: localizer)
         DeskForms(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)
         UserImport(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)
+        BookingForms(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)
         router.get("/devices") { request, _ in
             let v = await admin.viewer(request)
             return await page(localizer(request), request) { try await pages.devices(Query(request.uri.query), $0, viewer: v) }
@@ -106,7 +107,7 @@ public enum WebServer {
         router.get("/devices/:id") { request, context in
             let id = (context.parameters.get("id") ?? "").removingPercentEncoding ?? ""
             let v = await admin.viewer(request)
-            return await page(localizer(request), request) { try await pages.device(id, $0, viewer: v) }
+            return await page(localizer(request), request) { try await pages.device(id, Query(request.uri.query), $0, viewer: v) }
         }
         router.get("/rentals") { request, _ in
             let v = await admin.viewer(request)
