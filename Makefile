@@ -35,11 +35,12 @@ unit-tests:
 integration-tests:
 	ROOMBRIDGE_BIN=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q -p no:cacheprovider Tests/Integration
 
-# The lending (with import), outbox and booking tests again, each daemon on a PostgreSQL database of its own
+# The lending (with import), outbox, booking and stocktake tests again, each daemon on a PostgreSQL database of its own
 # (needs ROOMBRIDGE_PG_URL, as make test sets it); tests marked sqlite_only are left out.
 integration-tests-postgresql:
 	ROOMBRIDGE_IT_BACKEND=postgresql ROOMBRIDGE_BIN=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q -p no:cacheprovider \
-	  Tests/Integration/test_lending.py Tests/Integration/test_outbox.py Tests/Integration/test_bookings.py
+	  Tests/Integration/test_lending.py Tests/Integration/test_outbox.py Tests/Integration/test_bookings.py \
+	  Tests/Integration/test_stocktake.py
 
 # The scripted tour of make run, on the simulators, checked step by step.
 scenario:
