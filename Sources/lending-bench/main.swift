@@ -1,6 +1,7 @@
 // lending-bench: fills a temporary database with 100 k devices and 1 M rentals, then measures
 // durable lend+return pairs per second and the three lookups the daemon serves.
 //   swift run -c release lending-bench [devices] [rentals] [directory]
+//   lending-bench --stocktake N DIRECTORY   (a stocktake of N devices closed on SQLite, next to a plain SELECT; Stocktake.swift)
 //   lending-bench --postgres-url URL --password-file FILE [devices] [rentals]   (pairs, lookups and kiosk-to-kiosk latency; Postgres.swift)
 import Foundation
 import GRDB
@@ -23,6 +24,11 @@ let day: Int64 = 86_400_000
 let start: Int64 = 1_735_689_600_000  // 2025-01-01
 let span: Int64 = 730 * day           // two years of history
 let pairs = 2_000
+
+if let i = arguments.firstIndex(of: "--stocktake"), i + 2 < arguments.count, let n = Int(arguments[i + 1]) {
+    try await runStocktakeBench(devices: n, directory: arguments[i + 2])
+    exit(0)
+}
 
 if let postgres {
     try await runPostgres(url: postgres.url, passwordFile: postgres.passwordFile, deviceCount: deviceCount,

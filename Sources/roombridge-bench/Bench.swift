@@ -140,6 +140,7 @@ struct Bench: AsyncParsableCommand {
         if runs("curtain") { try await curtainFigures(&report, work: work.path) }
         if runs("presence") { try presenceFigures(&report, work: work.path) }
         if runs("store") { try lendingFigures(&report, work: work.path) }
+        if runs("stocktake") { try stocktakeFigures(&report, work: work.path) }
         if runs("postgres") { try await postgresFigures(&report, work: work.path) }
         if runs("fuzz") { try fuzzFigures(&report) }
         if runs("json") { try await jsonFigures(&report) }

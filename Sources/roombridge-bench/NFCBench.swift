@@ -255,6 +255,30 @@ extension Bench {
 }
 
 extension Bench {
+    /// A stocktake's close on SQLite (lending-bench --stocktake), next to a plain SELECT of the rows it writes.
+    func stocktakeFigures(_ report: inout Report, work: URL) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent("lending-bench")
+        p.arguments = ["--stocktake", "1000", work.appendingPathComponent("stocktake").path]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw BenchError("lending-bench --stocktake failed:\n\(text)") }
+        func samples(_ prefix: String) -> [Double] {
+            text.split(separator: "\n").first { $0.hasPrefix(prefix) }
+                .map { $0.dropFirst(prefix.count).split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } } ?? []
+        }
+        let title = text.split(separator: "\n").first { $0.hasPrefix("stocktake of") }.map(String.init) ?? "stocktake"
+        report.add(section: "Stocktake close (SQLite, WAL, synchronous=FULL): \(title)", rows: [
+            Row("close: the four lists written by value (ms)", Stats(samples("stocktake-close-ms: ")),
+                peer: ("a plain SELECT of the same rows (ms)", Stats(samples("plain-select-ms: ")))),
+        ])
+    }
+}
+
+extension Bench {
     /// The store at scale: lending-bench fills 100 k devices and 1 M rentals, then times durable
     /// lend+return pairs and the three lookups; its `… ops/s … µs/op` lines become rows.
     func lendingFigures(_ report: inout Report, work: URL) throws {
