@@ -58,8 +58,8 @@ public struct DeviceFilter: Sendable, Hashable {
     }
 }
 
-/// Which rentals a history query returns: those whose `rentedAt` is in `[since, until)`,
-/// newest first. Nil fields do not filter.
+/// Which rentals a history query returns: those whose `rentedAt` is in `[since, until)` (or,
+/// ``overlapping``, that were out at some time in it), newest first. Nil fields do not filter.
 public struct HistoryQuery: Sendable, Hashable {
     public var deviceId: DeviceID?
     public var userId: UserID?
@@ -67,11 +67,15 @@ public struct HistoryQuery: Sendable, Hashable {
     public var until: Date?
     /// false: only returned rentals.
     public var includeActive: Bool
+    /// true: `since`/`until` select the rentals whose time out overlaps `[since, until)` — lent
+    /// before `until` and not returned before `since` — instead of those lent in it.
+    public var overlapping: Bool
 
     public init(
         deviceId: DeviceID? = nil, userId: UserID? = nil, since: Date? = nil, until: Date? = nil,
-        includeActive: Bool = true
+        includeActive: Bool = true, overlapping: Bool = false
     ) {
+        self.overlapping = overlapping
         self.deviceId = deviceId
         self.userId = userId
         self.since = since

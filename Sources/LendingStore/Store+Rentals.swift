@@ -161,7 +161,10 @@ extension SQLiteInventoryStore {
         var arguments: StatementArguments = []
         if let device = query.deviceId { clauses.append("r.device_id = ?"); arguments += [device] }
         if let user = query.userId { clauses.append("r.user_id = ?"); arguments += [user] }
-        if let since = query.since { clauses.append("r.rented_at >= ?"); arguments += [Millis.from(since)] }
+        if let since = query.since {
+            clauses.append(query.overlapping ? "(r.returned_at IS NULL OR r.returned_at >= ?)" : "r.rented_at >= ?")
+            arguments += [Millis.from(since)]
+        }
         if let until = query.until { clauses.append("r.rented_at < ?"); arguments += [Millis.from(until)] }
         if !query.includeActive { clauses.append("r.returned_at IS NOT NULL") }
         if let cursor = page.cursor {

@@ -197,7 +197,10 @@ extension PostgresInventoryStore {
         var clauses: [String] = []
         if let device = query.deviceId { clauses.append("r.device_id = \(s.bind(device))") }
         if let user = query.userId { clauses.append("r.user_id = \(s.bind(user))") }
-        if let since = query.since { clauses.append("r.rented_at >= \(s.bind(StoreConventions.millis(since)))") }
+        if let since = query.since {
+            let t = s.bind(StoreConventions.millis(since))
+            clauses.append(query.overlapping ? "(r.returned_at IS NULL OR r.returned_at >= \(t))" : "r.rented_at >= \(t)")
+        }
         if let until = query.until { clauses.append("r.rented_at < \(s.bind(StoreConventions.millis(until)))") }
         if !query.includeActive { clauses.append("r.returned_at IS NOT NULL") }
         if let cursor = page.cursor {

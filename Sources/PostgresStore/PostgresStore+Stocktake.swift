@@ -10,27 +10,25 @@ import PostgresNIO
 // Stocktakes: opened, tapped (at any kiosk on the database), closed into their four lists, read back.
 extension PostgresInventoryStore {
     /// The unique `is_open` decides two kiosks starting at once: the second insert waits for the
-    /// first to commit and then fails (unique_violation), reported as the open stocktake.
+    /// first to commit, then inserts nothing (`ON CONFLICT DO NOTHING`) and reports the open stocktake.
     public func startStocktake(_ scope: StocktakeScope, at: Date, by actor: ChangeActor?) async throws -> Stocktake {
         let logger = self.logger
         let (when, who, kind, value) = (StoreConventions.millis(at), actor?.text, scope.kind, scope.value)
-        do {
-            return try await transaction { c in
-                if case .group(let id) = scope,
-                   try await !Self.exists(c, "SELECT 1 FROM device_groups WHERE id = \(id)", logger: logger) {
-                    throw LendingError.noSuchGroup(id)
-                }
-                guard let id = try await Self.rows(c, """
-                    INSERT INTO stocktakes (scope, scope_value, started_at, started_by, is_open) VALUES (\(kind), \(value), \(when), \(who), 1)
-                    ON CONFLICT (is_open) DO NOTHING RETURNING id
-                    """, logger: logger, { try $0[0].decode(Int64.self) }).first else {
-                    let open = try await Self.rows(c, "SELECT id FROM stocktakes WHERE is_open = 1", logger: logger) {
-                        try $0[0].decode(Int64.self)
-                    }.first
-                    throw LendingError.stocktakeOpen(open ?? 0)
-                }
-                return Stocktake(id: id, scope: scope, startedAt: StoreConventions.date(millis: when), startedBy: who)
+        return try await transaction { c in
+            if case .group(let id) = scope,
+               try await !Self.exists(c, "SELECT 1 FROM device_groups WHERE id = \(id)", logger: logger) {
+                throw LendingError.noSuchGroup(id)
             }
+            guard let id = try await Self.rows(c, """
+                INSERT INTO stocktakes (scope, scope_value, started_at, started_by, is_open) VALUES (\(kind), \(value), \(when), \(who), 1)
+                ON CONFLICT (is_open) DO NOTHING RETURNING id
+                """, logger: logger, { try $0[0].decode(Int64.self) }).first else {
+                let open = try await Self.rows(c, "SELECT id FROM stocktakes WHERE is_open = 1", logger: logger) {
+                    try $0[0].decode(Int64.self)
+                }.first
+                throw LendingError.stocktakeOpen(open ?? 0)
+            }
+            return Stocktake(id: id, scope: scope, startedAt: StoreConventions.date(millis: when), startedBy: who)
         }
     }
 

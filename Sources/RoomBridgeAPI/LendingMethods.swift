@@ -238,6 +238,20 @@ public enum LendingAPI {
         }
     }
 
+    public enum MonthlyReport: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.MonthlyReport"
+        public struct Parameters: Codable, Sendable {
+            /// `YYYY-MM`.
+            public var month: String
+            public var timeZone: String?
+            public init(month: String, timeZone: String? = nil) {
+                self.month = month
+                self.timeZone = timeZone
+            }
+        }
+        public struct Reply: Codable, Sendable { public var report: MonthlyLendingReport }
+    }
+
     public enum ListActive: VarlinkMethod {
         public static let name = "io.roombridge.Lending.ListActive"
         public typealias Parameters = UserPageParameters

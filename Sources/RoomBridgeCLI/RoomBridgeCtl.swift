@@ -70,7 +70,7 @@ public struct RoomBridgeCtl: AsyncParsableCommand {
             """,
         version: RoomBridgeVersion.string,
         subcommands: [Status.self, Watch.self, Tags.self, Devices.self, Groups.self, Users.self, Badges.self,
-                      Lend.self, Return.self, Renew.self, Rentals.self, Book.self, Bookings.self, CancelBooking.self, StocktakeCommand.self, History.self, Import.self, Outbox.self, Curtain.self, Presence.self, LogLevel.self,
+                      Lend.self, Return.self, Renew.self, Rentals.self, Book.self, Bookings.self, CancelBooking.self, StocktakeCommand.self, MonthReport.self, History.self, Import.self, Outbox.self, Curtain.self, Presence.self, LogLevel.self,
                       DoctorCommand.self, DatabaseCommands.self])
 }
 

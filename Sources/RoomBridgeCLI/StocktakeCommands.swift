@@ -146,3 +146,43 @@ struct StocktakeList: AsyncParsableCommand {
         }
     }
 }
+
+/// `roombridgectl report 2026-11`: a month of lending, for people who keep paper.
+struct MonthReport: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "A month of lending: lends, returns, overdue, the most lent devices and who had what.",
+        discussion: "MONTH is YYYY-MM, a calendar month of the kiosk's time zone (lending.time_zone).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: ArgumentHelp("The month, e.g. 2026-11.", valueName: "MONTH")) var month: String
+
+    func validate() throws {
+        guard MonthlyLendingReport.bounds(of: month, in: TimeZone(secondsFromGMT: 0)!) != nil else {
+            throw ValidationError("'\(month)' is not a month: use YYYY-MM, e.g. 2026-11")
+        }
+    }
+
+    func run() async throws {
+        try await withClient(options) { client in
+            let reply = try await call(client, LendingAPI.MonthlyReport.self, .init(month: month, timeZone: KioskTime.current.name))
+            if options.json { emit(reply.sole.serialized()); return }
+            let r = reply.value.report
+            emit("Lending in \(r.month) (\(r.timeZone)): \(r.lends) lent, \(r.returns) returned, \(r.overdue) fell overdue")
+            if !r.topDevices.isEmpty {
+                emit("")
+                emit(Table.render(["DEVICE", "MODEL", "LENDS"], r.topDevices.map { [$0.deviceId, $0.model, String($0.lends)] }))
+            }
+            if !r.borrowers.isEmpty {
+                emit("")
+                let k = KioskTime.current
+                let rows = r.borrowers.flatMap { b in
+                    b.rentals.map { h in
+                        [b.userId, b.userName, h.deviceId, h.model, Table.time(h.rentedAt), Table.time(h.dueAt),
+                         h.returnedAt.map { Table.time($0) } ?? "—"]
+                    }
+                }
+                emit(Table.render(["USER", "NAME", "DEVICE", "MODEL", k.header("LENT"), k.header("DUE"), k.header("RETURNED")], rows))
+            }
+        }
+    }
+}

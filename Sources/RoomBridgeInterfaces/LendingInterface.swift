@@ -136,6 +136,9 @@ public struct LendingInterface: VarlinkInterface {
                 text = report.csv(options: options)
             }
             return ["text": .string(text), "count": .int(Int64(report.entries.count))]
+        case "MonthlyReport":
+            let report = try await store.monthlyReport(month: try p.string("month"), timeZone: try exportZone(p), now: now())
+            return ["report": try WireCoding.encode(report)]
         case "ListActive":
             return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))
         case "ListOverdue":

@@ -147,3 +147,37 @@ def test_a_stocktake_of_many_devices_tapped_through_the_simulator(daemon_factory
     assert "unexpected" not in lists
     print(f"{len(tapped)} taps in {taps:.1f} s")
     w.close()
+
+
+def test_a_months_lending_report_through_the_cli(daemon_factory):
+    """roombridgectl report YYYY-MM: the kiosk's month, its counts, the most lent devices and who had what."""
+    import datetime
+    import zoneinfo
+    d = daemon_factory("--lending-time-zone", "Asia/Tokyo")
+    ctl(d, "users", "add", "U-0001", "--name", "Ada Lovelace")
+    ctl(d, "users", "add", "U-0002", "--name", "木村 花子")
+    seed_devices(d, 3)
+    c = Connection(d.socket_path)
+    for device, user in (("D-0001", "U-0001"), ("D-0002", "U-0002")):
+        assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId=device, userId=user)
+    assert "error" not in c.call("io.roombridge.Lending.Return", deviceId="D-0001")
+    assert "error" not in c.call("io.roombridge.Lending.Lend", deviceId="D-0001", userId="U-0002")
+    c.close()
+    month = datetime.datetime.now(zoneinfo.ZoneInfo("Asia/Tokyo")).strftime("%Y-%m")
+    report = json.loads(ctl(d, "report", month, "--json").stdout)
+    assert (report["month"], report["timeZone"], report["lends"], report["returns"]) == (month, "Asia/Tokyo", 3, 1)
+    assert [(t["deviceId"], t["lends"]) for t in report["topDevices"]] == [("D-0001", 2), ("D-0002", 1)]
+    assert [(b["userName"], [h["deviceId"] for h in b["rentals"]]) for b in report["borrowers"]] == [
+        ("Ada Lovelace", ["D-0001"]), ("木村 花子", ["D-0002", "D-0001"])]
+    text = ctl(d, "report", month).stdout
+    assert f"Lending in {month} (Asia/Tokyo): 3 lent, 1 returned, 0 fell overdue" in text, text
+    # The device column starts at the same display column after a wide (Japanese) name as after a Latin one.
+    import unicodedata
+
+    def width(t):
+        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in t)
+    rows = [line for line in text.splitlines() if line.startswith("U-000")]
+    starts = {width(line[:line.index(" D-000") + 1]) for line in rows}
+    assert len(rows) == 3 and len(starts) == 1, text
+    r = ctl(d, "report", "November", check=False)
+    assert r.returncode == 64 and "YYYY-MM" in r.stderr

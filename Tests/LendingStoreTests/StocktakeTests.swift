@@ -107,3 +107,31 @@ struct StocktakeTests {
         #expect(try await b.stocktakes(page: .first).items.count == 1)
     }
 }
+
+/// The history query for a month's report: the rentals out at some time in a range.
+@Suite("Rentals out in a range (SQLite and PostgreSQL)")
+struct OverlappingHistoryTests {
+    @Test(arguments: Backend.all) func overlappingSelectsWhatWasOutInTheRange(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 4, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
+        func lend(_ d: String, _ t: TimeInterval, back: TimeInterval?) async throws {
+            _ = try await store.lend(LendRequest(deviceId: d, userId: "U-1", at: at(t)))
+            if let back { _ = try await store.returnDevice(ReturnRequest(deviceId: d, at: at(back))) }
+        }
+        try await lend("D-001", 0, back: 50)      // before the range
+        try await lend("D-002", 50, back: 150)    // into it
+        try await lend("D-003", 120, back: 130)   // inside it
+        try await lend("D-004", 90, back: nil)    // still out
+        let range = HistoryQuery(since: at(100), until: at(200), overlapping: true)
+        #expect(Set(try await store.allHistory(range).map(\.deviceId)) == ["D-002", "D-003", "D-004"])
+        let lentIn = HistoryQuery(since: at(100), until: at(200))
+        #expect(try await store.allHistory(lentIn).map(\.deviceId) == ["D-003"])
+        // The month of `base` (2026-05 in UTC) through the store: four lent, three back.
+        let report = try await store.monthlyReport(month: "2026-05", timeZone: TimeZone(secondsFromGMT: 0)!, now: at(300))
+        #expect((report.lends, report.returns) == (4, 3) && report.borrowers.first?.rentals.count == 4)
+        await #expect(throws: LendingError.self) {
+            try await store.monthlyReport(month: "May", timeZone: TimeZone(secondsFromGMT: 0)!, now: at(300))
+        }
+    }
+}

@@ -136,6 +136,33 @@ extension InterfaceIDL {
           byteOrderMark: ?bool
         ) -> (text: string, count: int)
 
+        # How often a device was lent in the month.
+        type DeviceCount (deviceId: string, model: string, lends: int)
+
+        # One rental of a borrower's that was out in the month.
+        type Holding (deviceId: string, model: string, rentedAt: string, dueAt: ?string, returnedAt: ?string)
+
+        # A borrower and what they had in the month, by lend time.
+        type Borrower (userId: string, userName: string, rentals: []Holding)
+
+        # A calendar month of lending in timeZone (from: its first instant, until: the next month's):
+        # lends and returns in it, rentals whose due date fell in it (up to now) and were not back by
+        # then, the ten most lent devices, and everyone who had a device in it, by name.
+        type MonthlyReport (
+          month: string,
+          timeZone: string,
+          from: string,
+          until: string,
+          lends: int,
+          returns: int,
+          overdue: int,
+          topDevices: []DeviceCount,
+          borrowers: []Borrower
+        )
+
+        # The lending report of month (YYYY-MM) in timeZone (default the kiosk's, State.timeZone).
+        method MonthlyReport(month: string, timeZone: ?string) -> (report: MonthlyReport)
+
         # Active rentals, oldest first.
         method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)
 
