@@ -46,8 +46,9 @@ enum Assets {
         .schedule-row label { margin-right: 1em; }
         body.kiosk #presence { position: fixed; right: 1.5vw; top: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
                    color: #fff; padding: .4em .8em; border-radius: .4em; }
-        body.kiosk #stocktake { position: fixed; left: 1.5vw; top: 1.5vw; max-width: 60vw; font-size: 2.2vw; font-weight: bold;
-                   background: #f0b429; color: #1b1b1b; padding: .4em .8em; border-radius: .4em; }
+        body.kiosk #stocktake { position: fixed; left: 1.5vw; top: 1.5vw; max-width: 64vw; font-size: 2vw; font-weight: bold;
+                   background: #f0b429; color: #1b1b1b; padding: .4em .8em; border-radius: .4em; text-wrap: balance; }
+        :lang(ja) #stocktake { word-break: auto-phrase; }
         .print-only { display: none; }
         /* Printing (a stocktake's report; "Save as PDF"): the document alone, on A4, with page numbers. */
         @media print {
