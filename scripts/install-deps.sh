@@ -10,7 +10,7 @@ set -euo pipefail
 APT_PACKAGES=(
   pkg-config libnfc-dev libnfc-bin libnfc-examples libusb-dev libdbus-1-dev libbluetooth-dev libsqlite3-dev sqlite3
   dbus bluez systemd util-linux python3 python3-pip libglib2.0-bin xxd python3-dbus python3-gi
-  varlink-go dpkg-dev lintian man-db chromium chromium-driver fonts-noto-cjk
+  varlink-go dpkg-dev lintian man-db chromium chromium-driver fonts-noto-cjk poppler-utils
   postgresql python3-yaml python3-jinja2
 )
 PIP_PACKAGES=(varlink==31.0.0 pytest pytest-timeout ndeflib==0.3.3 bleak==3.1.0 PySwitchbot==3.1.0 selenium==4.51.0 nfcpy==1.0.4 ibeacon-ble==1.2.0 prometheus-client==0.26.0 schemathesis==4.32.5)

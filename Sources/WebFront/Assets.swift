@@ -46,6 +46,26 @@ enum Assets {
         .schedule-row label { margin-right: 1em; }
         body.kiosk #presence { position: fixed; right: 1.5vw; top: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
                    color: #fff; padding: .4em .8em; border-radius: .4em; }
+        body.kiosk #stocktake { position: fixed; left: 1.5vw; top: 1.5vw; max-width: 64vw; font-size: 2vw; font-weight: bold;
+                   background: #f0b429; color: #1b1b1b; padding: .4em .8em; border-radius: .4em; text-wrap: balance; }
+        :lang(ja) #stocktake { word-break: auto-phrase; }
+        .print-only { display: none; }
+        /* Printing (a stocktake's report; "Save as PDF"): the document alone, on A4, with page numbers. */
+        @media print {
+          @page { size: A4; margin: 15mm 12mm 18mm;
+                  @bottom-center { content: counter(page) " / " counter(pages); font-size: 9pt; color: #555; } }
+          :root { background: #fff; font-size: 10pt; }
+          header, nav, form, button, .no-print, #notice { display: none !important; }
+          .print-only { display: block; }
+          main { padding: 0; }
+          h1 { font-size: 16pt; margin: 0 0 .4em; }
+          h2 { font-size: 12pt; margin: 1em 0 .3em; break-after: avoid; }
+          table { width: 100%; margin: .2em 0 .8em; }
+          thead { display: table-header-group; }
+          tr { break-inside: avoid; }
+          th, td { padding: .15em .5em; }
+          a { color: inherit; text-decoration: none; }
+        }
         body.kiosk #curtain { position: fixed; right: 1.5vw; bottom: 1.5vw; font-size: 2vw; background: rgba(0,0,0,.55);
                    color: #fff; padding: .4em .8em; border-radius: .4em; }
         """
@@ -186,6 +206,12 @@ enum Assets {
             curtain.hidden = !text; curtain.textContent = text || "";
           }
 
+          // The stocktake banner: shown while one is open, with the count so far.
+          const stocktake = document.getElementById("stocktake");
+          function setStocktake(text) {
+            stocktake.hidden = !text; stocktake.textContent = text || "";
+          }
+
           // The events speak the page's language (a kiosk opened as /kiosk?lang=ja gets Japanese outcomes).
           const events = new EventSource("/events?lang=" + encodeURIComponent(document.documentElement.lang || "en"));
           events.addEventListener("snapshot", function (e) {
@@ -193,11 +219,13 @@ enum Assets {
             document.body.dataset.live = "1";  // live: the daemon's state has arrived
             setCurtain(s.curtain);
             setPresence(s.presence);
+            setStocktake(s.stocktake);
             if (s.message) show(s.message, false); else if (box.dataset.kind === "offline") idle();
           });
           events.addEventListener("outcome", function (e) { show(JSON.parse(e.data), true); });
           events.addEventListener("curtain", function (e) { setCurtain(JSON.parse(e.data).text); });
           events.addEventListener("presence", function (e) { setPresence(JSON.parse(e.data).text); });
+          events.addEventListener("stocktake", function (e) { setStocktake(JSON.parse(e.data).text); });
           events.addEventListener("offline", function (e) {
             document.body.dataset.live = "0";
             show(JSON.parse(e.data), false);

@@ -5,6 +5,7 @@ import Varlink
 import VarlinkNIO
 import RoomBridgeAPI
 import struct RoomBridgeCore.StateSnapshot
+import struct RoomBridgeCore.StocktakeStatus
 
 /// One thing the hub tells its subscribers.
 public enum HubMessage: Sendable, Equatable {
@@ -221,9 +222,11 @@ public actor EventHub {
             if let c = event.curtain { s = s.applying(c) }
             if let o = event.lending { s.lending.lastOutcome = o }
             if let change = event.presence { s.presence = s.presence.applying(change) }
+            s.lending.stocktake = Self.stocktake(after: event, facts, s.lending.stocktake)
             state = s
         }
         var facts = facts
+        if event.stocktake != nil || event.countsInStocktake { facts.stocktake = state?.lending.stocktake }
         if event.presence != nil { facts.presence = state?.presence }
         if event.curtain != nil { facts.curtains = state?.allCurtains }
         if let previous = recent.last, previous.0.seq + 1 != event.seq { recent.removeAll() }
@@ -295,6 +298,10 @@ public actor EventHub {
             return OutcomeFacts(model: outcome.model, dueAt: outcome.dueAt)
         case .returned:
             return OutcomeFacts(model: outcome.model)
+        case .counted, .unexpected:
+            // The count after the tap, as the daemon has it (taps at other kiosks on the database count too).
+            let now = try? await link.read(StateAPI.GetState.self, .init())
+            return OutcomeFacts(model: outcome.model, stocktake: now?.state.lending.stocktake)
         case .armed:
             let session = try? await link.read(LendingAPI.GetSession.self, .init())
             return OutcomeFacts(sessionExpiresAt: session?.session.map { WireTime.string($0.expiresAt) })
@@ -306,6 +313,18 @@ public actor EventHub {
 
 
 extension EventHub {
+    /// The open stocktake after `event`: set when one starts, gone when it closes, and after a tap that
+    /// counted a device or noted an unexpected tag the daemon's count (`facts`), else `current` counted on
+    /// here (the count could not be read).
+    static func stocktake(after event: DaemonEvent, _ facts: OutcomeFacts, _ current: StocktakeStatus?) -> StocktakeStatus? {
+        if let notice = event.stocktake { return notice.change == .started ? notice.status : nil }
+        guard event.countsInStocktake, let outcome = event.lending else { return current }
+        if let known = facts.stocktake { return known }
+        guard var s = current else { return nil }
+        if outcome.kind == .unexpected { s.unexpected += 1 } else if outcome.reason != "again" { s.counted += 1 }
+        return s
+    }
+
     /// Ends every subscriber's stream (shutdown).
     func finishAll() {
         for subscriber in subscribers.values { subscriber.continuation.finish() }

@@ -17,6 +17,7 @@ enum KioskPage {
           <div id="headline">\(HTML.escape(l.t("kiosk.idle")))</div>
           <div id="detail"></div>
         </div>
+        <div id="stocktake" role="status" hidden></div>
         <div id="curtain" hidden></div>
         <div id="presence" hidden></div>
         <script src="\(Assets.kiosk.path)"></script>
@@ -35,6 +36,8 @@ enum KioskPage {
         /// Who is here (nil: nobody, or presence is off).
         var presence: String?
         var message: KioskMessage?
+        /// The stocktake banner (nil: no stocktake is open).
+        var stocktake: String?
     }
 
     static func snapshot(_ state: StateSnapshot, _ l: Localizer) -> Snapshot {
@@ -45,7 +48,8 @@ enum KioskPage {
         }
         return Snapshot(curtain: KioskView.curtains(state.allCurtains, l), curtainState: CurtainView.live(state.curtain, l),
                         curtainStates: state.allCurtains.compactMap { CurtainView.live($0, l) },
-                        presence: KioskView.presence(state.presence, l), message: message)
+                        presence: KioskView.presence(state.presence, l), message: message,
+                        stocktake: state.lending.stocktake.map { KioskView.stocktake($0, l) })
     }
 
     /// A curtain event: the kiosk corner's text (every curtain) and the panel of the curtain `id` (nil when a reload
@@ -53,6 +57,8 @@ enum KioskPage {
     struct CurtainText: Encodable { var text: String?; var state: CurtainLive?; var id: String? }
     /// A presence event: the kiosk's other corner (nil: nobody is here).
     struct PresenceText: Encodable { var text: String? }
+    /// A stocktake event, or a tap it counted: the banner (nil: none is open any more).
+    struct StocktakeText: Encodable { var text: String? }
 
     /// One hub message as Server-Sent Events text for a browser speaking `l`'s language.
     /// `id:` is the daemon event's `seq`, so a reconnecting browser's `Last-Event-ID` says
@@ -64,8 +70,16 @@ enum KioskPage {
         case .offline:
             return frame(id: nil, event: "offline", data: json(KioskView.offline(l)))
         case .event(let event, let facts):
+            if let notice = event.stocktake {
+                let text = notice.change == .started ? KioskView.stocktake(notice.status, l) : nil
+                return frame(id: event.seq, event: "stocktake", data: json(StocktakeText(text: text)))
+            }
             if let outcome = event.lending {
-                return frame(id: event.seq, event: "outcome", data: json(KioskView.message(for: outcome, facts: facts, l)))
+                let shown = frame(id: event.seq, event: "outcome", data: json(KioskView.message(for: outcome, facts: facts, l)))
+                guard event.countsInStocktake else { return shown }
+                // The banner's count after the tap.
+                return shown + frame(id: event.seq, event: "stocktake",
+                                     data: json(StocktakeText(text: facts.stocktake.map { KioskView.stocktake($0, l) })))
             }
             if let curtain = event.curtain {
                 let text = KioskView.curtains(facts.curtains ?? [curtain], l)

@@ -4,6 +4,7 @@ import struct RoomBridgeCore.LendingOutcome
 import struct RoomBridgeCore.PresenceChangeEvent
 import struct RoomBridgeCore.PresenceState
 import struct RoomBridgeCore.PresentBeacon
+import struct RoomBridgeCore.StocktakeStatus
 
 /// What the kiosk shows for one lending outcome: the pure mapping from the daemon's
 /// `LendingOutcome` (plus the facts looked up for it) to a coloured, localised message.
@@ -30,9 +31,12 @@ public struct OutcomeFacts: Codable, Sendable, Equatable {
     public var presence: PresenceState?
     /// For a curtain event: every curtain after it (nil when not known, e.g. in a replay).
     public var curtains: [CurtainState]?
+    /// For a tap counted or noted as unexpected: the open stocktake after it (nil when not known).
+    public var stocktake: StocktakeStatus?
 
     public init(model: String? = nil, dueAt: Date? = nil, sessionExpiresAt: String? = nil, presence: PresenceState? = nil,
-                curtains: [CurtainState]? = nil) {
+                curtains: [CurtainState]? = nil, stocktake: StocktakeStatus? = nil) {
+        self.stocktake = stocktake
         self.model = model
         self.dueAt = dueAt
         self.sessionExpiresAt = sessionExpiresAt
@@ -102,6 +106,11 @@ public enum KioskView {
     /// The message while roombridged cannot be reached.
     public static func offline(_ l: Localizer) -> KioskMessage {
         KioskMessage(tone: .refusal, headline: l.t("kiosk.offline"), detail: nil, countdownUntil: nil, kind: "offline")
+    }
+
+    /// The stocktake banner while one is open: what to do and how many devices are counted so far.
+    public static func stocktake(_ s: StocktakeStatus, _ l: Localizer) -> String {
+        l.t("kiosk.stocktake", ["counted": l.number(s.counted)])
     }
 
     /// Who is here, by the person's name ("Here: Aiko Tanaka, Pixel 8"), or nil when nobody is (or presence is off).

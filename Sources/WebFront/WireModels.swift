@@ -4,6 +4,7 @@ import struct RoomBridgeCore.CurtainState
 import struct RoomBridgeCore.LendingOutcome
 import struct RoomBridgeCore.PresenceChangeEvent
 import struct RoomBridgeCore.StateSnapshot
+import struct RoomBridgeCore.StocktakeNotice
 
 // What roombridge-web reads from roombridged's Watch: the events, coded by hand on the daemon's
 // side (one payload per kind), as far as the web uses them, with the contract's own payload
@@ -43,10 +44,17 @@ public struct DaemonEvent: Codable, Sendable, Equatable {
     public var curtain: CurtainState?
     public var lending: LendingOutcome?
     public var presence: PresenceChangeEvent?
+    /// A stocktake started or was closed.
+    public var stocktake: StocktakeNotice?
     /// The event as the daemon sent it (every field of every kind), for the API's event stream.
     public var raw: JSONValue?
 
-    enum CodingKeys: String, CodingKey { case seq, at, kind, curtain, lending, presence }
+    enum CodingKeys: String, CodingKey { case seq, at, kind, curtain, lending, presence, stocktake }
+}
+
+extension DaemonEvent {
+    /// A tap during a stocktake: a device counted or a tag noted as unexpected.
+    var countsInStocktake: Bool { lending.map { $0.kind == .counted || $0.kind == .unexpected } ?? false }
 }
 
 /// One `Watch` reply: the state (or, resuming, `resumedAfter`) first, then one event each.
