@@ -238,8 +238,8 @@ public enum LendingAPI {
         }
     }
 
-    public enum MonthlyReport: VarlinkMethod {
-        public static let name = "io.roombridge.Lending.MonthlyReport"
+    public enum GetMonthlyReport: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.GetMonthlyReport"
         public struct Parameters: Codable, Sendable {
             /// `YYYY-MM`.
             public var month: String

@@ -164,7 +164,7 @@ struct MonthReport: AsyncParsableCommand {
 
     func run() async throws {
         try await withClient(options) { client in
-            let reply = try await call(client, LendingAPI.MonthlyReport.self, .init(month: month, timeZone: KioskTime.current.name))
+            let reply = try await call(client, LendingAPI.GetMonthlyReport.self, .init(month: month, timeZone: KioskTime.current.name))
             if options.json { emit(reply.sole.serialized()); return }
             let r = reply.value.report
             emit("Lending in \(r.month) (\(r.timeZone)): \(r.lends) lent, \(r.returns) returned, \(r.overdue) fell overdue")

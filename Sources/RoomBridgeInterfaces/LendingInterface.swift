@@ -136,7 +136,7 @@ public struct LendingInterface: VarlinkInterface {
                 text = report.csv(options: options)
             }
             return ["text": .string(text), "count": .int(Int64(report.entries.count))]
-        case "MonthlyReport":
+        case "GetMonthlyReport":
             let report = try await store.monthlyReport(month: try p.string("month"), timeZone: try exportZone(p), now: now())
             return ["report": try WireCoding.encode(report)]
         case "ListActive":

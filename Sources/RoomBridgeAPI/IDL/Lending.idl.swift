@@ -161,7 +161,7 @@ extension InterfaceIDL {
         )
 
         # The lending report of month (YYYY-MM) in timeZone (default the kiosk's, State.timeZone).
-        method MonthlyReport(month: string, timeZone: ?string) -> (report: MonthlyReport)
+        method GetMonthlyReport(month: string, timeZone: ?string) -> (report: MonthlyReport)
 
         # Active rentals, oldest first.
         method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)
