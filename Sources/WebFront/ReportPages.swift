@@ -5,13 +5,13 @@ import RoomBridgeAPI
 import Varlink
 
 /// The monthly lending report: `/reports` (this month in the kiosk's time zone) and
-/// `/reports/YYYY-MM`, through `io.roombridge.Lending.MonthlyReport` in the kiosk's zone. Anyone
+/// `/reports/YYYY-MM`, through `io.roombridge.Lending.GetMonthlyReport` in the kiosk's zone. Anyone
 /// may read it, as the history it is made of.
 struct ReportPages: Sendable {
     let link: DaemonLink
 
     func report(_ month: String, _ l: Localizer, viewer: Viewer) async throws -> String {
-        let report = try await link.read(LendingAPI.MonthlyReport.self, .init(month: month, timeZone: l.timeZone.identifier)).report
+        let report = try await link.read(LendingAPI.GetMonthlyReport.self, .init(month: month, timeZone: l.timeZone.identifier)).report
         return HTML.page(l, title: ReportViews.title(report.month, l), active: "reports", viewer: viewer,
                          body: ReportViews.report(l, report: report))
     }
