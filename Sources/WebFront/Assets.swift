@@ -60,6 +60,7 @@ enum Assets {
           main { padding: 0; }
           h1 { font-size: 16pt; margin: 0 0 .4em; }
           h2 { font-size: 12pt; margin: 1em 0 .3em; break-after: avoid; }
+          h3 { font-size: 11pt; margin: .8em 0 .2em; break-after: avoid; }
           table { width: 100%; margin: .2em 0 .8em; }
           thead { display: table-header-group; }
           tr { break-inside: avoid; }
