@@ -173,11 +173,15 @@ import Varlink
         let shuttingDown = VarlinkError("org.example.test.ShuttingDown")
         try await withServer(probe: probe, configure: { $0.shuttingDownReply = shuttingDown }) { path, server in
             let raw = try RawClient(path: path)
-            try await raw.send(VarlinkCall(method: "org.example.test.Sleep", parameters: ["ms": 400, "tag": "running"]).framedBytes()
+            // The first call runs until the shutdown has begun (a fixed sleep could end first on a busy machine,
+            // and then the later calls were answered normally: a flaky test).
+            try await raw.send(VarlinkCall(method: "org.example.test.Hold", parameters: ["tag": "running"]).framedBytes()
                 + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 1]).framedBytes()
                 + VarlinkCall(method: "org.example.test.Note", parameters: ["text": "x"], oneway: true).framedBytes()
                 + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 2, "b": 2]).framedBytes())
             try await eventually("the first call to run") { probe.entries.contains("start running") }
+            server.beginShutdown(gracePeriod: .seconds(5))
+            probe.release()
             let stopping = Task { await server.shutdown(gracePeriod: .seconds(5)) }
             #expect(try await raw.readReply().parameters == ["tag": "running"])
             #expect(try await raw.readReply().varlinkError == shuttingDown)

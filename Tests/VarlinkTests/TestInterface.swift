@@ -12,6 +12,29 @@ final class Probe: Sendable {
 
     func record(_ s: String) { log.withLock { $0.append(s) } }
     var entries: [String] { log.withLock { $0 } }
+
+    /// `Hold` calls wait here until ``release()``: a call that is surely still running when the test acts.
+    private let holds = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func hold() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let go = holds.withLock { s -> Bool in
+                if s.released { return true }
+                s.waiting.append(c)
+                return false
+            }
+            if go { c.resume() }
+        }
+    }
+
+    func release() {
+        let waiting = holds.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.released = true
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        for c in waiting { c.resume() }
+    }
 }
 
 struct TestFailure: Error {}
@@ -55,6 +78,9 @@ struct TestInterface: VarlinkImmediateInterface {
 
         # Sleeps, then replies with its tag.
         method Sleep(ms: int, tag: string) -> (tag: string)
+
+        # Waits until the test releases it, then replies with its tag.
+        method Hold(tag: string) -> (tag: string)
 
         # Waits until cancelled.
         method Wait() -> ()
@@ -101,6 +127,11 @@ struct TestInterface: VarlinkImmediateInterface {
             probe.record("start \(tag)")
             try await Task.sleep(for: .milliseconds(p["ms"]!.intValue!))
             probe.record("end \(tag)")
+            try await replies.reply(["tag": .string(tag)])
+        case "Hold":
+            let tag = p["tag"]!.stringValue!
+            probe.record("start \(tag)")
+            await probe.hold()
             try await replies.reply(["tag": .string(tag)])
         case "Wait":
             probe.started.add(1, ordering: .relaxed)
