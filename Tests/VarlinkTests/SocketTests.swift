@@ -450,7 +450,11 @@ import Varlink
             #expect(stuck < 5000, "handler produced \(stuck) replies for a client that reads nothing")
             // Reading lets it continue.
             for _ in 0..<2000 { _ = try await raw.readReply() }
-            try await eventually("the handler resumes once the client reads") { probe.sent.load(ordering: .relaxed) > stuck + 1000 }
+            // A liveness check: what it guards against is a handler that never resumes. Under a full CI run the
+            // whole test took 14–23 s (0.6 s alone), so the default 20 s was a race; 120 s is not.
+            try await eventually("the handler resumes once the client reads", timeout: .seconds(120)) {
+                probe.sent.load(ordering: .relaxed) > stuck + 1000
+            }
         }
     }
 }
