@@ -6,16 +6,14 @@ devices and who had what, in English and Japanese; /reports goes to this month, 
 pdftotext, kept as a PNG). Times are Tokyo's (TZ)."""
 import datetime
 import re
-import shutil
-import subprocess
 
 import pytest
 
-from conftest import ROOT, call, eventually
+from conftest import call, eventually
 from test_lending import ctl
 from test_web import (Client, TZ, accounts_file, browser_factory, text_of, web_factory)  # noqa: F401 (fixtures)
 from test_web_bookings import ZONE, sign_in
-from test_web_stocktake import poppler, print_to_pdf, rows
+from test_web_stocktake import keep_png, poppler, printed, rows
 
 YAMADA = "山田 花子"
 
@@ -138,12 +136,8 @@ def test_the_report_prints_to_a_clean_a4_pdf(daemon, web_factory, browser_factor
     driver.get(web.base + f"/reports/{month}?lang={language}")
     eventually(lambda: driver.find_elements("id", "top-devices"), what="the report")
 
-    pdf = print_to_pdf(driver, tmpdir_path / f"report-{language}.pdf")
-    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
-    assert re.search(r"Page size:.*\(A4\)", info), info
-    pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
-    flat = " ".join(text.split())
+    pdf = tmpdir_path / f"report-{language}.pdf"
+    pages, text, flat = printed(driver, pdf)
     name = datetime.date(year, number, 1).strftime("%B %Y")
     for expected in PRINTED[language]:
         expected = expected.format(name=name, ja=f"{year}年{number}月")
@@ -156,9 +150,4 @@ def test_the_report_prints_to_a_clean_a4_pdf(daemon, web_factory, browser_factor
         assert chrome not in text, (chrome, text)
     assert re.search(rf"\b1\s*/\s*{pages}$", flat), text
 
-    png = tmpdir_path / f"monthly-report-{language}"
-    subprocess.run(["pdftoppm", "-png", "-r", "50", "-singlefile", str(pdf), str(png)], check=True)
-    assert png.with_suffix(".png").stat().st_size > 1000
-    artefacts = ROOT / "Tests" / "Integration" / "artifacts"
-    if artefacts.is_dir():
-        shutil.copy(png.with_suffix(".png"), artefacts / png.with_suffix(".png").name)
+    keep_png(pdf, tmpdir_path / f"monthly-report-{language}")

@@ -250,6 +250,25 @@ def print_to_pdf(driver, path):
     return path
 
 
+def printed(driver, path):
+    """Prints the page to `path` and checks it is A4; returns (pages, its text laid out, its words on one line)."""
+    pdf = print_to_pdf(driver, path)
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"Page size:.*\(A4\)", info), info
+    pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return pages, text, " ".join(text.split())
+
+
+def keep_png(pdf, png):
+    """The PDF's first page as a PNG for a person to look at; copied to Tests/Integration/artifacts/ when it exists."""
+    subprocess.run(["pdftoppm", "-png", "-r", "50", "-singlefile", str(pdf), str(png)], check=True)
+    assert png.with_suffix(".png").stat().st_size > 1000
+    artefacts = ROOT / "Tests" / "Integration" / "artifacts"
+    if artefacts.is_dir():
+        shutil.copy(png.with_suffix(".png"), artefacts / png.with_suffix(".png").name)
+
+
 def poppler():
     if shutil.which("pdftotext") and shutil.which("pdftoppm") and shutil.which("pdfinfo"):
         return
@@ -278,12 +297,8 @@ def test_the_report_prints_to_a_clean_a4_pdf(daemon_factory, pn532, web_factory,
     driver.get(web.base + f"/stocktakes/{number}?lang={language}")
     eventually(lambda: driver.find_elements("id", "found"), what="the report")
 
-    pdf = print_to_pdf(driver, tmpdir_path / f"stocktake-{language}.pdf")
-    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
-    assert re.search(r"Page size:.*\(A4\)", info), info
-    pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
-    flat = " ".join(text.split())
+    pdf = tmpdir_path / f"stocktake-{language}.pdf"
+    pages, text, flat = printed(driver, pdf)
     for expected in PRINTED[language]:
         assert " ".join(expected.format(n=number).split()) in flat, (expected, text)
     for device in ["D-0001", "D-0002", "D-0003", UNKNOWN_UID]:
@@ -295,9 +310,4 @@ def test_the_report_prints_to_a_clean_a4_pdf(daemon_factory, pn532, web_factory,
     # The @page footer's "1 / N" (pdftotext closes up the small type's spaces).
     assert re.search(rf"\b1\s*/\s*{pages}$", flat), text
 
-    png = tmpdir_path / f"stocktake-report-{language}"
-    subprocess.run(["pdftoppm", "-png", "-r", "50", "-singlefile", str(pdf), str(png)], check=True)
-    assert png.with_suffix(".png").stat().st_size > 1000
-    artefacts = ROOT / "Tests" / "Integration" / "artifacts"
-    if artefacts.is_dir():
-        shutil.copy(png.with_suffix(".png"), artefacts / png.with_suffix(".png").name)
+    keep_png(pdf, tmpdir_path / f"stocktake-report-{language}")
