@@ -3,13 +3,24 @@ import Lending
 import RoomBridgeAPI
 import Varlink
 
-/// Who is looking at a page: nobody, or a signed-in admin with the session's CSRF token.
+/// Who is looking at a page: nobody, a signed-in admin (`user`) or a signed-in self-service
+/// account (`booker`), with the session's CSRF token.
 struct Viewer: Sendable {
+    /// The signed-in admin; nil for anyone else, a self-service account included.
     var user: String?
     var csrf: String?
+    /// A self-service account: its sign-in name and the inventory user it books for.
+    struct Booker: Sendable, Equatable {
+        var name: String
+        var userId: String
+    }
+    var booker: Booker?
     /// What the last change did, said once on the page after it.
     var notice: String?
     static let anonymous = Viewer()
+
+    /// The signed-in name, admin or self-service.
+    var signedIn: String? { user ?? booker?.name }
 
     /// The hidden field every form of a signed-in admin carries.
     var csrfField: String { "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(csrf ?? ""))\">" }

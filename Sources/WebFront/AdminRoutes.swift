@@ -21,6 +21,9 @@ struct AdminRoutes: Sendable {
         let id = request.cookies[Self.sessionCookie]?.value
         guard let s = await sessions.session(id) else { return .anonymous }
         let notice = request.method == .get ? await sessions.takeNotice(id) : nil
+        if let userId = s.userId {
+            return Viewer(user: nil, csrf: s.csrf, booker: .init(name: s.user, userId: userId), notice: notice)
+        }
         return Viewer(user: s.user, csrf: s.csrf, notice: notice)
     }
 
@@ -72,8 +75,9 @@ struct AdminRoutes: Sendable {
                 logger.notice("failed sign-in as \(name)")
                 return WebServer.html(.unauthorized, admin.login(l, csrf: expected, next: next, error: l.t("admin.failed")))
             }
-            logger.notice("admin \(name) signed in")
-            let (id, _) = await sessions.start(user: name)
+            let userId = accounts?.userId(of: name)
+            logger.notice("\(userId == nil ? "admin" : "self-service account") \(name) signed in")
+            let (id, _) = await sessions.start(user: name, userId: userId)
             var response = Response(status: .seeOther, headers: [.location: next])
             response.setCookie(cookie(Self.sessionCookie, id))
             return response
@@ -82,7 +86,7 @@ struct AdminRoutes: Sendable {
             let l = localizer(request)
             let v = await viewer(request)
             let form = try await Self.form(request, context)
-            guard v.user != nil, form["csrf"] == v.csrf else { return refused(.forbidden, l, l.t("admin.csrf")) }
+            guard v.signedIn != nil, form["csrf"] == v.csrf else { return refused(.forbidden, l, l.t("admin.csrf")) }
             await sessions.end(request.cookies[Self.sessionCookie]?.value)
             var response = Response(status: .seeOther, headers: [.location: "/devices"])
             response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
@@ -164,8 +168,10 @@ struct AdminRoutes: Sendable {
         }
     }
 
-    /// Refuses a change by someone not signed in (401) or without the session's token (403).
+    /// Refuses a change by someone not signed in as an admin (401; 403 for a self-service
+    /// account) or without the session's token (403).
     func check(_ v: Viewer, _ form: Query, _ l: Localizer) -> Response? {
+        if v.booker != nil { return refused(.forbidden, l, l.t("admin.adminOnly")) }
         guard v.user != nil else { return refused(.unauthorized, l, l.t("admin.required")) }
         guard let token = form["csrf"], token == v.csrf else { return refused(.forbidden, l, l.t("admin.csrf")) }
         return nil

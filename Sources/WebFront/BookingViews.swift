@@ -183,7 +183,9 @@ enum BookingViews {
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         body += "<form method=\"post\" action=\"/bookings/new\" class=\"form\" id=\"booking-form\">" + viewer.csrfField
             + "<label>\(t("booking.device")) <input name=\"device\" id=\"booking-device\" value=\"\(value("device"))\" required></label>"
-            + "<label>\(t("booking.user")) <input name=\"user\" id=\"booking-user\" list=\"booking-users\" value=\"\(value("user"))\" required></label>"
+            + (viewer.booker.map {
+                "<label>\(t("booking.user")) <input name=\"user\" id=\"booking-user\" value=\"\(HTML.escape($0.userId))\" readonly></label>"
+            } ?? "<label>\(t("booking.user")) <input name=\"user\" id=\"booking-user\" list=\"booking-users\" value=\"\(value("user"))\" required></label>")
             + "<datalist id=\"booking-users\">"
             + users.map { "<option value=\"\(HTML.escape($0.id))\">\(HTML.escape($0.name))</option>" }.joined() + "</datalist>"
             + "<label>\(t("booking.starts")) <input type=\"datetime-local\" name=\"starts\" id=\"booking-starts\" value=\"\(value("starts"))\" required></label>"

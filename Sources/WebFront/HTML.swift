@@ -68,7 +68,7 @@ enum HTML {
             return "<a href=\"/\(item)\"\(current)>\(escape(l.t("nav.\(item)")))</a>"
         }.joined(separator: " ")
         let account: String
-        if let user = viewer.user {
+        if let user = viewer.signedIn {
             account = "<form method=\"post\" action=\"/logout\" class=\"account\"><span id=\"signed-in\">"
                 + escape(l.t("admin.signedIn", ["user": user])) + "</span> " + viewer.csrfField
                 + "<button type=\"submit\" id=\"sign-out\">\(escape(l.t("admin.signOut")))</button></form>"

@@ -91,7 +91,7 @@ struct Pages: Sendable {
             body += "<p id=\"active-rental\">\(HTML.escape(l.t("device.available")))</p>"
         }
         body += "<h2 id=\"bookings-title\">\(HTML.escape(l.t("device.bookings")))</h2>"
-        if viewer.user != nil {
+        if viewer.signedIn != nil {
             body += "<p><a id=\"book-device\" href=\"/bookings/new?device=\(HTML.urlComponent(d.id))\">\(HTML.escape(l.t("booking.add")))</a></p>"
         }
         body += BookingViews.weekLinks(first, today: today, path: "/devices/\(HTML.urlComponent(d.id))", l)

@@ -4,6 +4,8 @@ import Foundation
 public actor Sessions {
     public struct Session: Sendable {
         public let user: String
+        /// The inventory user a self-service account books for; nil for an admin.
+        public let userId: String?
         /// The token every form of this session carries.
         public let csrf: String
         var lastSeen: ContinuousClock.Instant
@@ -49,9 +51,9 @@ public actor Sessions {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    public func start(user: String) -> (id: String, session: Session) {
+    public func start(user: String, userId: String? = nil) -> (id: String, session: Session) {
         let id = Self.token()
-        let session = Session(user: user, csrf: Self.token(), lastSeen: clock.now)
+        let session = Session(user: user, userId: userId, csrf: Self.token(), lastSeen: clock.now)
         sessions[id] = session
         return (id, session)
     }

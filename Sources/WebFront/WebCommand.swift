@@ -103,12 +103,19 @@ extension RoomBridgeWeb {
         static let configuration = CommandConfiguration(
             abstract: "Print an accounts-file line for NAME; the password is read from standard input (one line).")
 
-        @Argument(help: "The admin's sign-in name (no ':').")
+        @Argument(help: "The sign-in name (no ':').")
         var name: String
+
+        @Option(help: ArgumentHelp("Make a self-service account of this inventory user, which books for that user and changes nothing else; without it, an admin.",
+                                   valueName: "USER-ID"))
+        var user: String?
 
         func validate() throws {
             guard !name.isEmpty, !name.contains(":"), !name.contains(where: \.isWhitespace) else {
                 throw ValidationError("the name must be non-empty, without ':' or spaces")
+            }
+            if let user, user.isEmpty || user.contains(":") || user.contains(where: \.isWhitespace) {
+                throw ValidationError("the user ID must be non-empty, without ':' or spaces")
             }
         }
 
@@ -116,7 +123,7 @@ extension RoomBridgeWeb {
             guard let password = readLine(strippingNewline: true), password.count >= 8 else {
                 throw ValidationError("give a password of at least 8 characters on standard input")
             }
-            guard let line = await PasswordHash.line(name: name, password: password) else {
+            guard let line = await PasswordHash.line(name: name, password: password, userId: user) else {
                 throw ValidationError("hashing failed")
             }
             print(line)

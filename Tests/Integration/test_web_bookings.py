@@ -4,13 +4,14 @@ week strip and the user's page, is refused an overlap in words, cancels; and the
 the PN532 simulator, says that a device is booked for someone else. Times are Tokyo's (TZ)."""
 import datetime
 import re
+import subprocess
 import urllib.parse
 import urllib.request
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from conftest import call, eventually
+from conftest import binary, call, eventually
 from test_lending import BADGE, ctl, ctl_json, nfc_lending_daemon
 from test_nfc import device_message, lift, spec
 from test_web import (TZ, Client, accounts_file, browser_factory, english_words, kiosk_shows,  # noqa: F401 (fixtures)
@@ -185,7 +186,7 @@ def test_booking_form_refusals_keep_the_input_and_need_a_signed_in_admin(daemon,
     tomorrow = today() + datetime.timedelta(days=1)
 
     # Not signed in: the form sends to the sign-in (and back), a POST is refused; nothing is booked.
-    # roombridge-web's accounts are admins only: nobody books without one.
+    # Nobody books without signing in.
     anonymous = Client(web)
     status, headers, _ = anonymous.request("GET", "/bookings/new?device=D-0001")
     assert status == 303 and headers["Location"] == "/login?next=%2Fbookings%2Fnew%3Fdevice%3DD-0001", headers["Location"]
@@ -289,3 +290,47 @@ def test_kiosk_says_a_device_is_booked_for_someone_else_and_lends_it_to_the_book
     # Lent until the booking's end.
     rental = ctl_json(d, "devices", "show", "D-0042")[0]["device"]["rental"]
     assert (rental["userId"], rental["dueAt"][:16]) == ("U-0002", b["endsAt"][:16]), (rental, b)
+
+
+def test_a_self_service_account_books_only_for_its_own_user_and_changes_nothing_else(daemon, web_factory, tmpdir_path):
+    seed(daemon)
+    accounts = accounts_file(tmpdir_path)
+    out = subprocess.run([binary("roombridge-web"), "hash-password", "grace", "--user", "U-0002"], input=PASSWORD + "\n",
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip().endswith(":user=U-0002"), out
+    accounts.write_text(accounts.read_text() + out.stdout)
+    web = web_factory(daemon, "--accounts", str(accounts))
+    tomorrow = today() + datetime.timedelta(days=1)
+    c = Client(web)
+    assert c.sign_in(name="grace")[0] == 303
+    status, _, page = c.request("GET", "/bookings/new?device=D-0001&user=U-0001")
+    # The form is for Grace alone: her ID, fixed, and no list of the other users.
+    assert status == 200 and "Signed in as grace" in text_of(page)
+    assert re.search(r'<input name="user" id="booking-user" value="U-0002" readonly>', page), page
+    assert "Ada Lovelace" not in page
+
+    # Naming someone else (a crafted POST) is refused in words, and nothing is booked.
+    status, _, page = book(c, "D-0001", "U-0001", local(tomorrow, 10), local(tomorrow, 12))
+    assert status == 403 and "You can book only for yourself (U-0002)" in text_of(page), text_of(page)
+    assert bookings(daemon, deviceId="D-0001") == []
+
+    status, headers, _ = book(c, "D-0001", "U-0002", local(tomorrow, 10), local(tomorrow, 12))
+    assert status == 303 and headers["Location"].startswith("/devices/D-0001"), status
+    [b] = bookings(daemon, deviceId="D-0001")
+    assert b["userId"] == "U-0002" and b["startsAt"].startswith(utc(tomorrow, 10)), b
+    assert b.get("bookedBy", "").startswith("web:grace "), b
+
+    # Every admin change is refused with what the account can do; the booking and the device stay.
+    _, _, page = c.request("GET", "/devices/D-0001")
+    token = c.token(page)
+    status, _, page = c.request("POST", "/devices/new", {"csrf": token, "id": "D-0009", "group": "android-phone", "model": "X"})
+    assert status == 403 and "Only an admin can do this" in text_of(page), text_of(page)
+    status, _, page = c.request("POST", f"/users/U-0002/bookings/{b['id']}/cancel", {"csrf": token})
+    assert status == 403 and "Only an admin can do this" in text_of(page)
+    assert [x["state"] for x in bookings(daemon, deviceId="D-0001")] == ["booked"]
+    assert ctl(daemon, "devices", "show", "D-0009", check=False).returncode != 0
+
+    # Signing out works as for an admin.
+    assert c.request("POST", "/logout", {"csrf": token})[0] == 303
+    assert c.request("POST", "/bookings/new", {"csrf": token, "device": "D-0001", "user": "U-0002",
+                                               "starts": local(tomorrow, 13), "ends": local(tomorrow, 14)})[0] == 401

@@ -250,6 +250,19 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
         #expect(await PasswordHash.line(name: "alice", password: "correct horse") != line)
     }
 
+    @Test func aLineWithAUserIsASelfServiceAccountOfThatUser() async throws {
+        let admin = try #require(await PasswordHash.line(name: "alice", password: "correct horse"))
+        let own = try #require(await PasswordHash.line(name: "grace", password: "battery staple", userId: "U-0002"))
+        #expect(own.hasSuffix(":user=U-0002"))
+        let accounts = try Accounts(text: admin + "\n" + own + "\n")
+        #expect(accounts.userId(of: "alice") == nil)
+        #expect(accounts.userId(of: "grace") == "U-0002")
+        #expect(await accounts.verify(name: "grace", password: "battery staple"))
+        // An eighth field that is not `user=ID` is refused, not read as an admin.
+        #expect(throws: Accounts.ParseError.badLine(1)) { try Accounts(text: admin + ":admin\n") }
+        #expect(throws: Accounts.ParseError.badLine(1)) { try Accounts(text: admin + ":user=\n") }
+    }
+
     @Test func aMalformedLineIsRefusedWithItsNumber() {
         #expect(throws: Accounts.ParseError.badLine(2)) { try Accounts(text: "# ok\nalice:plain:secret\n") }
         #expect(throws: Accounts.ParseError.badLine(1)) { try Accounts(text: "alice:scrypt:30:8:1:AAAA:AAAA\n") }
