@@ -169,8 +169,9 @@ public protocol InventoryStore: Sendable {
     // MARK: Users
     func addUser(_ user: User) async throws
     func updateUser(_ user: User) async throws
-    /// Deletes a user and their badges (history stays). Refused while they have devices.
-    func deleteUser(id: UserID) async throws
+    /// Deletes a user and their badges (history stays). Refused while they have devices. Their
+    /// bookings still to come (booked, ending after `at`) are cancelled, by `actor`.
+    func deleteUser(id: UserID, at: Date, by actor: ChangeActor?) async throws
     func user(id: UserID) async throws -> User?
     /// Users ordered by ID; `nameContains` filters case-insensitively.
     func users(nameContains: String?, page: PageRequest) async throws -> Page<User>
@@ -308,6 +309,9 @@ extension InventoryStore {
     public func updateDevice(_ device: Device, at: Date) async throws -> [DeviceLogEntry] {
         try await updateDevice(device, at: at, by: nil)
     }
+
+    /// ``deleteUser(id:at:by:)`` now, with no actor known.
+    public func deleteUser(id: UserID) async throws { try await deleteUser(id: id, at: Date(), by: nil) }
 
     /// ``deleteDevice(id:at:by:)`` with no actor known.
     public func deleteDevice(id: DeviceID, at: Date) async throws { try await deleteDevice(id: id, at: at, by: nil) }

@@ -45,6 +45,15 @@ extension SQLiteInventoryStore {
         }
     }
 
+    /// Cancels the bookings of a deleted device or user (`column`: `device_id` or `user_id`)
+    /// that are still booked and end after `at`; those already over stay as they were.
+    static func cancelBookingsToCome(_ db: Database, column: String, _ id: String, at: Date, by actor: ChangeActor?) throws {
+        try db.execute(sql: """
+            UPDATE bookings SET state = 'cancelled', cancelled_at = ?, cancelled_by = ?
+            WHERE \(column) = ? AND state = 'booked' AND ends_at > ?
+            """, arguments: [Millis.from(at), actor?.text, id, Millis.from(at)])
+    }
+
     public func booking(id: BookingID) async throws -> Booking? {
         try await read { db in try Booking.fetchOne(db, key: id) }
     }

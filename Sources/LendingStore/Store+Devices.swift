@@ -94,6 +94,7 @@ extension SQLiteInventoryStore {
             for (field, value) in old.loggedFields where value != nil {
                 _ = try Self.log(db, id, .delete, field, value, nil, at, actor)
             }
+            try Self.cancelBookingsToCome(db, column: "device_id", id, at: at, by: actor)
         }
     }
 

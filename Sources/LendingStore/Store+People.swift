@@ -31,7 +31,7 @@ extension SQLiteInventoryStore {
         }
     }
 
-    public func deleteUser(id: UserID) async throws {
+    public func deleteUser(id: UserID, at: Date, by actor: ChangeActor?) async throws {
         try await write { db in
             do {
                 // The trigger users_keep_borrowers refuses deleting a user who has devices.
@@ -43,6 +43,7 @@ extension SQLiteInventoryStore {
                 throw LendingError.userHasDevices(id, deviceIds: lent)
             }
             if db.changesCount == 0 { throw LendingError.noSuchUser(id) }
+            try Self.cancelBookingsToCome(db, column: "user_id", id, at: at, by: actor)
         }
     }
 

@@ -132,6 +132,12 @@ extension PostgresInventoryStore {
             for (field, value) in old.loggedFields where value != nil {
                 _ = try await Self.log(c, id, .delete, field, value, nil, at, actor, logger: logger)
             }
+            // Bookings still to come are cancelled; those already over stay as they were.
+            let (when, who) = (StoreConventions.millis(at), actor?.text)
+            try await c.query("""
+                UPDATE bookings SET state = 'cancelled', cancelled_at = \(when), cancelled_by = \(who)
+                WHERE device_id = \(id) AND state = 'booked' AND ends_at > \(when)
+                """, logger: logger)
         }
     }
 

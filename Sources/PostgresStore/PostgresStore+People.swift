@@ -39,8 +39,9 @@ extension PostgresInventoryStore {
         }
     }
 
-    public func deleteUser(id: UserID) async throws {
+    public func deleteUser(id: UserID, at: Date, by actor: ChangeActor?) async throws {
         let logger = self.logger
+        let (when, who) = (StoreConventions.millis(at), actor?.text)
         try await transaction { c in
             // The trigger users_keep_borrowers refuses deleting a user who has devices.
             try await c.query("SAVEPOINT delete_user", logger: logger)
@@ -55,6 +56,11 @@ extension PostgresInventoryStore {
                 throw LendingError.userHasDevices(id, deviceIds: lent)
             }
             if deleted == 0 { throw LendingError.noSuchUser(id) }
+            // Bookings still to come are cancelled; those already over stay as they were.
+            try await c.query("""
+                UPDATE bookings SET state = 'cancelled', cancelled_at = \(when), cancelled_by = \(who)
+                WHERE user_id = \(id) AND state = 'booked' AND ends_at > \(when)
+                """, logger: logger)
         }
     }
 

@@ -193,7 +193,7 @@ public enum InventoryAPI {
 
     public enum DeleteUser: VarlinkMethod {
         public static let name = "io.roombridge.Inventory.DeleteUser"
-        public typealias Parameters = ByID
+        public typealias Parameters = DeleteDevice.Parameters
         public typealias Reply = VarlinkNothing
     }
 

@@ -114,7 +114,8 @@ public struct InventoryInterface: VarlinkInterface {
             try await store.updateUser(user)
             return ["user": try encode(user)]
         case "DeleteUser":
-            try await store.deleteUser(id: try p.string("id"))
+            try await store.deleteUser(id: try p.string("id"), at: t,
+                                       by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return [:]
         case "GetUser":
             let id = try p.string("id")

@@ -126,15 +126,29 @@ struct BookingTests {
     }
 
     /// As rentals do, bookings keep the device's model and the user's name after both are deleted.
+    /// Deleting either cancels its bookings still to come, by whoever deleted it; a booking
+    /// already over stays as it was.
     @Test(arguments: Backend.all) func bookingsOutliveTheDeviceAndTheUser(_ backend: Backend) async throws {
-        let fixture = try await StoreFixture(backend, devices: 1, users: 1)
+        let fixture = try await StoreFixture(backend, devices: 2, users: 2)
         defer { fixture.close() }
         let store = fixture.store
-        let booking = try await book(store, from: Self.hour, to: 2 * Self.hour)
-        try await store.deleteDevice(id: "D-001", at: at(10))
-        try await store.deleteUser(id: "U-1")
-        let kept = try #require(try await store.booking(id: booking.id))
-        #expect(kept.model == "Model D-001" && kept.userName == "User 1" && kept.deviceId == "D-001")
+        let over = try await book(store, from: Self.hour, to: 2 * Self.hour)
+        let toCome = try await book(store, from: 10 * Self.hour, to: 11 * Self.hour)
+        let otherUser = try await book(store, "D-001", "U-2", from: 20 * Self.hour, to: 21 * Self.hour)
+        let otherDevice = try await book(store, "D-002", "U-1", from: 20 * Self.hour, to: 21 * Self.hour)
+        try await store.deleteDevice(id: "D-001", at: at(3 * Self.hour), by: .unixUser("ops"))
+        for (booking, state) in [(over, Booking.State.booked), (toCome, .cancelled), (otherUser, .cancelled), (otherDevice, .booked)] {
+            let kept = try #require(try await store.booking(id: booking.id))
+            #expect(kept.state == state, "booking \(booking.id)")
+            #expect(kept.model == "Model \(kept.deviceId)")
+        }
+        let cancelled = try #require(try await store.booking(id: toCome.id))
+        #expect(cancelled.cancelledAt == at(3 * Self.hour) && cancelled.cancelledBy == ChangeActor.unixUser("ops").text)
+        // The user's booking of another device goes with the user.
+        try await store.deleteUser(id: "U-1", at: at(4 * Self.hour), by: .unixUser("ops"))
+        let kept = try #require(try await store.booking(id: otherDevice.id))
+        #expect(kept.state == .cancelled && kept.userName == "User 1" && kept.deviceId == "D-002")
+        #expect(try await store.booking(id: over.id)?.state == .booked)
     }
 
     /// Two stores on one database (two kiosks) book the same slot 32 times at once: one wins.

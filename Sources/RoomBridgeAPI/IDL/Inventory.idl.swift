@@ -116,8 +116,9 @@ extension InterfaceIDL {
         method AddUser(id: string, name: string) -> (user: User)
         method UpdateUser(id: string, name: string) -> (user: User)
 
-        # Deletes a user without devices, and their badges; their history stays.
-        method DeleteUser(id: string) -> ()
+        # Deletes a user without devices, and their badges; their history stays. Their bookings
+        # still to come are cancelled, by `actor`.
+        method DeleteUser(id: string, actor: ?string) -> ()
 
         method GetUser(id: string) -> (user: User, badges: []Badge)
         method ListUsers(nameContains: ?string, limit: ?int, cursor: ?string) -> (users: []User, nextCursor: ?string)
