@@ -78,6 +78,23 @@ struct APIRoute: Sendable {
         APIRoute(verb: .post, path: "/lend", method: "io.roombridge.Lending.Lend", summary: "Lends a device to a user."),
         APIRoute(verb: .post, path: "/return", method: "io.roombridge.Lending.Return", summary: "Returns a lent device."),
         APIRoute(verb: .post, path: "/renew", method: "io.roombridge.Lending.Renew", summary: "Moves a rental's due date."),
+        APIRoute(verb: .get, path: "/bookings", method: "io.roombridge.Lending.ListBookings",
+                 summary: "Bookings of a device or a user that overlap [from, until), by start, paged."),
+        APIRoute(verb: .post, path: "/bookings", method: "io.roombridge.Lending.Book",
+                 summary: "Books a device for a user from startsAt to endsAt (no overlap with its other bookings)."),
+        APIRoute(verb: .post, path: "/bookings/{id}/cancel", method: "io.roombridge.Lending.CancelBooking",
+                 summary: "Cancels a booking that is still booked."),
+        APIRoute(verb: .get, path: "/stocktakes", method: "io.roombridge.Lending.ListStocktakes", summary: "Stocktakes, newest first, paged."),
+        APIRoute(verb: .post, path: "/stocktakes", method: "io.roombridge.Lending.StartStocktake",
+                 summary: "Starts a stocktake of all devices, a group or a location; device taps then count instead of lending."),
+        APIRoute(verb: .get, path: "/stocktakes/{id}", method: "io.roombridge.Lending.GetStocktake",
+                 summary: "A stocktake's report: found, missing, lent and unexpected."),
+        APIRoute(verb: .post, path: "/stocktakes/{id}/close", method: "io.roombridge.Lending.CloseStocktake",
+                 summary: "Closes a stocktake and keeps its report."),
+        APIRoute(verb: .get, path: "/stocktakes/{id}/export", method: "io.roombridge.Lending.ExportStocktake",
+                 summary: "A stocktake's report as CSV (spreadsheet dates in timeZone)."),
+        APIRoute(verb: .get, path: "/reports/monthly/{month}", method: "io.roombridge.Lending.GetMonthlyReport",
+                 summary: "The lending report of a month (YYYY-MM) in the kiosk's time zone or timeZone."),
         APIRoute(verb: .get, path: "/curtains", method: "io.roombridge.Curtain.GetState", summary: "The curtains."),
         APIRoute(verb: .post, path: "/curtains/{name}/open", method: "io.roombridge.Curtain.Open", summary: "Opens a curtain fully."),
         APIRoute(verb: .post, path: "/curtains/{name}/close", method: "io.roombridge.Curtain.Close", summary: "Closes a curtain fully."),
@@ -218,7 +235,9 @@ struct APIRoutes: Sendable {
         var parameters: [String: JSONValue] = [:]
         let inputs = Dictionary(method.input.map { ($0.name, $0.type) }) { a, _ in a }
         for name in route.pathParameters {
-            parameters[route.field(of: name)] = .string(context.parameters.get(name)?.removingPercentEncoding ?? "")
+            // A path parameter is read as its field's type, as a query parameter is (`/bookings/7/cancel`: an int).
+            let field = route.field(of: name), raw = context.parameters.get(name)?.removingPercentEncoding ?? ""
+            parameters[field] = try inputs[field].map { type throws(APIProblem) in try Self.queryValue(raw, type, name: name, l) } ?? .string(raw)
         }
         if route.verb == .get {
             for (name, value) in Query(request.uri.query).items {

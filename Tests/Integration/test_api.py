@@ -1,6 +1,7 @@
 """The HTTP API (/api/v1) end to end: the real roombridged behind the real roombridge-web, tokens made by
 `roombridge-web token add`, requests with a plain HTTP client, and schemathesis against the OpenAPI document
 the server serves (issue 29 §1)."""
+import datetime
 import json
 import os
 import shutil
@@ -273,3 +274,49 @@ def test_an_import_and_the_history_csv_as_the_pages_do_them(api):
     assert call(web, "GET", "/api/v1/users/U-0100", token=read)[2]["user"]["name"] == "Katherine Johnson"
     status, _, export = call(web, "GET", "/api/v1/history/export?format=csv", token=read)
     assert status == 200 and export["count"] == 1 and "D-0001" in export["text"] and "Ada Lovelace" in export["text"]
+
+
+def test_bookings_stocktakes_and_the_monthly_report_as_the_pages_do_them(api):
+    web, _, read, write = api
+    now = datetime.datetime.now(datetime.timezone.utc)
+    starts = (now + datetime.timedelta(days=2)).strftime("%Y-%m-%dT%H:00:00Z")
+    ends = (now + datetime.timedelta(days=2, hours=2)).strftime("%Y-%m-%dT%H:00:00Z")
+    booking = {"deviceId": "D-0002", "userId": "U-0002", "startsAt": starts, "endsAt": ends}
+    assert call(web, "POST", "/api/v1/bookings", token=read, body=booking)[0] == 403
+    status, _, body = call(web, "POST", "/api/v1/bookings", token=write, body=booking)
+    assert status == 200 and body["booking"]["state"] == "booked" and body["booking"]["bookedBy"].startswith("web:token:desk-bot "), body
+    number = body["booking"]["id"]
+    # The same slot again: the daemon's refusal, as a conflict with its sentence.
+    status, _, problem = call(web, "POST", "/api/v1/bookings", token=write, body={**booking, "userId": "U-0001"})
+    assert status == 409 and problem["error"] == "io.roombridge.Lending.BookingOverlaps", problem
+    assert "already booked for Grace Hopper" in problem["detail"], problem
+    status, _, body = call(web, "GET", "/api/v1/bookings?deviceId=D-0002", token=read)
+    assert status == 200 and [b["id"] for b in body["bookings"]] == [number], body
+    # A path parameter is read as its field's type: an int, or a 400 that names it.
+    status, _, problem = call(web, "POST", "/api/v1/bookings/seven/cancel", token=write)
+    assert status == 400 and problem["parameters"] == {"parameter": "id"}, problem
+    status, _, body = call(web, "POST", f"/api/v1/bookings/{number}/cancel", token=write)
+    assert status == 200 and body["booking"]["state"] == "cancelled", body
+    assert call(web, "POST", f"/api/v1/bookings/{number}/cancel", token=write)[0] == 409, "only a booked booking cancels"
+    assert call(web, "POST", "/api/v1/bookings/999/cancel", token=write)[0] == 404
+
+    # A stocktake of everything with no taps: D-0001 is lent (to Ada), D-0002 is missing.
+    status, _, body = call(web, "POST", "/api/v1/stocktakes", token=write, body={"scope": "all"})
+    assert status == 200 and body["stocktake"]["startedBy"].startswith("web:token:desk-bot "), body
+    number = body["stocktake"]["id"]
+    assert call(web, "POST", "/api/v1/stocktakes", token=write, body={"scope": "all"})[0] == 409, "one at a time"
+    status, _, body = call(web, "POST", f"/api/v1/stocktakes/{number}/close", token=write)
+    assert status == 200, body
+    lists = {(e["list"], e["deviceId"]) for e in body["report"]["entries"]}
+    assert lists == {("lent", "D-0001"), ("missing", "D-0002")}, lists
+    assert call(web, "GET", f"/api/v1/stocktakes/{number}", token=read)[2]["report"]["entries"] == body["report"]["entries"]
+    status, _, body = call(web, "GET", f"/api/v1/stocktakes/{number}/export?format=csv", token=read)
+    assert status == 200 and body["count"] == 2 and "D-0002" in body["text"] and "Ada Lovelace" in body["text"], body
+    assert [s["id"] for s in call(web, "GET", "/api/v1/stocktakes", token=read)[2]["stocktakes"]] == [number]
+
+    # This month's report has Ada's lend of D-0001.
+    month = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m")
+    status, _, body = call(web, "GET", f"/api/v1/reports/monthly/{month}?timeZone=UTC", token=read)
+    assert status == 200 and body["report"]["lends"] == 1, body
+    assert body["report"]["borrowers"][0]["userName"] == "Ada Lovelace", body
+    assert call(web, "GET", "/api/v1/reports/monthly/2026-13", token=read)[0] == 400
