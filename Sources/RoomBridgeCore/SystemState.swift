@@ -545,8 +545,6 @@ public actor SystemState {
         emit(.lending(outcome))
     }
 
-    /// Sets how many active rentals are overdue. Emits nothing by itself: the change that moved
-    /// it (a return, a renewal, an ``recordOverdue(_:)``) is the event.
     /// The open stocktake (nil: none), as the lending store reports it. A stocktake that starts or
     /// ends (by its ID) is announced as a `stocktake` event; a changed count only changes the state.
     public func setStocktake(_ status: StocktakeStatus?, message: (StocktakeNotice.Change, StocktakeStatus) -> String) {
@@ -562,6 +560,8 @@ public actor SystemState {
         publish()
     }
 
+    /// Sets how many active rentals are overdue. Emits nothing by itself: the change that moved
+    /// it (a return, a renewal, an ``recordOverdue(_:)``) is the event.
     public func setOverdueCount(_ count: Int) {
         guard count != overdueCount else { return }
         overdueCount = count

@@ -143,6 +143,10 @@ public enum Daemon {
         // Announces what fell due while the daemon was stopped (once: the store remembers), then
         // each rental as it falls due; the state carries the overdue count from now on.
         await lending.startOverdueWatch()
+        // A stocktake left open when the daemon stopped: the kiosk is in stocktake mode from the start.
+        do { try await lending.refreshStocktake() } catch {
+            logger.warning("cannot read the open stocktake (\(error)); the kiosk shows it at the next tap")
+        }
 
         // NFC readers (each polled on its own thread once the service group runs) and tag registration.
         var nfc: (readers: [NFCBridge.Reader], service: NFCReaderService, registrar: TagRegistrar)? = nil
@@ -226,6 +230,7 @@ public enum Daemon {
         var services: [any Service] = [
             database.service(config: config, state: state, lending: lending),
             VarlinkSocketService(server: server, state: state, logger: logger),
+            StocktakeWatch(lending: lending),
         ]
         let bridge = nfc.map { nfc in
             NFCBridge(readers: nfc.readers, service: nfc.service, state: state,

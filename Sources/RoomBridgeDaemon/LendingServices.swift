@@ -16,6 +16,24 @@ struct LendingTapHandler: TapHandler {
     }
 }
 
+/// Reads the open stocktake into `SystemState` every ``interval``: one started, counted or closed
+/// at another kiosk on the same database shows on this kiosk's screen without waiting for a tap
+/// here (a tap reads it too). A failed read (database offline) is left to the database's own
+/// state; the next read catches up.
+struct StocktakeWatch: Service {
+    let lending: LendingCoordinator
+    static let interval = Duration.seconds(5)
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await lending.refreshStocktake()
+                try? await Task.sleep(for: Self.interval)
+            }
+        }
+    }
+}
+
 /// Keeps the database open for the daemon's life and closes it last at shutdown (every write
 /// is already durable: WAL with synchronous=FULL; closing checkpoints the WAL).
 ///

@@ -99,9 +99,13 @@ def test_a_stocktake_started_at_one_kiosk_is_tapped_at_another(daemon_factory, p
         try:
             office_watch = Watcher(office.socket_path)
             c = Connection(office.socket_path)
+            w = connected_watcher(kiosk)
             started = c.call("io.roombridge.Lending.StartStocktake", scope="all")
             assert "error" not in started, started
-            w = connected_watcher(kiosk)
+            number = started["parameters"]["stocktake"]["id"]
+            # The kiosk hears of it before anyone taps there: its screen switches to counting.
+            w.wait_for(lambda e: e["kind"] == "stocktake" and e["stocktake"]["change"] == "started", timeout=30,
+                       what="the office's stocktake at the kiosk, before a tap")
             o = count_tap(w, pn532, device_tag(2))
             assert o["deviceId"] == "D-0002"
             # The kiosk knows it is counting (its state says so), and the office closes it.
@@ -112,6 +116,8 @@ def test_a_stocktake_started_at_one_kiosk_is_tapped_at_another(daemon_factory, p
             assert found == ["D-0002"]
             assert office_watch.wait_for(lambda e: e["kind"] == "stocktake" and e["stocktake"]["change"] == "closed",
                                          what="closed at the office")
+            w.wait_for(lambda e: e["kind"] == "stocktake" and e["stocktake"]["change"] == "closed"
+                       and e["stocktake"]["status"]["id"] == number, timeout=30, what="the close at the kiosk, before a tap")
             # The kiosk lends again at its next tap.
             tap(w, pn532, BADGE, "armed")
             tap(w, pn532, device_tag(1), "lent")
@@ -120,6 +126,23 @@ def test_a_stocktake_started_at_one_kiosk_is_tapped_at_another(daemon_factory, p
             w.close()
         finally:
             office.close()
+
+
+def test_a_stocktake_left_open_is_on_the_state_from_the_daemons_start(daemon_factory, pn532):
+    d = nfc_lending_daemon(daemon_factory, pn532)
+    seed_devices(d, 2)
+    c = Connection(d.socket_path)
+    number = c.call("io.roombridge.Lending.StartStocktake", scope="all")["parameters"]["stocktake"]["id"]
+    c.close()
+    assert d.terminate() == 0
+    d.notify.messages.clear()  # so that start() waits for the new run's READY=1
+    d.stderr.close()
+    d.start()
+    # Read before anyone taps: the kiosk is in stocktake mode from the start.
+    assert ctl_json(d, "status")[0]["lending"]["stocktake"]["id"] == number
+    w = connected_watcher(d)
+    assert count_tap(w, pn532, device_tag(1))["deviceId"] == "D-0001"
+    w.close()
 
 
 def test_a_stocktake_of_many_devices_tapped_through_the_simulator(daemon_factory, pn532):
