@@ -413,6 +413,9 @@ let morning = CurtainSchedule(openTime: try! CurtainTime(hour: 7, minute: 0), op
     @Test func reconnectForcesANewSearch() async throws {
         try await Rig.with { rig in
             try await rig.waitConnected()
+            // The log hears of events after the snapshot changes: wait for the first connection's
+            // event before clearing, or it can arrive after the clear (it did in a CI run).
+            try await rig.waitLogConnected()
             await rig.log.clear()
             await rig.client.reconnect()
             #expect(await rig.client.snapshot.connection == .searching)
