@@ -233,6 +233,9 @@ public protocol InventoryStore: Sendable {
     func nextOverdueAnnouncement() async throws -> Date?
     /// Rental history, newest first.
     func history(_ query: HistoryQuery, page: PageRequest) async throws -> Page<Rental>
+    /// The dashboard's facts for [`from`, `until`) at `now` (``DashboardFacts``): each a range
+    /// query or an aggregate over an index, never every rental.
+    func dashboardFacts(from: Date, until: Date, now: Date) async throws -> DashboardFacts
 
     // MARK: Bookings
     /// Books a device (``BookingRules/validate(_:)``, ``BookingRules/checkRental(_:for:)``); fails with

@@ -22,6 +22,18 @@ public struct KioskDay: Sendable, Hashable {
         self.init(year: y, month: m, day: d)
     }
 
+    /// The day of `zone` that `date` falls on.
+    public init(containing date: Date, in zone: TimeZone) {
+        let c = Self.calendar(zone).dateComponents([.year, .month, .day], from: date)
+        self.init(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1)
+    }
+
+    /// `YYYY-MM-DD`.
+    public var text: String {
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day))"
+    }
+
     private static func calendar(_ zone: TimeZone) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone

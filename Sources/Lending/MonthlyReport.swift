@@ -13,6 +13,12 @@ public struct MonthlyLendingReport: Sendable, Hashable, Codable {
         public var deviceId: DeviceID
         public var model: String
         public var lends: Int
+
+        public init(deviceId: DeviceID, model: String, lends: Int) {
+            self.deviceId = deviceId
+            self.model = model
+            self.lends = lends
+        }
     }
 
     /// One rental of a borrower's in the month.

@@ -22,6 +22,7 @@ enum Schema {
         migrator.registerMigration("v11") { db in try db.execute(sql: v11) }
         migrator.registerMigration("v12") { db in try db.execute(sql: v12) }
         migrator.registerMigration("v13") { db in try db.execute(sql: v13) }
+        migrator.registerMigration("v14") { db in try db.execute(sql: v14) }
         return migrator
     }
 
@@ -428,5 +429,12 @@ enum Schema {
             location TEXT
         );
         CREATE INDEX stocktake_entries_by_stocktake ON stocktake_entries(stocktake_id);
+        """
+
+    /// Version 14: the dashboard's ranges over every rental, not only the active ones: by due
+    /// date (what fell overdue each day) and by return (how long rentals were out).
+    static let v14 = """
+        CREATE INDEX rentals_by_due ON rentals(due_at) WHERE due_at IS NOT NULL;
+        CREATE INDEX rentals_by_return ON rentals(returned_at) WHERE returned_at IS NOT NULL;
         """
 }

@@ -252,6 +252,20 @@ public enum LendingAPI {
         public struct Reply: Codable, Sendable { public var report: MonthlyLendingReport }
     }
 
+    public enum GetDashboard: VarlinkMethod {
+        public static let name = "io.roombridge.Lending.GetDashboard"
+        public struct Parameters: Codable, Sendable {
+            /// 1…366; the daemon's default (30) when nil.
+            public var days: Int?
+            public var timeZone: String?
+            public init(days: Int? = nil, timeZone: String? = nil) {
+                self.days = days
+                self.timeZone = timeZone
+            }
+        }
+        public struct Reply: Codable, Sendable { public var dashboard: LendingDashboard }
+    }
+
     public enum ListActive: VarlinkMethod {
         public static let name = "io.roombridge.Lending.ListActive"
         public typealias Parameters = UserPageParameters

@@ -139,6 +139,10 @@ public struct LendingInterface: VarlinkInterface {
         case "GetMonthlyReport":
             let report = try await store.monthlyReport(month: try p.string("month"), timeZone: try exportZone(p), now: now())
             return ["report": try WireCoding.encode(report)]
+        case "GetDashboard":
+            let days = try p.optionalInt("days") ?? LendingDashboard.defaultDays
+            let dashboard = try await store.dashboard(days: days, timeZone: try exportZone(p), now: now())
+            return ["dashboard": try WireCoding.encode(dashboard)]
         case "ListActive":
             return try rentals(try await store.activeRentals(userId: try p.optionalString("userId"), page: try p.page()))
         case "ListOverdue":

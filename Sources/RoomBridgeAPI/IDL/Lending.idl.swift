@@ -163,6 +163,36 @@ extension InterfaceIDL {
         # The lending report of month (YYYY-MM) in timeZone (default the kiosk's, State.timeZone).
         method GetMonthlyReport(month: string, timeZone: ?string) -> (report: MonthlyReport)
 
+        # One group's devices now (disposed ones left out unless lent): lent, of those overdue,
+        # available (not lent, normal) and broken (not lent).
+        type GroupLoad (groupId: string, name: string, devices: int, lent: int, overdue: int, available: int, broken: int)
+
+        # One day of timeZone: devices lent that day, and rentals that fell overdue that day
+        # (due in it, before now, and not back by their due time).
+        type DayLoad (day: string, lends: int, overdue: int)
+
+        # A device with no rental at all.
+        type IdleDevice (deviceId: string, model: string, registeredAt: string)
+
+        # Lending at a glance: now, by group; the days that end with today (from: the first day's
+        # first instant, until: now), one DayLoad each, oldest first; the median length of the
+        # rentals returned in them (seconds); the ten most lent devices in them; and the devices
+        # never lent (how many, and the first twenty by ID).
+        type Dashboard (
+          timeZone: string,
+          from: string,
+          until: string,
+          groups: []GroupLoad,
+          days: []DayLoad,
+          medianRentalSeconds: ?int,
+          topDevices: []DeviceCount,
+          neverLentCount: int,
+          neverLent: []IdleDevice
+        )
+
+        # The dashboard of the last days days (default 30, at most 366) of timeZone (default the kiosk's).
+        method GetDashboard(days: ?int, timeZone: ?string) -> (dashboard: Dashboard)
+
         # Active rentals, oldest first.
         method ListActive(userId: ?string, limit: ?int, cursor: ?string) -> (rentals: []Rental, nextCursor: ?string)
 
