@@ -95,6 +95,8 @@ struct APIRoute: Sendable {
                  summary: "A stocktake's report as CSV (spreadsheet dates in timeZone)."),
         APIRoute(verb: .get, path: "/reports/monthly/{month}", method: "io.roombridge.Lending.GetMonthlyReport",
                  summary: "The lending report of a month (YYYY-MM) in the kiosk's time zone or timeZone."),
+        APIRoute(verb: .get, path: "/dashboard", method: "io.roombridge.Lending.GetDashboard",
+                 summary: "Lending at a glance: now by group, the last days (default 30), the busiest and the never-lent devices."),
         APIRoute(verb: .get, path: "/curtains", method: "io.roombridge.Curtain.GetState", summary: "The curtains."),
         APIRoute(verb: .post, path: "/curtains/{name}/open", method: "io.roombridge.Curtain.Open", summary: "Opens a curtain fully."),
         APIRoute(verb: .post, path: "/curtains/{name}/close", method: "io.roombridge.Curtain.Close", summary: "Closes a curtain fully."),

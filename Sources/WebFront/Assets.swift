@@ -51,6 +51,17 @@ enum Assets {
         :lang(ja) #stocktake { word-break: auto-phrase; }
         .print-only { display: none; }
         /* Printing (a stocktake's report; "Save as PDF"): the document alone, on A4, with page numbers. */
+        svg.chart { max-width: 100%; height: auto; display: block; margin: .5em 0; font: 12px system-ui, sans-serif; }
+        svg.chart text { fill: #222; }
+        svg.chart .axis { stroke: #999; }
+        .bar.lent, .key.lent { fill: #3b6fb6; background: #3b6fb6; }
+        .bar.overdue, .key.overdue { fill: #c0392b; background: #c0392b; }
+        .bar.available, .key.available { fill: #2e8b57; background: #2e8b57; }
+        .bar.broken, .key.broken { fill: #999; background: #999; }
+        .bar.lends, .key.lends { fill: #3b6fb6; background: #3b6fb6; }
+        .bar.busiest { fill: #6c4fb6; }
+        .legend .key { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 .8em; vertical-align: -.1em; }
+        p.summary { max-width: 60em; }
         @media print {
           @page { size: A4; margin: 15mm 12mm 18mm;
                   @bottom-center { content: counter(page) " / " counter(pages); font-size: 9pt; color: #555; } }

@@ -63,7 +63,7 @@ enum HTML {
 
     /// The page around `body`: the language, the navigation and the stylesheet.
     static func page(_ l: Localizer, title: String, active: String, viewer: Viewer, body: String) -> String {
-        let nav = ["devices", "rentals", "history", "reports", "users", "stocktakes", "curtain", "kiosk"].map { item in
+        let nav = ["devices", "rentals", "history", "reports", "dashboard", "users", "stocktakes", "curtain", "kiosk"].map { item in
             let current = item == active ? " aria-current=\"page\"" : ""
             return "<a href=\"/\(item)\"\(current)>\(escape(l.t("nav.\(item)")))</a>"
         }.joined(separator: " ")

@@ -102,6 +102,7 @@ public enum WebServer {
         BookingForms(link: link, pages: pages).add(to: router, admin: admin, localizer: localizer)
         StocktakePages(link: link).add(to: router, admin: admin, localizer: localizer)
         ReportPages(link: link).add(to: router, admin: admin, localizer: localizer)
+        DashboardPage(link: link, tokens: options.apiTokens).add(to: router, admin: admin, localizer: localizer)
         router.get("/devices") { request, _ in
             let v = await admin.viewer(request)
             return await page(localizer(request), request) { try await pages.devices(Query(request.uri.query), $0, viewer: v) }

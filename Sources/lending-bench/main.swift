@@ -163,5 +163,19 @@ print("  (\(Double(items) / Double(monthQueries)) rentals per user-month on aver
 let overdue = try await seconds { items = try await store.overdueRentals(at: now, page: PageRequest(limit: 1000)).items.count }
 report("overdue rentals, first page of 1000", count: 1, seconds: overdue)
 
+// The dashboard (GetDashboard's store work) at this scale, next to the monthly report of the
+// month it ends in: both read a period's rentals by range and aggregate them in the daemon.
+let utc = TimeZone(identifier: "UTC")!
+let boards = 20
+let board = try await seconds {
+    for _ in 0..<boards { _ = try await store.dashboard(days: LendingDashboard.defaultDays, timeZone: utc, now: now) }
+}
+report("dashboard, last 30 days", count: boards, seconds: board)
+let reportMonth = String(ISO8601DateFormatter().string(from: now).prefix(7))
+let monthly = try await seconds {
+    for _ in 0..<boards { _ = try await store.monthlyReport(month: reportMonth, timeZone: utc, now: now) }
+}
+report("  peer: monthly report of the same month", count: boards, seconds: monthly)
+
 try store.close()
 if arguments.count <= 3 { try? FileManager.default.removeItem(atPath: directory) }  // keep an explicit directory

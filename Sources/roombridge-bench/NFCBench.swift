@@ -314,6 +314,10 @@ extension Bench {
                 rows.append(Row("\(lookup), through the store (µs each)", Stats([ours]), peer: (label, Stats([value]))))
             }
         }
+        if let ours = micros["dashboard, last 30 days"], let peer = micros["peer: monthly report of the same month"] {
+            rows.append(Row("dashboard, last 30 days (GetDashboard's store work, µs each)", Stats([ours]),
+                            peer: ("the monthly report of the month it ends in", Stats([peer]))))
+        }
         for line in text.split(separator: "\n") where line.hasPrefix("open with") || line.hasPrefix("fill:") {
             rows.append(Row.single(String(line), .nan))
         }

@@ -494,9 +494,9 @@ class Client:
                 return None
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect)
 
-    def request(self, method, path, form=None):
+    def request(self, method, path, form=None, headers=None):
         data = urllib.parse.urlencode(form).encode() if form is not None else None
-        req = urllib.request.Request(self.web.base + path, data=data, method=method)
+        req = urllib.request.Request(self.web.base + path, data=data, method=method, headers=headers or {})
         try:
             with self.opener.open(req, timeout=30) as r:
                 return r.status, r.headers, r.read().decode()

@@ -1,0 +1,113 @@
+"""roombridge-web's dashboard end to end: the real roombridged behind the real roombridge-web; lends and
+returns made through roombridgectl show in a real browser as server-drawn SVG charts (now by group,
+the last 30 days, the busiest devices) with the figures also as tables and a sentence for screen
+readers, and the devices never lent; for a signed-in admin or an API token only, in English and
+Japanese. A screenshot is kept as a test artefact. Times are Tokyo's (TZ)."""
+import datetime
+import json
+import shutil
+import subprocess
+
+from conftest import binary, call, eventually
+from test_lending import ctl
+from test_web import (Client, TZ, accounts_file, artefact_dir, browser_factory, text_of, web_factory)  # noqa: F401 (fixtures)
+from test_web_bookings import ZONE, sign_in
+
+
+def dashboard(d, days=30):
+    """GetDashboard straight from the daemon, in the kiosk's zone."""
+    reply = call(d.socket_path, "io.roombridge.Lending.GetDashboard", {"days": days, "timeZone": TZ})
+    assert "error" not in reply, reply
+    return reply.get("parameters", reply)["dashboard"]
+
+
+def seed(d):
+    """Two groups: android-phone (D-0001 lent twice, D-0002 never) and iphone (D-0003 lent, D-0004 broken,
+    D-0005 never lent). Three lends today, one return."""
+    ctl(d, "users", "add", "U-0001", "--name", "Ada Lovelace")
+    ctl(d, "users", "add", "U-0002", "--name", "山田 花子")
+    for n, group, model in [(1, "android-phone", "Pixel 7"), (2, "android-phone", "Pixel 6"), (3, "iphone", "iPhone 15"),
+                            (4, "iphone", "iPhone 14"), (5, "iphone", "iPhone 13")]:
+        ctl(d, "devices", "add", f"D-000{n}", "--group", group, "--model", model, "--serial", f"SN-{n}")
+    ctl(d, "devices", "edit", "D-0004", "--status", "broken")
+    ctl(d, "lend", "--device", "D-0001", "--user", "U-0001")
+    ctl(d, "return", "D-0001")
+    ctl(d, "lend", "--device", "D-0001", "--user", "U-0002")
+    ctl(d, "lend", "--device", "D-0003", "--user", "U-0001")
+
+
+def bars(driver, chart, series=None):
+    css = f"#{chart}-chart rect.bar" + (f".{series}" if series else "")
+    return driver.find_elements("css selector", css)
+
+
+def test_the_dashboard_draws_the_figures_the_daemon_answers(daemon, web_factory, browser_factory, tmpdir_path):
+    seed(daemon)
+    board = dashboard(daemon)
+    today = datetime.datetime.now(ZONE).date().isoformat()
+    assert len(board["days"]) == 30 and board["days"][-1] == {"day": today, "lends": 3, "overdue": 0}, board["days"][-3:]
+    groups = {g["groupId"]: g for g in board["groups"]}
+    assert (groups["android-phone"]["lent"], groups["android-phone"]["available"]) == (1, 1)
+    assert (groups["iphone"]["lent"], groups["iphone"]["available"], groups["iphone"]["broken"]) == (1, 1, 1)
+    assert board["neverLentCount"] == 3 and [x["deviceId"] for x in board["neverLent"]] == ["D-0002", "D-0004", "D-0005"]
+    assert [(t["deviceId"], t["lends"]) for t in board["topDevices"]] == [("D-0001", 2), ("D-0003", 1)]
+    assert board["medianRentalSeconds"] is not None and board["medianRentalSeconds"] < 60
+
+    web = web_factory(daemon, "--accounts", str(accounts_file(tmpdir_path)))
+    en = browser_factory("en")
+    en.get(web.base + "/dashboard")
+    eventually(lambda: "/login" in en.current_url, what="the sign-in first")
+    sign_in(en, web, "/dashboard")
+    eventually(lambda: en.find_elements("id", "now-chart"), what="the dashboard")
+    # Now, by group: android-phone lent and available; iphone lent, available and broken.
+    assert len(bars(en, "now")) == 5
+    assert [b.get_attribute("data-group") for b in bars(en, "now", "broken")] == ["iphone"]
+    assert "5 devices: 2 lent (0 of them overdue), 2 available, 1 broken." in en.find_element("id", "now-desc").text
+    # The last 30 days: a lends bar and an overdue bar per day; today's lends bar is the tallest.
+    assert len(bars(en, "days", "lends")) == 30 and len(bars(en, "days", "overdue")) == 30
+    tallest = max(bars(en, "days", "lends"), key=lambda b: float(b.get_attribute("height")))
+    assert tallest.get_attribute("data-day") == today
+    assert all(float(b.get_attribute("height")) == 0 for b in bars(en, "days", "overdue"))
+    assert "3 lends in the last 30 days, and 0 rentals fell overdue." in en.find_element("id", "days-desc").text
+    # The busiest devices, and the never-lent ones as a table.
+    assert [b.get_attribute("data-device") for b in bars(en, "busiest")] == ["D-0001", "D-0003"]
+    assert "D-0001 (Pixel 7) was lent most: 2 times." in en.find_element("id", "busiest-desc").text
+    rows = en.find_elements("css selector", "#never-lent-table tbody tr")
+    assert [r.find_elements("tag name", "td")[0].text for r in rows] == ["D-0002", "D-0004", "D-0005"]
+    # Each chart is an image with a name and a description; its figures are also a table.
+    for chart in ("now", "days", "busiest"):
+        svg = en.find_element("id", f"{chart}-chart")
+        assert svg.get_attribute("role") == "img" and svg.get_attribute("aria-labelledby") == f"{chart}-title {chart}-desc"
+        assert en.find_elements("css selector", f"#{chart} details table tbody tr")
+    en.set_window_size(1200, 1800)
+    en.save_screenshot(str(tmpdir_path / "dashboard-en.png"))
+    shutil.copy(tmpdir_path / "dashboard-en.png", artefact_dir() / "dashboard-en.png")
+
+    ja = browser_factory("ja")
+    sign_in(ja, web, "/dashboard?lang=ja")
+    eventually(lambda: ja.find_elements("id", "now-chart"), what="the Japanese dashboard")
+    assert "端末 5 台：貸出中 2 台（うち期限切れ 0 台）、貸出可能 2 台、故障 1 台。" in ja.find_element("id", "now-desc").text
+    assert "一度も貸し出されていない端末（3 台）" in ja.find_element("css selector", "#never-lent h2").text
+    assert len(bars(ja, "days", "lends")) == 30
+
+
+def test_the_dashboard_needs_an_admin_or_a_token(daemon, web_factory, tmpdir_path):
+    seed(daemon)
+    tokens = tmpdir_path / "web-tokens"
+    out = subprocess.run([binary("roombridge-web"), "token", "add", "wallboard", "--scope", "read", "--file", str(tokens)],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    web = web_factory(daemon, "--api-tokens", str(tokens))
+    anonymous = Client(web)
+    status, headers, _ = anonymous.request("GET", "/dashboard")
+    assert status == 303 and headers["Location"].startswith("/login"), status
+    status, _, page = anonymous.request("GET", "/dashboard?days=7", headers={"Authorization": f"Bearer {out.stdout.strip()}"})
+    assert status == 200 and page.count('class="bar lends"') == 7, status
+    status, _, _ = anonymous.request("GET", "/dashboard", headers={"Authorization": "Bearer rbt_not-a-token"})
+    assert status == 303
+    # The API has the same figures as JSON.
+    req_headers = {"Authorization": f"Bearer {out.stdout.strip()}"}
+    status, _, body = anonymous.request("GET", "/api/v1/dashboard?days=7", headers=req_headers)
+    assert status == 200 and len(json.loads(body)["dashboard"]["days"]) == 7, body
+    status, _, page = anonymous.request("GET", "/dashboard?days=0", headers=req_headers)
+    assert status == 400 and "give ?days= from 1 to 366" in text_of(page), (status, text_of(page))
