@@ -320,3 +320,29 @@ def test_bookings_stocktakes_and_the_monthly_report_as_the_pages_do_them(api):
     assert status == 200 and body["report"]["lends"] == 1, body
     assert body["report"]["borrowers"][0]["userName"] == "Ada Lovelace", body
     assert call(web, "GET", "/api/v1/reports/monthly/2026-13", token=read)[0] == 400
+
+
+def test_groups_tags_and_the_outbox_as_roombridgectl_does_them(api):
+    web, _, read, write = api
+    status, _, _ = call(web, "POST", "/api/v1/groups", token=write, body={"group": {"id": "tablets", "name": "Tablets", "sortOrder": 5}})
+    assert status == 200
+    status, _, _ = call(web, "PUT", "/api/v1/groups", token=write, body={"group": {"id": "tablets", "name": "Tablets and e-readers", "sortOrder": 5}})
+    assert status == 200
+    groups = {g["id"]: g["name"] for g in call(web, "GET", "/api/v1/groups", token=read)[2]["groups"]}
+    assert groups["tablets"] == "Tablets and e-readers", groups
+    status, _, problem = call(web, "DELETE", "/api/v1/groups/android-phone", token=write)
+    assert status == 409, problem  # a group with devices stays
+    assert call(web, "DELETE", "/api/v1/groups/tablets", token=write)[0] == 200
+    assert "tablets" not in {g["id"] for g in call(web, "GET", "/api/v1/groups", token=read)[2]["groups"]}
+
+    status, _, body = call(web, "POST", "/api/v1/devices/D-0002/tags", token=write, body={"uid": "04A1B2C3D4E5F6"})
+    assert status == 200 and body["binding"]["deviceId"] == "D-0002", body
+    assert [b["uid"] for b in call(web, "GET", "/api/v1/devices/D-0002/tags", token=read)[2]["bindings"]] == ["04A1B2C3D4E5F6"]
+    assert call(web, "DELETE", "/api/v1/tags/04A1B2C3D4E5F6", token=write)[0] == 200
+    assert call(web, "GET", "/api/v1/devices/D-0002/tags", token=read)[2]["bindings"] == []
+
+    status, _, body = call(web, "GET", "/api/v1/outbox", token=read)
+    assert status == 200 and body["targets"] == [], body
+    assert call(web, "GET", "/api/v1/outbox/entries", token=read)[2]["entries"] == []
+    status, _, problem = call(web, "POST", "/api/v1/outbox/42/retry", token=write)
+    assert status == 404, problem
