@@ -134,7 +134,7 @@ public enum BookingRules {
     /// rental has none, so it cannot be booked until it is back).
     public static func checkRental(_ rental: Rental?, for request: BookingRequest) throws(LendingError) {
         guard let rental, rental.returnedAt == nil else { return }
-        guard let due = rental.dueAt, request.startsAt >= due else {
+        guard let due = rental.dueAt, ms(request.startsAt) >= ms(due) else {
             throw .bookedWhileLent(request.deviceId, userName: rental.userName, dueAt: rental.dueAt)
         }
     }
@@ -154,13 +154,18 @@ public enum BookingRules {
             }
             return BookingAdmission(dueAt: next.endsAt, fulfils: next.id)
         }
-        if let due = request.dueAt, due <= next.startsAt { return BookingAdmission(dueAt: due) }
+        if let due = request.dueAt, ms(due) <= ms(next.startsAt) { return BookingAdmission(dueAt: due) }
         return BookingAdmission(dueAt: next.startsAt, bookedFrom: next.startsAt)
     }
 
+    /// Times as the stores keep them (whole milliseconds): a time read from the wire and the same
+    /// time read back from a store may differ in the last bit of a `Double`, so rules that compare
+    /// a request's time with a stored one compare these.
+    static func ms(_ date: Date) -> Int64 { StoreConventions.millis(date) }
+
     /// A renewal may not run into another person's booking.
     public static func checkRenewal(deviceId: DeviceID, dueAt: Date, borrower: UserID, next: Booking?) throws(LendingError) {
-        guard let next, next.state == .booked, next.userId != borrower, next.startsAt < dueAt else { return }
+        guard let next, next.state == .booked, next.userId != borrower, ms(next.startsAt) < ms(dueAt) else { return }
         throw .booked(deviceId, userId: next.userId, userName: next.userName, startsAt: next.startsAt)
     }
 }

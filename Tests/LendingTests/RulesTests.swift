@@ -352,3 +352,25 @@ struct ErrorMessageTests {
         #expect(text.contains("return it first"))
     }
 }
+
+/// A booking from a rental's due date on is allowed, also when the start came over the wire and the
+/// due date back from a store: the two can differ in the last bit of a `Double` within the same
+/// millisecond (a CI run refused such a booking).
+@Test func aBookingFromTheDueDateIsAllowedWhateverTheLastBitOfTheTimes() throws {
+    let due = StoreConventions.date(millis: 1_795_000_928_556)
+    var lent = rental()
+    lent.dueAt = due
+    for nudge in [-3e-7, 0, 3e-7] {  // about one ulp of a Double at this magnitude
+        let start = due.addingTimeInterval(nudge)
+        try BookingRules.checkRental(lent, for: BookingRequest(deviceId: "D-1", userId: "U-2", startsAt: start,
+                                                               endsAt: start.addingTimeInterval(3600), at: t0))
+        let next = Booking(id: 1, deviceId: "D-1", model: "iPhone 15", userId: "U-2", userName: "Grace", startsAt: due,
+                           endsAt: due.addingTimeInterval(3600), state: .booked, bookedAt: t0)
+        try BookingRules.checkRenewal(deviceId: "D-1", dueAt: start, borrower: "U-1", next: next)
+    }
+    // A whole millisecond before is still refused.
+    #expect(throws: LendingError.self) {
+        try BookingRules.checkRental(lent, for: BookingRequest(deviceId: "D-1", userId: "U-2", startsAt: due.addingTimeInterval(-0.001),
+                                                               endsAt: due.addingTimeInterval(3600), at: t0))
+    }
+}
