@@ -92,18 +92,29 @@ public struct LendingDashboard: Sendable, Hashable, Codable {
     /// The dashboard from `facts`, read for [`from`, `now`).
     public static func make(_ facts: DashboardFacts, from: Date, now: Date, zone: TimeZone) -> LendingDashboard {
         var days: [DayLoad] = []
-        var index: [String: Int] = [:]
+        var starts: [Date] = []
         var day: KioskDay? = KioskDay(containing: from, in: zone)
         while let d = day, let start = d.start(in: zone), start < now {
-            index[d.text] = days.count
+            starts.append(start)
             days.append(DayLoad(day: d.text, lends: 0, overdue: 0))
             day = d.next
         }
+        // Each time to its day by the days' first instants (a binary search: a calendar per time
+        // cost a third of a second at 40,000 rentals a month).
+        func index(of date: Date) -> Int? {
+            guard let first = starts.first, date >= first, date < now else { return nil }
+            var (low, high) = (0, starts.count - 1)
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if starts[mid] <= date { low = mid } else { high = mid - 1 }
+            }
+            return low
+        }
         for lent in facts.lentAt {
-            if let i = index[KioskDay(containing: lent, in: zone).text] { days[i].lends += 1 }
+            if let i = index(of: lent) { days[i].lends += 1 }
         }
         for due in facts.due where due.dueAt < now && (due.returnedAt ?? .distantFuture) > due.dueAt {
-            if let i = index[KioskDay(containing: due.dueAt, in: zone).text] { days[i].overdue += 1 }
+            if let i = index(of: due.dueAt) { days[i].overdue += 1 }
         }
         let lengths = facts.rentalLengths.sorted()
         let median: Int? = lengths.isEmpty ? nil
