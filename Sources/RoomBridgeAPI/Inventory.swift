@@ -193,7 +193,14 @@ public enum InventoryAPI {
 
     public enum DeleteUser: VarlinkMethod {
         public static let name = "io.roombridge.Inventory.DeleteUser"
-        public typealias Parameters = DeleteDevice.Parameters
+        public struct Parameters: Codable, Sendable {
+            public var id: UserID
+            public var actor: String?
+            public init(id: UserID, actor: String? = nil) {
+                self.id = id
+                self.actor = actor
+            }
+        }
         public typealias Reply = VarlinkNothing
     }
 

@@ -329,9 +329,7 @@ struct APIRoutes: Sendable {
     private func authorize(_ request: Request, scope: APITokens.Scope, _ l: Localizer) throws(APIProblem) -> APITokens.Token {
         var challenge = HTTPFields()
         challenge[.wwwAuthenticate] = "Bearer realm=\"roombridge\""
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
-              let token = tokens?.token(bearer: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        else {
+        guard let token = tokens?.token(authorization: request.headers[.authorization]) else {
             throw APIProblem(status: .unauthorized, error: "io.roombridge.web.Unauthorized", detail: l.t("api.unauthorized"),
                              headers: challenge)
         }

@@ -51,6 +51,12 @@ public struct APITokens: Sendable {
         byDigest[Self.digest(bearer)]
     }
 
+    /// The token an `Authorization` header value (`Bearer …`, any case) names, or nil.
+    public func token(authorization header: String?) -> Token? {
+        guard let header, header.lowercased().hasPrefix("bearer ") else { return nil }
+        return token(bearer: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+    }
+
     static func digest(_ token: String) -> String {
         SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
     }

@@ -172,7 +172,13 @@ struct AdminRoutes: Sendable {
     /// account) or without the session's token (403).
     func check(_ v: Viewer, _ form: Query, _ l: Localizer) -> Response? {
         if v.booker != nil { return refused(.forbidden, l, l.t("admin.adminOnly")) }
-        guard v.user != nil else { return refused(.unauthorized, l, l.t("admin.required")) }
+        return checkSignedIn(v, form, l)
+    }
+
+    /// Refuses a change by someone not signed in at all (401) or without the session's token
+    /// (403); a self-service account passes (the booking form, which checks whom it books for).
+    func checkSignedIn(_ v: Viewer, _ form: Query, _ l: Localizer) -> Response? {
+        guard v.signedIn != nil else { return refused(.unauthorized, l, l.t("admin.required")) }
         guard let token = form["csrf"], token == v.csrf else { return refused(.forbidden, l, l.t("admin.csrf")) }
         return nil
     }

@@ -43,8 +43,7 @@ struct BookingForms: Sendable {
             let l = localizer(request)
             let form = try await AdminRoutes.form(request, context)
             let v = await admin.viewer(request)
-            guard v.signedIn != nil else { return admin.refused(.unauthorized, l, l.t("admin.required")) }
-            guard let token = form["csrf"], token == v.csrf else { return admin.refused(.forbidden, l, l.t("admin.csrf")) }
+            if let refusal = admin.checkSignedIn(v, form, l) { return refusal }
             if let booker = v.booker, form["user"] != booker.userId {
                 logger.notice("self-service account \(booker.name) tried to book for \(form["user"] ?? "nobody")")
                 return admin.refused(.forbidden, l, l.t("booking.onlyYourself", ["user": booker.userId]))

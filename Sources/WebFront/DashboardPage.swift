@@ -15,11 +15,7 @@ struct DashboardPage: Sendable {
         router.get("/dashboard") { request, _ -> Response in
             let l = localizer(request)
             let v = await admin.viewer(request)
-            let bearer = request.headers[.authorization].flatMap { header -> APITokens.Token? in
-                guard header.lowercased().hasPrefix("bearer ") else { return nil }
-                return tokens?.token(bearer: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-            }
-            if v.user == nil && bearer == nil {
+            if v.user == nil && tokens?.token(authorization: request.headers[.authorization]) == nil {
                 if v.booker != nil { return admin.refused(.forbidden, l, l.t("admin.adminOnly")) }
                 return admin.signIn(request)
             }
