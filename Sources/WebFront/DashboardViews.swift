@@ -58,10 +58,11 @@ enum DashboardViews {
     static func days(_ l: Localizer, _ d: LendingDashboard) -> String {
         let lends = d.days.reduce(0) { $0 + $1.lends }, overdue = d.days.reduce(0) { $0 + $1.overdue }
         var summary = l.t("dashboard.daysSummary", ["days": l.number(d.days.count), "lends": l.number(lends), "overdue": l.number(overdue)])
+        let space = l.language == .ja ? "" : " "  // Japanese sentences follow each other without one
         if let busiest = d.days.max(by: { ($0.lends, $1.day) < ($1.lends, $0.day) }), busiest.lends > 0 {
-            summary += " " + l.t("dashboard.busiestDay", ["day": dayName(busiest.day, l), "lends": l.number(busiest.lends)])
+            summary += space + l.t("dashboard.busiestDay", ["day": dayName(busiest.day, l), "lends": l.number(busiest.lends)])
         }
-        summary += " " + (d.medianRentalSeconds.map { l.t("dashboard.median", ["length": duration($0, l)]) } ?? l.t("dashboard.noMedian"))
+        summary += space + (d.medianRentalSeconds.map { l.t("dashboard.median", ["length": duration($0, l)]) } ?? l.t("dashboard.noMedian"))
         let most = max(1, d.days.map { max($0.lends, $0.overdue) }.max() ?? 1)
         let plotHeight = 160.0, left = 30.0, slot = (width - left - 10) / Double(max(1, d.days.count)), bar = max(1, slot * 0.4)
         var svg = "<text x=\"\(f(left - 6))\" y=\"14\" text-anchor=\"end\">\(l.number(most))</text>"
@@ -82,11 +83,9 @@ enum DashboardViews {
         let table = HTML.table([l.t("dashboard.day"), l.t("dashboard.lends"), l.t("dashboard.overdueDay")],
                                d.days.map { (cells: [HTML.escape(dayName($0.day, l)), l.number($0.lends), l.number($0.overdue)], attributes: "") },
                                id: "days-table")
-        let median = "<p id=\"median\">" + HTML.escape(d.medianRentalSeconds.map { l.t("dashboard.median", ["length": duration($0, l)]) }
-                                                        ?? l.t("dashboard.noMedian")) + "</p>"
         return section("days", l.t("dashboard.days", ["days": l.number(d.days.count)]), summary: summary, svg: svg,
                        height: plotHeight + 32, legend: legend(l, ["lends", "overdue"], keys: ["dashboard.lends", "dashboard.overdueDay"]),
-                       table: table, l, after: median)
+                       table: table, l)
     }
 
     // MARK: Busiest and never lent
@@ -130,13 +129,13 @@ enum DashboardViews {
     /// A chart's section: its heading, the SVG (`role="img"`, titled and described by the
     /// summary), a legend, and the table of the same figures.
     static func section(_ id: String, _ title: String, summary: String, svg: String, height: Double, legend: String, table: String,
-                        _ l: Localizer, after: String = "") -> String {
+                        _ l: Localizer) -> String {
         "<section id=\"\(id)\"><h2 id=\"\(id)-title\">\(HTML.escape(title))</h2>"
             + "<p id=\"\(id)-desc\" class=\"summary\">\(HTML.escape(summary))</p>"
             + "<svg class=\"chart\" id=\"\(id)-chart\" role=\"img\" aria-labelledby=\"\(id)-title \(id)-desc\" "
             + "viewBox=\"0 0 \(f(width)) \(f(height))\" width=\"\(f(width))\" height=\"\(f(height))\" xmlns=\"http://www.w3.org/2000/svg\">"
             + "<title>\(HTML.escape(title))</title><desc>\(HTML.escape(summary))</desc>\(svg)</svg>"
-            + legend + after
+            + legend
             + "<details class=\"fallback\"><summary>\(HTML.escape(l.t("dashboard.table")))</summary>\(table)</details></section>"
     }
 

@@ -69,6 +69,8 @@ def test_the_dashboard_draws_the_figures_the_daemon_answers(daemon, web_factory,
     assert tallest.get_attribute("data-day") == today
     assert all(float(b.get_attribute("height")) == 0 for b in bars(en, "days", "overdue"))
     assert "3 lends in the last 30 days, and 0 rentals fell overdue." in en.find_element("id", "days-desc").text
+    assert "Median rental: 0 h 0 min." in en.find_element("id", "days-desc").text and "Median" not in text_of(
+        en.find_element("id", "days").get_attribute("innerHTML").split("</svg>")[1]), "the median is said once"
     # The busiest devices, and the never-lent ones as a table.
     assert [b.get_attribute("data-device") for b in bars(en, "busiest")] == ["D-0001", "D-0003"]
     assert "D-0001 (Pixel 7) was lent most: 2 times." in en.find_element("id", "busiest-desc").text
@@ -87,8 +89,11 @@ def test_the_dashboard_draws_the_figures_the_daemon_answers(daemon, web_factory,
     sign_in(ja, web, "/dashboard?lang=ja")
     eventually(lambda: ja.find_elements("id", "now-chart"), what="the Japanese dashboard")
     assert "端末 5 台：貸出中 2 台（うち期限切れ 0 台）、貸出可能 2 台、故障 1 台。" in ja.find_element("id", "now-desc").text
+    assert "期限切れになった貸出は 0 件。最も多かったのは" in ja.find_element("id", "days-desc").text
     assert "一度も貸し出されていない端末（3 台）" in ja.find_element("css selector", "#never-lent h2").text
     assert len(bars(ja, "days", "lends")) == 30
+    ja.set_window_size(1200, 1800)
+    ja.save_screenshot(str(artefact_dir() / "dashboard-ja.png"))
 
 
 def test_the_dashboard_needs_an_admin_or_a_token(daemon, web_factory, tmpdir_path):
