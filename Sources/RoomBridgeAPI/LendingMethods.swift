@@ -385,4 +385,10 @@ public enum StateAPI {
         public typealias Parameters = VarlinkNothing
         public struct Reply: Codable, Sendable { public var state: StateSnapshot }
     }
+
+    public enum GetTimeline: VarlinkMethod {
+        public static let name = "io.roombridge.State.GetTimeline"
+        public typealias Parameters = VarlinkNothing
+        public struct Reply: Codable, Sendable { public var timeline: Timeline }
+    }
 }

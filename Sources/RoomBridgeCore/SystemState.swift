@@ -191,6 +191,8 @@ public actor SystemState {
     private var counters = StateSnapshot.Counters()
     private var presence = PresenceState()
     private var database = DatabaseState()
+    /// Today's curtain positions and presence stays, for ``timeline()``.
+    private var day: TimelineRecorder
     private enum Sink {
         case stream(AsyncThrowingStream<Event, any Error>.Continuation)
         case receiver(EventReceiver)
@@ -261,6 +263,7 @@ public actor SystemState {
         let started = now()
         self.startedAt = started
         self.timeZone = timeZone
+        self.day = TimelineRecorder(timeZone: timeZone, startedAt: started)
         self.published = Mutex(Published(revision: 0, base: StateSnapshot(
             seq: 0, startedAt: started, timeZone: timeZone, readers: [], lastTap: nil, tagWrite: nil,
             curtain: Self.primary(of: curtains), curtains: curtains, lending: .init(armed: nil, remainingSeconds: nil, lastOutcome: nil), counters: StateSnapshot.Counters()), arm: nil))
@@ -510,6 +513,12 @@ public actor SystemState {
         publish()
     }
 
+    /// Today in the room: each configured curtain's position and each region's stays, from the kiosk's midnight
+    /// (or the daemon's start) until now.
+    public func timeline() -> Timeline {
+        day.timeline(now: now(), timeZone: timeZone, curtainIDs: curtains.compactMap(\.id))
+    }
+
     /// The current presence state.
     public func presenceState() -> PresenceState { presence }
 
@@ -590,6 +599,11 @@ public actor SystemState {
         counters.events += 1
         let event = Event(seq: seq, at: now(), payload: payload)
         recent.append(event)
+        switch payload {
+        case .curtain(let curtain): day.curtain(curtain, at: event.at)
+        case .presence(let change): day.presence(change, at: event.at)
+        default: break
+        }
         // Before any subscriber sees the event, so that a GetState after it includes it.
         publish()
         var dropped: [UInt64] = []

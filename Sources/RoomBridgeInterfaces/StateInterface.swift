@@ -33,6 +33,8 @@ public struct StateInterface: VarlinkImmediateInterface {
         case "GetState":
             // No wait for the actor, and no encoding while the state is unchanged.
             try await replies.reply(encodedParameters: try stateCache.encoded(state.latestSnapshot()), continues: false)
+        case "GetTimeline":
+            try await replies.reply(["timeline": try WireCoding.encode(await state.timeline())], continues: false)
         case "GetConfiguration":
             guard let setup else { throw VarlinkError.methodNotImplemented(call.method) }
             try await replies.reply(["configuration": try WireCoding.encode(setup)], continues: false)

@@ -119,6 +119,8 @@ struct APIRoute: Sendable {
         APIRoute(verb: .put, path: "/curtains/{name}/schedule", method: "io.roombridge.Curtain.SetSchedule",
                  summary: "Sets a curtain's open and close times (HH:MM) and whether each is on."),
         APIRoute(verb: .get, path: "/presence", method: "io.roombridge.Presence.GetPresence", summary: "Who or what is in the room."),
+        APIRoute(verb: .get, path: "/timeline", method: "io.roombridge.State.GetTimeline",
+                 summary: "Today on one time axis: each curtain's positions and each presence region's stays."),
         APIRoute(verb: .get, path: "/outbox", method: "io.roombridge.Outbox.Status",
                  summary: "The outbox's counts per target."),
         APIRoute(verb: .get, path: "/outbox/entries", method: "io.roombridge.Outbox.List", summary: "Outbox entries, by state, paged."),

@@ -60,6 +60,12 @@ enum Assets {
         .bar.broken, .key.broken { fill: #999; background: #999; }
         .bar.lends, .key.lends { fill: #3b6fb6; background: #3b6fb6; }
         .bar.busiest { fill: #6c4fb6; }
+        svg.chart .position { fill: none; stroke: #b8860b; stroke-width: 2; }
+        .key.position { background: #b8860b; }
+        .bar.stay, .key.stay { fill: #2e8b57; background: #2e8b57; }
+        svg.chart .unrecorded { fill: #eee; }
+        svg.chart .tick { stroke: #ddd; }
+        svg.chart .now { stroke: #c0392b; stroke-dasharray: 3 2; }
         .legend .key { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 .8em; vertical-align: -.1em; }
         p.summary { max-width: 60em; }
         @media print {

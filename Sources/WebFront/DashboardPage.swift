@@ -5,7 +5,8 @@ import RoomBridgeAPI
 import Varlink
 
 /// `/dashboard`: lending at a glance (``DashboardViews``), through
-/// `io.roombridge.Lending.GetDashboard` in the kiosk's zone. For a signed-in admin, or a request
+/// `io.roombridge.Lending.GetDashboard` in the kiosk's zone, and today's time axis through
+/// `io.roombridge.State.GetTimeline`. For a signed-in admin, or a request
 /// with an API token (`Authorization: Bearer`, read or write); `?days=N` (1–366, default 30).
 struct DashboardPage: Sendable {
     let link: DaemonLink
@@ -26,8 +27,10 @@ struct DashboardPage: Sendable {
                     "<p class=\"error\" id=\"error\">\(HTML.escape(l.t("dashboard.badDays", ["value": query.raw("days") ?? ""])))</p>"))
             }
             return await WebServer.page(l, request) { l in
-                let board = try await link.read(LendingAPI.GetDashboard.self, .init(days: days, timeZone: l.timeZone.identifier)).dashboard
-                return HTML.page(l, title: l.t("dashboard.title"), active: "dashboard", viewer: v, body: DashboardViews.page(l, board))
+                async let board = link.read(LendingAPI.GetDashboard.self, .init(days: days, timeZone: l.timeZone.identifier)).dashboard
+                async let today = link.read(StateAPI.GetTimeline.self, VarlinkNothing()).timeline
+                return HTML.page(l, title: l.t("dashboard.title"), active: "dashboard", viewer: v,
+                                 body: DashboardViews.page(l, try await board, today: try await today))
             }
         }
     }

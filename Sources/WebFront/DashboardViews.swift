@@ -1,5 +1,6 @@
 import Foundation
 import Lending
+import struct RoomBridgeCore.Timeline
 
 /// The dashboard page (`/dashboard`), as pure functions of what the daemon answered
 /// (`io.roombridge.Lending.GetDashboard`): charts drawn here as SVG (no script, nothing to ship),
@@ -8,14 +9,99 @@ import Lending
 enum DashboardViews {
     static let width = 640.0
 
-    static func page(_ l: Localizer, _ d: LendingDashboard) -> String {
-        var body = "<p id=\"period\">" + HTML.escape(l.t("dashboard.period", ["from": l.dateTime(d.from), "zone": d.timeZone,
-                                                                                "days": l.number(d.days.count)])) + "</p>"
+    static func page(_ l: Localizer, _ d: LendingDashboard, today timeline: Timeline) -> String {
+        var body = today(l, timeline)
+        body += "<p id=\"period\">" + HTML.escape(l.t("dashboard.period", ["from": l.dateTime(d.from), "zone": d.timeZone,
+                                                                                 "days": l.number(d.days.count)])) + "</p>"
         body += now(l, d.groups)
         body += days(l, d)
         body += busiest(l, d.topDevices)
         body += neverLent(l, d)
         return body
+    }
+
+    // MARK: Today: the curtains and the room
+
+    /// Today on one time axis, midnight to midnight: a row per curtain with its position (a step line, 0 % at
+    /// the row's foot, 100 % at its head), and a row per presence region with a bar (`rect.bar.stay`) per stay.
+    /// The hours before ``Timeline/from`` (the daemon started then) are shaded: nothing was recorded.
+    static func today(_ l: Localizer, _ t: Timeline) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = l.timeZone
+        let start = calendar.startOfDay(for: t.until)
+        let end = calendar.date(byAdding: .day, value: 1, to: start) ?? start.addingTimeInterval(86_400)
+        let left = 150.0, right = 24.0, plot = width - left - right, curtainRow = 64.0, stayRow = 26.0, axis = 22.0
+        func x(_ date: Date) -> Double {
+            left + plot * min(1, max(0, date.timeIntervalSince(start) / end.timeIntervalSince(start)))
+        }
+        let heads = l.language == .ja ? "" : " "
+        var sentences: [String] = []
+        var svg = ""
+        if t.from > start {
+            svg += "<rect class=\"unrecorded\" x=\"\(f(left))\" y=\"0\" width=\"\(f(x(t.from) - left))\" "
+                + "height=\"\(f(Double(t.curtains.count) * curtainRow + Double(t.presence.count) * stayRow))\">"
+                + "<title>\(HTML.escape(l.t("dashboard.unrecorded", ["time": l.time(t.from)])))</title></rect>"
+            sentences.append(l.t("dashboard.unrecorded", ["time": l.time(t.from)]))
+        }
+        var y = 0.0
+        var moves: [(curtain: String, at: Date, position: Int?)] = []
+        for track in t.curtains {
+            svg += "<text x=\"\(f(left - 8))\" y=\"\(f(y + curtainRow / 2 + 4))\" text-anchor=\"end\">\(HTML.escape(track.id))</text>"
+                + "<line class=\"axis\" x1=\"\(f(left))\" y1=\"\(f(y + curtainRow - 6))\" x2=\"\(f(width - right))\" y2=\"\(f(y + curtainRow - 6))\"/>"
+            func py(_ position: Int) -> Double { y + 6 + (curtainRow - 12) * (1 - Double(position) / 100) }
+            var d = ""
+            for (i, p) in track.points.enumerated() {
+                let next = i + 1 < track.points.count ? track.points[i + 1].at : t.until
+                guard let position = p.position else { continue }
+                d += (d.isEmpty || track.points[max(0, i - 1)].position == nil ? "M" : "L") + "\(f(x(p.at))) \(f(py(position)))"
+                d += " H\(f(x(next))) "
+                // A rest: where the curtain stayed at least a minute (or stays now), as the table lists it.
+                if next.timeIntervalSince(p.at) >= 60 || i == track.points.count - 1 { moves.append((track.id, p.at, position)) }
+            }
+            if !d.isEmpty {
+                svg += "<path class=\"position\" data-curtain=\"\(HTML.escape(track.id))\" d=\"\(d.trimmingCharacters(in: .whitespaces))\">"
+                    + "<title>\(HTML.escape(track.id))</title></path>"
+            }
+            let now = track.points.last?.position
+            sentences.append(now.map { l.t("dashboard.curtainNow", ["curtain": track.id, "position": l.number($0),
+                                                                     "moves": l.number(max(0, track.points.count - 1))]) }
+                             ?? l.t("dashboard.curtainUnknown", ["curtain": track.id]))
+            y += curtainRow
+        }
+        var stays: [(label: String, stay: Timeline.Stay)] = []
+        for track in t.presence {
+            svg += "<text x=\"\(f(left - 8))\" y=\"\(f(y + 17))\" text-anchor=\"end\">\(HTML.escape(track.label))</text>"
+            var seconds = 0.0
+            for stay in track.stays {
+                let until = stay.until ?? t.until
+                seconds += until.timeIntervalSince(stay.from)
+                svg += "<rect class=\"bar stay\" data-region=\"\(HTML.escape(track.region))\" x=\"\(f(x(stay.from)))\" y=\"\(f(y + 4))\" "
+                    + "width=\"\(f(max(1, x(until) - x(stay.from))))\" height=\"18\"><title>\(HTML.escape(track.label)): "
+                    + "\(HTML.escape(l.time(stay.from)))–\(HTML.escape(stay.until.map(l.time) ?? l.t("dashboard.stillHere")))</title></rect>"
+                stays.append((track.label, stay))
+            }
+            sentences.append(l.t("dashboard.presenceToday", ["who": track.label, "stays": l.number(track.stays.count),
+                                                              "length": duration(Int(seconds), l)]))
+            y += stayRow
+        }
+        if t.presence.isEmpty { sentences.append(l.t("dashboard.nobodySeen")) }
+        // The hours, every three.
+        for hour in stride(from: 0, through: 24, by: 3) {
+            let at = calendar.date(byAdding: .hour, value: hour, to: start) ?? start
+            svg += "<line class=\"tick\" x1=\"\(f(x(at)))\" y1=\"0\" x2=\"\(f(x(at)))\" y2=\"\(f(y + 4))\"/>"
+                + "<text x=\"\(f(x(at)))\" y=\"\(f(y + 16))\" text-anchor=\"middle\">\(String(format: "%02d:00", hour))</text>"
+        }
+        svg += "<line class=\"now\" x1=\"\(f(x(t.until)))\" y1=\"0\" x2=\"\(f(x(t.until)))\" y2=\"\(f(y + 4))\"/>"
+        let table = HTML.table([l.t("dashboard.curtain"), l.t("dashboard.since"), l.t("dashboard.position")],
+                               moves.map { m in (cells: [HTML.escape(m.curtain), HTML.escape(l.time(m.at)),
+                                                         m.position.map { "\(l.number($0))%" } ?? "—"], attributes: "") },
+                               id: "today-curtain-table")
+            + HTML.table([l.t("dashboard.who"), l.t("dashboard.from"), l.t("dashboard.until")],
+                         stays.map { s in (cells: [HTML.escape(s.label), HTML.escape(l.time(s.stay.from)),
+                                                   HTML.escape(s.stay.until.map(l.time) ?? l.t("dashboard.stillHere"))], attributes: "") },
+                         id: "today-presence-table")
+        return section("today", l.t("dashboard.today"), summary: sentences.joined(separator: heads), svg: svg, height: y + axis,
+                       legend: legend(l, ["position", "stay"], keys: ["dashboard.position", "dashboard.stay"]), table: table, l)
     }
 
     // MARK: Now, by group

@@ -64,6 +64,11 @@ public struct Localizer: Sendable {
         return dateTime(date)
     }
 
+    /// A time of day in the kiosk's time zone, e.g. "14:05".
+    public func time(_ date: Date) -> String {
+        format(date, template: "HHmm")
+    }
+
     /// A time as a day with its weekday, e.g. "Tue 1 Dec" / "12月1日(火)".
     public func day(_ date: Date) -> String {
         format(date, template: "EEEdMMM")
@@ -75,7 +80,7 @@ public struct Localizer: Sendable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let days = calendar.dateComponents([.day], from: calendar.startOfDay(for: now), to: calendar.startOfDay(for: date)).day
-        let time = format(date, template: "HHmm")
+        let time = self.time(date)
         switch days {
         case 0: return t("time.today", ["time": time])
         case 1: return t("time.tomorrow", ["time": time])

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 
 from conftest import binary, call, eventually
+from test_curtain import BlueZSim, call as call_kw, ok
+from test_presence import ALICE, NEAR, add_beacon, presence, presence_daemon, region
 from test_lending import ctl
 from test_web import (Client, TZ, accounts_file, artefact_dir, browser_factory, text_of, web_factory)  # noqa: F401 (fixtures)
 from test_web_bookings import ZONE, sign_in
@@ -116,3 +118,60 @@ def test_the_dashboard_needs_an_admin_or_a_token(daemon, web_factory, tmpdir_pat
     assert status == 200 and len(json.loads(body)["dashboard"]["days"]) == 7, body
     status, _, page = anonymous.request("GET", "/dashboard?days=0", headers=req_headers)
     assert status == 400 and "give ?days= from 1 to 366" in text_of(page), (status, text_of(page))
+
+
+def test_today_draws_the_curtains_position_and_who_was_in_the_room(daemon_factory, web_factory, browser_factory, tmpdir_path):
+    """Today's time axis: bluez-sim's curtain moves to 40 % and a beacon comes, goes and comes back; the daemon's
+    GetTimeline has the curtain's positions and the two stays (the second still open), and the dashboard draws
+    them on one axis (a position line, a bar per stay) with the same as tables, in both languages."""
+    sim = BlueZSim(tmpdir_path)
+    try:
+        d = presence_daemon(daemon_factory, tmpdir_path, sim, "--curtain-enabled", "--curtain-notify", "start-notify")
+        ok(call_kw(d, "io.roombridge.Inventory.AddUser", id="u-alice", name="山田 花子"))
+        eventually(lambda: (c := ok(call_kw(d, "io.roombridge.Curtain.GetState"))["parameters"]["curtain"])["connection"] == "connected"
+                   and c.get("position") is not None, what="the curtain connected")
+        eventually(lambda: presence(d)["status"] == "scanning", what="scanning")
+        ok(call_kw(d, "io.roombridge.Curtain.MoveTo", position=40))
+        add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:31")
+        eventually(lambda: region(presence(d), "alice")["beacons"], what="alice in the room")
+        sim.ctl("beacon", "vanish", "F0:00:00:00:00:31")
+        eventually(lambda: not region(presence(d), "alice")["beacons"], what="alice gone after exit_after")
+        add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:32")
+
+        def timeline():
+            return ok(call_kw(d, "io.roombridge.State.GetTimeline"))["parameters"]["timeline"]
+        t = eventually(lambda: (t := timeline()) and t["presence"] and len(t["presence"][0]["stays"]) == 2
+                       and t["curtains"][0]["points"][-1].get("position") == 40 and t, what="two stays and the curtain at 40")
+        assert t["from"].endswith("Z") and t["until"].endswith("Z") and t["from"] <= t["until"]
+        track = t["curtains"][0]
+        assert track["id"] == "curtain" and len(track["points"]) >= 2, track
+        stays = t["presence"][0]
+        assert (stays["region"], stays["label"]) == ("alice", "山田 花子")
+        assert "until" in stays["stays"][0] and "until" not in stays["stays"][1], "the first stay closed, the second open"
+
+        web = web_factory(d, "--accounts", str(accounts_file(tmpdir_path)))
+        en = browser_factory("en")
+        sign_in(en, web, "/dashboard")
+        eventually(lambda: en.find_elements("id", "today-chart"), what="the dashboard's today")
+        assert [b.get_attribute("data-region") for b in bars(en, "today", "stay")] == ["alice", "alice"]
+        line = en.find_element("css selector", "#today-chart path.position")
+        assert line.get_attribute("data-curtain") == "curtain" and line.get_attribute("d").startswith("M")
+        desc = en.find_element("id", "today-desc").text
+        assert "curtain is at 40%" in desc and "山田 花子 was here 2 times" in desc, desc
+        assert "Nothing was recorded before" in desc, "the daemon started today: the hours before it are not known"
+        presence_rows = en.find_elements("css selector", "#today-presence-table tbody tr")
+        assert [r.find_elements("tag name", "td")[2].get_attribute("textContent") for r in presence_rows][-1] == "still here"
+        curtain_rows = en.find_elements("css selector", "#today-curtain-table tbody tr")
+        assert curtain_rows[-1].find_elements("tag name", "td")[2].get_attribute("textContent") == "40%"
+        svg = en.find_element("id", "today-chart")
+        assert svg.get_attribute("role") == "img" and svg.get_attribute("aria-labelledby") == "today-title today-desc"
+        en.set_window_size(1200, 900)
+        en.save_screenshot(str(artefact_dir() / "dashboard-today.png"))
+
+        ja = browser_factory("ja")
+        sign_in(ja, web, "/dashboard?lang=ja")
+        eventually(lambda: ja.find_elements("id", "today-chart"), what="the Japanese dashboard's today")
+        assert "curtain は現在 40%" in ja.find_element("id", "today-desc").text
+        assert "山田 花子 は 2 回在室" in ja.find_element("id", "today-desc").text
+    finally:
+        sim.close()

@@ -181,8 +181,34 @@ extension InterfaceIDL {
           curtainAddress: ?string
         )
 
+        # A curtain's position (percent open) from at on; absent while it was unknown.
+        type TimelinePoint (at: string, position: ?int)
+
+        # One curtain's positions as they changed, oldest first.
+        type CurtainTrack (id: string, points: []TimelinePoint)
+
+        # A stay in a presence region: from an entry until the exit (absent: still there).
+        type Stay (from: string, until: ?string)
+
+        # One region's stays, oldest first; label: whom or what it stands for, as a person reads it.
+        type PresenceTrack (region: string, label: string, stays: []Stay)
+
+        # Today in the room on one time axis: every configured curtain's position and every presence
+        # region that was entered today, from the kiosk's midnight in timeZone (or the daemon's start,
+        # when that was later: the daemon keeps this in memory only) until now.
+        type Timeline (
+          from: string,
+          until: string,
+          timeZone: string,
+          curtains: []CurtainTrack,
+          presence: []PresenceTrack
+        )
+
         # The whole state now.
         method GetState() -> (state: State)
+
+        # Today's curtain positions and presence stays (the dashboard's time axis).
+        method GetTimeline() -> (timeline: Timeline)
 
         # The daemon's configuration file, database and devices (read-only; roombridgectl doctor).
         method GetConfiguration() -> (configuration: Configuration)
