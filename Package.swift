@@ -82,12 +82,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .target(name: "LendingStore", dependencies: [
-            "Lending", "CurtainProtocol",
+            "Lending", "CurtainProtocol", "RoomBridgeCore",
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: swiftSettings),
         // PostgreSQL through postgres-nio: the same store interface for several kiosks on one database.
         .target(name: "PostgresStore", dependencies: [
-            "Lending", "CurtainProtocol", "JSON", "Retry",
+            "Lending", "CurtainProtocol", "JSON", "Retry", "RoomBridgeCore",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
@@ -182,7 +182,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         .executableTarget(name: "lending-bench", dependencies: [
-            "Lending", "LendingStore", "PostgresStore", .product(name: "GRDB", package: "GRDB.swift"),
+            "Lending", "LendingStore", "PostgresStore", "RoomBridgeCore", .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ], swiftSettings: swiftSettings),
 
@@ -212,7 +212,7 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         // MARK: Tests mirror modules; TestSupport holds what every suite shares (the `eventually` wait).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["RoomBridgeCore"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         // The reference tools (dbus-send, gdbus, busctl, bluetoothctl) run to completion through swift-subprocess.
         .target(name: "DBusTestSupport", dependencies: [
             .product(name: "Subprocess", package: "swift-subprocess"),

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import struct RoomBridgeCore.TagUID
 
 /// A page request for keyset paging: at most `limit` items after `cursor`.
 public struct PageRequest: Sendable, Hashable {
@@ -179,20 +180,20 @@ public protocol InventoryStore: Sendable {
     // MARK: Badges and tag bindings
     /// Binds a badge to a user. The identifier must not be bound to a device tag.
     func addBadge(_ badge: Badge) async throws
-    func deleteBadge(identifier: String) async throws
+    func deleteBadge(identifier: TagUID) async throws
     func badges(userId: UserID) async throws -> [Badge]
     /// Every badge, ordered by identifier.
     func allBadges(page: PageRequest) async throws -> Page<Badge>
     /// Binds a tag UID to a device. The UID must not be a badge.
     func bindTag(_ binding: TagBinding) async throws
     /// Unbinds a tag; the device's last tag gone, it is no longer NFC-registered (logged as done by `actor`).
-    func unbindTag(uid: String, by actor: ChangeActor?) async throws
+    func unbindTag(uid: TagUID, by actor: ChangeActor?) async throws
     func tagBindings(deviceId: DeviceID) async throws -> [TagBinding]
     /// Binds `uid` to the device and marks it NFC-registered, in one transaction, logging
     /// the flag change (the last step of tag registration in device-tag.md).
-    func registerTag(uid: String, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws
+    func registerTag(uid: TagUID, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws
     /// What a UID is bound to (device tag or badge), if anything.
-    func resolve(uid: String) async throws -> UIDBinding?
+    func resolve(uid: TagUID) async throws -> UIDBinding?
 
     // MARK: Rentals
     /// Lends atomically, applying the device's next booking in the same transaction
@@ -257,7 +258,7 @@ public protocol InventoryStore: Sendable {
     func openStocktake() async throws -> Stocktake?
     /// Records a tap during stocktake `id`: the tag's UID and the inventory device it names (nil:
     /// not in the inventory). Changes nothing about rentals. Fails with ``LendingError/stocktakeClosed(_:)``.
-    func recordStocktakeTap(stocktake id: StocktakeID, uid: String, deviceId: DeviceID?, at: Date,
+    func recordStocktakeTap(stocktake id: StocktakeID, uid: TagUID, deviceId: DeviceID?, at: Date,
                             location: String?) async throws -> StocktakeTapResult
     /// Closes stocktake `id` and stores its four lists by value, in one transaction.
     func closeStocktake(id: StocktakeID, at: Date, by actor: ChangeActor?) async throws -> StocktakeReport
@@ -320,10 +321,10 @@ extension InventoryStore {
     public func deleteDevice(id: DeviceID, at: Date) async throws { try await deleteDevice(id: id, at: at, by: nil) }
 
     /// ``unbindTag(uid:by:)`` with no actor known.
-    public func unbindTag(uid: String) async throws { try await unbindTag(uid: uid, by: nil) }
+    public func unbindTag(uid: TagUID) async throws { try await unbindTag(uid: uid, by: nil) }
 
     /// ``registerTag(uid:deviceId:at:by:)`` with no actor known.
-    public func registerTag(uid: String, deviceId: DeviceID, at: Date) async throws {
+    public func registerTag(uid: TagUID, deviceId: DeviceID, at: Date) async throws {
         try await registerTag(uid: uid, deviceId: deviceId, at: at, by: nil)
     }
 

@@ -68,7 +68,7 @@ public actor LendingCoordinator {
     @discardableResult
     public func handle(_ tap: Tap) async -> TapOutcome {
         let outcome = await decideAndRecord(tap)
-        await publish(outcome, uid: TapIdentification.canonicalUID(of: tap), reader: tap.reader)
+        await publish(outcome, uid: tap.uid, reader: tap.reader)
         return outcome
     }
 
@@ -186,7 +186,7 @@ public actor LendingCoordinator {
     /// A tap during a stocktake: a device is counted, a tag not in the inventory noted as unexpected,
     /// a badge arms nobody. Rentals are not touched.
     private func count(_ tap: Tap, _ identity: TapIdentity, in stocktake: Stocktake) async -> TapOutcome {
-        let uid = TapIdentification.canonicalUID(of: tap)
+        let uid = tap.uid
         let outcome: TapOutcome
         do {
             switch identity {
@@ -281,13 +281,13 @@ public actor LendingCoordinator {
         // Both lookups always: a device record alone proves nothing (see TapIdentification).
         var deviceOnTag: DeviceRecord?
         if let id = tap.device?.deviceId { deviceOnTag = try await store.device(id: id) }
-        let binding = try await store.resolve(uid: TapIdentification.canonicalUID(of: tap))
+        let binding = try await store.resolve(uid: tap.uid)
         return TapIdentification.identify(tap, deviceOnTag: deviceOnTag, uidBinding: binding)
     }
 
     // MARK: Publishing
 
-    private func publish(_ outcome: TapOutcome, uid: String?, reader: String?) async {
+    private func publish(_ outcome: TapOutcome, uid: TagUID?, reader: String?) async {
         await state.recordLending(outcome.published(uid: uid, reader: reader, at: now()))
         await mirrorSession()
     }
@@ -318,7 +318,7 @@ public actor LendingCoordinator {
 
 extension TapOutcome {
     /// The outcome as `SystemState` and its clients see it.
-    public func published(uid: String?, reader: String?, at: Date) -> LendingOutcome {
+    public func published(uid: TagUID?, reader: String?, at: Date) -> LendingOutcome {
         var o = LendingOutcome(kind: .failed, uid: uid, reader: reader, message: message, at: at)
         switch self {
         case .armed(let session, _):

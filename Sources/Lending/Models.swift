@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import struct RoomBridgeCore.TagUID
 
 // Glossary (docs/glossary.md): a *device* is a lendable phone/tablet; a *user* borrows
 // devices; a *badge* is a user's card; a *tag* is the NFC sticker on a device; a *rental* is
@@ -212,12 +213,11 @@ public struct Badge: Sendable, Hashable, Codable {
 
 /// A tag UID bound to a device (device-tag.md, identification step 2).
 public struct TagBinding: Sendable, Hashable, Codable {
-    /// Upper-case hex without separators.
-    public var uid: String
+    public var uid: TagUID
     public var deviceId: DeviceID
     public var boundAt: Date
 
-    public init(uid: String, deviceId: DeviceID, boundAt: Date) {
+    public init(uid: TagUID, deviceId: DeviceID, boundAt: Date) {
         self.uid = uid
         self.deviceId = deviceId
         self.boundAt = boundAt
@@ -298,12 +298,7 @@ public struct Rental: Sendable, Hashable, Codable {
 /// Card identifiers (badge UIDs/IDm, tag UIDs) in one canonical text form.
 public enum CardIdentifier {
     /// Upper-case hex, separators (`:`, `-`, space) removed; nil when not hex or empty.
-    public static func canonical(_ text: String) -> String? {
-        let stripped = text.filter { !":- ".contains($0) }.uppercased()
-        guard !stripped.isEmpty, stripped.count % 2 == 0,
-              stripped.allSatisfy({ $0.isHexDigit && $0.isASCII }) else { return nil }
-        return stripped
-    }
+    public static func canonical(_ text: String) -> String? { TagUID(text)?.hex }
 
     /// Canonical form of a badge identifier, checked against its kind's length rules.
     /// - Throws: ``LendingError/invalidCardIdentifier(_:reason:)``.

@@ -77,13 +77,13 @@ public enum TapIdentity: Sendable, Hashable {
     /// A user's badge.
     case badge(Badge, User)
     /// The tag names a device ID that is not in the inventory.
-    case unknownDevice(DeviceID, uid: String)
+    case unknownDevice(DeviceID, uid: TagUID)
     /// The tag carries the record of a device in the inventory, but its UID is not bound to
     /// that device (`boundTo` says what it is bound to instead, if anything): a tag nobody
     /// registered, so it lends and returns nothing.
-    case unregisteredTag(DeviceRecord, uid: String, boundTo: String?)
+    case unregisteredTag(DeviceRecord, uid: TagUID, boundTo: String?)
     /// Nothing known: an administrator can bind the UID.
-    case unknownTag(uid: String)
+    case unknownTag(uid: TagUID)
 }
 
 /// The identification order of device-tag.md, with registration as the proof of a tag:
@@ -97,7 +97,7 @@ public enum TapIdentification {
     ///     (nil if absent or unknown).
     ///   - uidBinding: what the tap's UID is bound to (nil if nothing).
     public static func identify(_ tap: Tap, deviceOnTag: DeviceRecord?, uidBinding: UIDBinding?) -> TapIdentity {
-        let uid = canonicalUID(of: tap)
+        let uid = tap.uid
         if let named = tap.device?.deviceId, let deviceOnTag, deviceOnTag.device.id == named {
             switch uidBinding {
             case .device(let bound) where bound.device.id == named:
@@ -128,11 +128,6 @@ public enum StoreOperation: Sendable, Hashable {
     case returnDevice(ReturnRequest)
 }
 
-extension TapIdentification {
-    /// The tap's UID in canonical form (upper-case hex), as bindings and badges store it.
-    public static func canonicalUID(of tap: Tap) -> String { CardIdentifier.canonical(tap.uid) ?? tap.uid }
-}
-
 /// What happened at the reader; ``message`` is for the person standing there.
 public enum TapOutcome: Sendable, Hashable {
     /// A badge (or client) armed the reader; `replacing` is the session it took over, if any.
@@ -147,14 +142,14 @@ public enum TapOutcome: Sendable, Hashable {
     /// The device cannot be lent in its state (broken, disposed).
     case refused(deviceId: DeviceID, model: String, status: DeviceStatus)
     /// The tag names a device that is not in the inventory.
-    case unknownDevice(deviceId: DeviceID, uid: String)
+    case unknownDevice(deviceId: DeviceID, uid: TagUID)
     /// Unknown UID: an administrator can bind it to a device or a badge.
-    case unknownTag(uid: String)
+    case unknownTag(uid: TagUID)
     /// The device was tapped again within the repeat window after it was lent or returned
     /// (`change`); nothing changed.
     case repeated(deviceId: DeviceID, model: String, change: RecentChange.Kind, userName: String)
     /// A device record on a UID that is not bound to that device: refused, nothing recorded.
-    case unregisteredTag(deviceId: DeviceID, model: String, uid: String, boundTo: String?)
+    case unregisteredTag(deviceId: DeviceID, model: String, uid: TagUID, boundTo: String?)
     /// The armed user already has as many devices as ``LendingPolicy/maxActivePerUser`` allows:
     /// refused, nothing recorded.
     case limitReached(deviceId: DeviceID, model: String, userId: UserID, userName: String, limit: Int, deviceIds: [DeviceID])
@@ -165,7 +160,7 @@ public enum TapOutcome: Sendable, Hashable {
     case counted(deviceId: DeviceID, model: String, again: Bool)
     /// During a stocktake: a tag that is not in the inventory, recorded as unexpected (`deviceId`:
     /// what its record names, if anything).
-    case unexpected(uid: String, deviceId: DeviceID?)
+    case unexpected(uid: TagUID, deviceId: DeviceID?)
     /// A badge during a stocktake: nobody is armed, nothing is lent until it is closed.
     case stocktakeRunning
     /// The store refused or failed (e.g. lost a race with another reader); nothing changed.

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import struct RoomBridgeCore.TagUID
 
 /// A stocktake's store-assigned number.
 public typealias StocktakeID = Int64
@@ -142,13 +143,13 @@ public struct StocktakeEntry: Sendable, Hashable, Codable {
     public var userId: UserID?
     public var userName: String?
     /// The tag's UID, for what was tapped.
-    public var uid: String?
+    public var uid: TagUID?
     /// When it was tapped (found, unexpected), and where.
     public var tappedAt: Date?
     public var location: String?
 
     public init(list: List, deviceId: DeviceID? = nil, model: String? = nil, serialNumber: String? = nil, userId: UserID? = nil,
-                userName: String? = nil, uid: String? = nil, tappedAt: Date? = nil, location: String? = nil) {
+                userName: String? = nil, uid: TagUID? = nil, tappedAt: Date? = nil, location: String? = nil) {
         self.list = list
         self.deviceId = deviceId
         self.model = model
@@ -181,7 +182,7 @@ public struct StocktakeReport: Sendable, Hashable, Codable {
         out += Self.csvHeader.joined(separator: ",") + "\r\n"
         for e in entries {
             let fields = [e.list.rawValue, e.deviceId ?? "", e.model ?? "", e.serialNumber ?? "", e.userId ?? "",
-                          e.userName ?? "", e.uid ?? "", date(e.tappedAt), e.location ?? ""]
+                          e.userName ?? "", e.uid?.hex ?? "", date(e.tappedAt), e.location ?? ""]
             out += fields.map { RentalExport.csvField($0, neutralizeFormulas: options.neutralizeFormulas) }
                 .joined(separator: ",") + "\r\n"
         }

@@ -18,14 +18,6 @@ public enum StoreConventions {
     /// `date` as it reads back from a store (rounded to the millisecond).
     public static func stored(_ date: Date) -> Date { self.date(millis: millis(date)) }
 
-    /// A tag UID in canonical form.
-    public static func canonicalUID(_ uid: String) throws(LendingError) -> String {
-        guard let canonical = CardIdentifier.canonical(uid) else {
-            throw .invalidCardIdentifier(uid, reason: "expected hex digits such as 04A1B2C3D4E5F6")
-        }
-        return canonical
-    }
-
     /// A due date before the lend time is refused.
     public static func requireDueAfterLend(_ request: LendRequest) throws(LendingError) {
         if let due = request.dueAt, due < request.at {

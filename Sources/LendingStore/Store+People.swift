@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Lending
+import struct RoomBridgeCore.TagUID
 
 // Users, their badges, and the tag UIDs bound to devices.
 extension SQLiteInventoryStore {
@@ -82,11 +83,11 @@ extension SQLiteInventoryStore {
         try badge.insert(db)
     }
 
-    public func deleteBadge(identifier: String) async throws {
-        let canonical = CardIdentifier.canonical(identifier) ?? identifier
+    public func deleteBadge(identifier: TagUID) async throws {
+        let canonical = identifier.hex
         try await write { db in
             try db.execute(sql: "DELETE FROM badges WHERE identifier = ?", arguments: [canonical])
-            if db.changesCount == 0 { throw LendingError.noSuchBadge(identifier) }
+            if db.changesCount == 0 { throw LendingError.noSuchBadge(identifier.hex) }
         }
     }
 
@@ -111,11 +112,11 @@ extension SQLiteInventoryStore {
         try await registerTag(uid: binding.uid, deviceId: binding.deviceId, at: binding.boundAt, by: nil)
     }
 
-    public func unbindTag(uid: String, by actor: ChangeActor?) async throws {
-        let canonical = CardIdentifier.canonical(uid) ?? uid
+    public func unbindTag(uid: TagUID, by actor: ChangeActor?) async throws {
+        let canonical = uid.hex
         try await write { db in
             guard let deviceId = try String.fetchOne(db, sql: "DELETE FROM tag_bindings WHERE uid = ? RETURNING device_id",
-                                                     arguments: [canonical]) else { throw LendingError.noSuchTagBinding(uid) }
+                                                     arguments: [canonical]) else { throw LendingError.noSuchTagBinding(uid.hex) }
             // Its last tag gone, the device is no longer NFC-registered.
             if try !Self.exists(db, "SELECT 1 FROM tag_bindings WHERE device_id = ?", [deviceId]) {
                 try db.execute(sql: "UPDATE devices SET is_nfc_registered = 0 WHERE id = ? AND is_nfc_registered = 1", arguments: [deviceId])
@@ -130,10 +131,9 @@ extension SQLiteInventoryStore {
         }
     }
 
-    public func registerTag(uid: String, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {
-        let uid = try Self.canonicalUID(uid)
+    public func registerTag(uid: TagUID, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {
         try await write { db in
-            try Self.bind(db, uid: uid, deviceId: deviceId, at: at)
+            try Self.bind(db, uid: uid.hex, deviceId: deviceId, at: at)
             let wasRegistered = try Bool.fetchOne(db, sql: "SELECT is_nfc_registered FROM devices WHERE id = ?",
                                                   arguments: [deviceId]) ?? false
             if !wasRegistered {
@@ -143,8 +143,8 @@ extension SQLiteInventoryStore {
         }
     }
 
-    public func resolve(uid: String) async throws -> UIDBinding? {
-        guard let canonical = CardIdentifier.canonical(uid) else { return nil }
+    public func resolve(uid: TagUID) async throws -> UIDBinding? {
+        let canonical = uid.hex
         return try await read { db in
             if let row = try Row.fetchOne(db.cachedStatement(sql: """
                 \(Self.deviceRecordSelect) JOIN tag_bindings t ON t.device_id = d.id WHERE t.uid = ?

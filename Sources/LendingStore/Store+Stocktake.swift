@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Lending
+import struct RoomBridgeCore.TagUID
 
 // Stocktakes: opened, tapped, closed into their four lists (stored by value), and read back.
 extension SQLiteInventoryStore {
@@ -23,7 +24,7 @@ extension SQLiteInventoryStore {
         try await read { db in try Self.fetchStocktakes(db, "WHERE s.is_open = 1", []).first }
     }
 
-    public func recordStocktakeTap(stocktake id: StocktakeID, uid: String, deviceId: DeviceID?, at: Date,
+    public func recordStocktakeTap(stocktake id: StocktakeID, uid: TagUID, deviceId: DeviceID?, at: Date,
                                    location: String?) async throws -> StocktakeTapResult {
         try await write { db in
             guard let open = try Int64?.fetchOne(db, sql: "SELECT is_open FROM stocktakes WHERE id = ?", arguments: [id]) else {
@@ -36,7 +37,7 @@ extension SQLiteInventoryStore {
             try db.execute(sql: """
                 INSERT INTO stocktake_taps (stocktake_id, uid, device_id, at, location) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (stocktake_id, uid) DO NOTHING
-                """, arguments: [id, uid, deviceId, Millis.from(at), location])
+                """, arguments: [id, uid.hex, deviceId, Millis.from(at), location])
             return deviceId == nil ? .unexpected : .counted(again: again)
         }
     }
@@ -131,7 +132,7 @@ extension SQLiteInventoryStore {
             ORDER BY CASE list WHEN 'found' THEN 0 WHEN 'missing' THEN 1 WHEN 'lent' THEN 2 ELSE 3 END, device_id, uid
             """, arguments: [id]).map { row in
             StocktakeEntry(list: StocktakeEntry.List(rawValue: row[0]) ?? .unexpected, deviceId: row[1], model: row[2],
-                           serialNumber: row[3], userId: row[4], userName: row[5], uid: row[6],
+                           serialNumber: row[3], userId: row[4], userName: row[5], uid: (row[6] as String?).flatMap(TagUID.init),
                            tappedAt: (row[7] as Int64?).map(Millis.date), location: row[8])
         }
     }

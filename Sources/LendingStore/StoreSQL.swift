@@ -85,10 +85,6 @@ extension SQLiteInventoryStore {
         try Validation.caseCollision(id, existing: twin, field: field)
     }
 
-    static func canonicalUID(_ uid: String) throws -> String {
-        try StoreConventions.canonicalUID(uid)
-    }
-
     /// Refuses a UID already used by a badge or a tag binding.
     static func requireUIDFree(_ db: Database, _ uid: String, exceptDevice: DeviceID? = nil) throws {
         if let device = try String.fetchOne(db, sql: "SELECT device_id FROM tag_bindings WHERE uid = ?", arguments: [uid]),

@@ -22,12 +22,11 @@ extension TagKind {
 }
 
 extension TagArrival {
-    /// The UID as RoomBridge writes it everywhere: upper-case hex, no separators.
-    public var uidHex: String { hexString(uid).uppercased() }
-
-    /// The arrival as a `SystemState` tap: identity, decoded records and the device record.
-    public func tap(readerName: String, at: Date) -> Tap {
-        var tap = Tap(reader: readerName, uid: uidHex, tagType: kind.displayName,
+    /// The arrival as a `SystemState` tap: identity, decoded records and the device record. Nil when the reader
+    /// reported no UID (libnfc always has one for a selected target).
+    public func tap(readerName: String, at: Date) -> Tap? {
+        guard let uid = TagUID(bytes: uid) else { return nil }
+        var tap = Tap(reader: readerName, uid: uid, tagType: kind.displayName,
                       readMillis: Double(readDuration.components.seconds) * 1000
                           + Double(readDuration.components.attoseconds) / 1e15,
                       at: at)

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Lending
+import struct RoomBridgeCore.TagUID
 import Logging
 import PostgresNIO
 
@@ -27,6 +28,19 @@ struct Cells {
 
     mutating func date() throws -> Date { StoreConventions.date(millis: try next(Int64.self)) }
     mutating func optionalDate() throws -> Date? { try next(Int64?.self).map { StoreConventions.date(millis: $0) } }
+
+    /// A stored tag UID (stored canonical; anything else is a damaged row).
+    mutating func uid() throws -> TagUID {
+        let text = try next(String.self)
+        guard let uid = TagUID(text) else { throw LendingError.storageCorrupt(path: "tag UID", detail: "\"\(text)\" is not a tag UID") }
+        return uid
+    }
+
+    mutating func optionalUID() throws -> TagUID? {
+        guard let text = try next(String?.self) else { return nil }
+        guard let uid = TagUID(text) else { throw LendingError.storageCorrupt(path: "tag UID", detail: "\"\(text)\" is not a tag UID") }
+        return uid
+    }
 }
 
 enum Columns {
@@ -110,7 +124,7 @@ enum Decode {
 
     static func tagBinding(_ row: PostgresRandomAccessRow) throws -> TagBinding {
         var c = Cells(row)
-        return TagBinding(uid: try c.next(), deviceId: try c.next(), boundAt: try c.date())
+        return TagBinding(uid: try c.uid(), deviceId: try c.next(), boundAt: try c.date())
     }
 
     static func logEntry(_ row: PostgresRandomAccessRow) throws -> DeviceLogEntry {

@@ -50,7 +50,7 @@ extension PostgresInventoryStore: InventoryCopyTarget {
                     """, logger: logger)
             }
             for t in copy.tagBindings {
-                try await c.query("INSERT INTO tag_bindings (uid, device_id, bound_at) VALUES (\(t.uid), \(t.deviceId), \(Self.ms(t.boundAt)))",
+                try await c.query("INSERT INTO tag_bindings (uid, device_id, bound_at) VALUES (\(t.uid.hex), \(t.deviceId), \(Self.ms(t.boundAt)))",
                                   logger: logger)
             }
             for e in copy.deviceLog {

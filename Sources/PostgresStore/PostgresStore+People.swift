@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Lending
+import struct RoomBridgeCore.TagUID
 import Logging
 import PostgresNIO
 
@@ -110,12 +111,12 @@ extension PostgresInventoryStore {
         }
     }
 
-    public func deleteBadge(identifier: String) async throws {
-        let canonical = CardIdentifier.canonical(identifier) ?? identifier
+    public func deleteBadge(identifier: TagUID) async throws {
+        let canonical = identifier.hex
         let logger = self.logger
         try await transaction { c in
             let deleted = try await Self.changed(c, "DELETE FROM badges WHERE identifier = \(canonical) RETURNING 1", logger: logger)
-            if deleted == 0 { throw LendingError.noSuchBadge(identifier) }
+            if deleted == 0 { throw LendingError.noSuchBadge(identifier.hex) }
         }
     }
 
@@ -138,13 +139,13 @@ extension PostgresInventoryStore {
         try await registerTag(uid: binding.uid, deviceId: binding.deviceId, at: binding.boundAt, by: nil)
     }
 
-    public func unbindTag(uid: String, by actor: ChangeActor?) async throws {
-        let canonical = CardIdentifier.canonical(uid) ?? uid
+    public func unbindTag(uid: TagUID, by actor: ChangeActor?) async throws {
+        let canonical = uid.hex
         let logger = self.logger
         try await transaction { c in
             guard let deviceId = try await Self.rows(c, "DELETE FROM tag_bindings WHERE uid = \(canonical) RETURNING device_id",
                                                      logger: logger, { try $0[0].decode(String.self) }).first
-            else { throw LendingError.noSuchTagBinding(uid) }
+            else { throw LendingError.noSuchTagBinding(uid.hex) }
             // Its last tag gone, the device is no longer NFC-registered.
             if try await !Self.exists(c, "SELECT 1 FROM tag_bindings WHERE device_id = \(deviceId)", logger: logger) {
                 let changed = try await Self.changed(c, """
@@ -160,11 +161,10 @@ extension PostgresInventoryStore {
                         Decode.tagBinding)
     }
 
-    public func registerTag(uid: String, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {
-        let uid = try StoreConventions.canonicalUID(uid)
+    public func registerTag(uid: TagUID, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {
         let logger = self.logger
         try await transaction { c in
-            try await Self.bind(c, uid: uid, deviceId: deviceId, at: at, logger: logger)
+            try await Self.bind(c, uid: uid.hex, deviceId: deviceId, at: at, logger: logger)
             let changed = try await Self.changed(c, """
                 UPDATE devices SET is_nfc_registered = true WHERE id = \(deviceId) AND NOT is_nfc_registered RETURNING 1
                 """, logger: logger)
@@ -174,8 +174,8 @@ extension PostgresInventoryStore {
         }
     }
 
-    public func resolve(uid: String) async throws -> UIDBinding? {
-        guard let canonical = CardIdentifier.canonical(uid) else { return nil }
+    public func resolve(uid: TagUID) async throws -> UIDBinding? {
+        let canonical = uid.hex
         let logger = self.logger
         return try await withConnection { c in
             if let record = try await Self.rows(c, """

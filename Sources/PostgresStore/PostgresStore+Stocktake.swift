@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Lending
+import struct RoomBridgeCore.TagUID
 import Logging
 import PostgresNIO
 
@@ -36,7 +37,7 @@ extension PostgresInventoryStore {
         try await fetch("\(unescaped: Self.stocktakeSelect) WHERE s.is_open = 1") { try Self.stocktake($0) }.first
     }
 
-    public func recordStocktakeTap(stocktake id: StocktakeID, uid: String, deviceId: DeviceID?, at: Date,
+    public func recordStocktakeTap(stocktake id: StocktakeID, uid: TagUID, deviceId: DeviceID?, at: Date,
                                    location: String?) async throws -> StocktakeTapResult {
         let logger = self.logger
         let when = StoreConventions.millis(at)
@@ -52,7 +53,7 @@ extension PostgresInventoryStore {
                                               logger: logger)
             }
             try await c.query("""
-                INSERT INTO stocktake_taps (stocktake_id, uid, device_id, at, location) VALUES (\(id), \(uid), \(deviceId), \(when), \(location))
+                INSERT INTO stocktake_taps (stocktake_id, uid, device_id, at, location) VALUES (\(id), \(uid.hex), \(deviceId), \(when), \(location))
                 ON CONFLICT (stocktake_id, uid) DO NOTHING
                 """, logger: logger)
             return deviceId == nil ? .unexpected : .counted(again: again)
@@ -159,7 +160,7 @@ extension PostgresInventoryStore {
         var c = Cells(row)
         let list: String = try c.next(), device: String? = try c.next(), model: String? = try c.next()
         let serial: String? = try c.next(), user: String? = try c.next(), name: String? = try c.next()
-        let uid: String? = try c.next(), tapped = try c.optionalDate(), location: String? = try c.next()
+        let uid = try c.optionalUID(), tapped = try c.optionalDate(), location: String? = try c.next()
         return StocktakeEntry(list: StocktakeEntry.List(rawValue: list) ?? .unexpected, deviceId: device, model: model,
                               serialNumber: serial, userId: user, userName: name, uid: uid, tappedAt: tapped, location: location)
     }

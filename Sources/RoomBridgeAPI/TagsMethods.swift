@@ -50,13 +50,13 @@ public struct TagWriteRequest: Sendable, Codable, Equatable {
 
 /// What a successful registration did.
 public struct TagWriteReport: Sendable, Codable, Equatable {
-    public var uid: String
+    public var uid: TagUID
     public var tagType: String
     /// The tag was factory-blank and got a capability container first.
     public var formatted: Bool
     public var locked: Bool
 
-    public init(uid: String, tagType: String, formatted: Bool, locked: Bool) {
+    public init(uid: TagUID, tagType: String, formatted: Bool, locked: Bool) {
         self.uid = uid
         self.tagType = tagType
         self.formatted = formatted

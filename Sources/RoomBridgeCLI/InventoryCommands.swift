@@ -34,7 +34,7 @@ enum DeviceRender {
             "Connector:  \(d.connectorType)",
             "Status:     \(d.status.rawValue)",
             "Registered: \(Table.when(d.registeredAt))",
-            "NFC tag:    \(yesNo(d.isNFCRegistered))" + (tags.isEmpty ? "" : " (UID " + tags.map(\.uid).joined(separator: ", ") + ")"),
+            "NFC tag:    \(yesNo(d.isNFCRegistered))" + (tags.isEmpty ? "" : " (UID " + tags.map(\.uid.hex).joined(separator: ", ") + ")"),
         ]
         if let note = d.note { lines.append("Note:       \(note)") }
         if let r = record.activeRental {
@@ -442,7 +442,7 @@ struct TagBindings: AsyncParsableCommand {
                 let reply = try await call(client, InventoryAPI.ListTagBindings.self, .init(deviceId: device))
                 printList(reply.listed(\.bindings), json: options.json, empty: "no tags bound to \(device)",
                           headers: ["UID", "DEVICE", KioskTime.current.header("BOUND")]) { t in
-                    [t.uid, t.deviceId, Table.time(t.boundAt)]
+                    [t.uid.hex, t.deviceId, Table.time(t.boundAt)]
                 }
             }
         }

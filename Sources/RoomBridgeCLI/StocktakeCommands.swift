@@ -32,7 +32,7 @@ enum StocktakeRender {
 
     static func row(_ e: StocktakeEntry) -> [String] {
         [e.list.rawValue, e.deviceId ?? "—", e.model ?? "—", e.serialNumber ?? "—", e.userId ?? "—", e.userName ?? "—",
-         e.uid ?? "—", e.tappedAt.map { Table.time($0) } ?? "—", e.location ?? "—"]
+         e.uid?.hex ?? "—", e.tappedAt.map { Table.time($0) } ?? "—", e.location ?? "—"]
     }
 }
 

@@ -82,7 +82,7 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
     public var bookedFrom: Date?
     /// For a `booked` refusal: the booker's name (`userId` is the booker's ID).
     public var bookedFor: String?
-    public var uid: String?
+    public var uid: TagUID?
     public var reader: String?
     /// Why `failed`; for `refused`, `refusal`'s name (kept for clients older than `refusal`, until the next release).
     public var reason: String?
@@ -94,7 +94,7 @@ public struct LendingOutcome: Sendable, Codable, Equatable {
     public var origin: String?
 
     public init(kind: Kind, refusal: Refusal? = nil, deviceId: String? = nil, model: String? = nil, dueAt: Date? = nil,
-                userId: String? = nil, userName: String? = nil, uid: String? = nil, reader: String? = nil, reason: String? = nil,
+                userId: String? = nil, userName: String? = nil, uid: TagUID? = nil, reader: String? = nil, reason: String? = nil,
                 message: String, at: Date, origin: String? = nil) {
         self.origin = origin
         self.model = model

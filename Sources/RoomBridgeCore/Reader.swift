@@ -66,8 +66,8 @@ public struct TagRecord: Sendable, Codable, Equatable {
 public struct Tap: Sendable, Codable, Equatable {
     /// Which reader saw it.
     public var reader: String
-    /// The tag's UID (ISO 14443-A) or IDm (FeliCa), upper-case hex without separators.
-    public var uid: String
+    /// The tag's UID (ISO 14443-A) or IDm (FeliCa).
+    public var uid: TagUID
     /// Tag type by name, e.g. `NTAG213`, `MIFARE Ultralight`, `ISO14443-A`, `FeliCa`.
     public var tagType: String
     /// ISO 14443-A ATQA, hex (absent for FeliCa).
@@ -85,7 +85,7 @@ public struct Tap: Sendable, Codable, Equatable {
     /// When the tag arrived.
     public var at: Date
 
-    public init(reader: String, uid: String, tagType: String, atqa: String? = nil, sak: String? = nil,
+    public init(reader: String, uid: TagUID, tagType: String, atqa: String? = nil, sak: String? = nil,
                 records: [TagRecord] = [], device: DeviceTagRecord? = nil, readError: String? = nil,
                 readMillis: Double = 0, at: Date) {
         self.reader = reader
@@ -104,12 +104,12 @@ public struct Tap: Sendable, Codable, Equatable {
 /// A tag leaving a reader's field.
 public struct TagRemoval: Sendable, Codable, Equatable {
     public var reader: String
-    public var uid: String
+    public var uid: TagUID
     /// How long the tag stayed in the field, in milliseconds.
     public var presentMillis: Double
     public var at: Date
 
-    public init(reader: String, uid: String, presentMillis: Double, at: Date) {
+    public init(reader: String, uid: TagUID, presentMillis: Double, at: Date) {
         self.reader = reader
         self.uid = uid
         self.presentMillis = presentMillis
@@ -133,11 +133,11 @@ public struct TagWriteStatus: Sendable, Codable, Equatable {
     public var phase: Phase
     public var lock: Bool
     /// The UID of the written tag, once known.
-    public var uid: String?
+    public var uid: TagUID?
     public var message: String?
     public var at: Date
 
-    public init(deviceId: String, phase: Phase, lock: Bool, uid: String? = nil, message: String? = nil, at: Date) {
+    public init(deviceId: String, phase: Phase, lock: Bool, uid: TagUID? = nil, message: String? = nil, at: Date) {
         self.deviceId = deviceId
         self.phase = phase
         self.lock = lock

@@ -158,7 +158,10 @@ struct NFCBridge: Service {
         case .tagArrived(let arrival):
             guard !registry.isRemoved(arrival.reader) else { return }
             let name = registry.name(arrival.reader)
-            let tap = arrival.tap(readerName: name, at: now)
+            guard let tap = arrival.tap(readerName: name, at: now) else {
+                logger.warning("reader \(name) reported a tag without a UID; ignored")
+                return
+            }
             arrivals[arrival.reader] = now
             logger.info("tap on \(name): \(tap.uid) \(tap.tagType)\(tap.device.map { " device \($0.deviceId)" } ?? "")\(tap.readError.map { " (\($0))" } ?? "")")
             await state.recordTap(tap)
@@ -166,8 +169,8 @@ struct NFCBridge: Service {
         case .tagRemoved(let id, let uid):
             let name = registry.name(id)
             let since = arrivals.removeValue(forKey: id) ?? now
-            await state.recordRemoval(TagRemoval(reader: name, uid: hexString(uid).uppercased(),
-                                                 presentMillis: now.timeIntervalSince(since) * 1000, at: now))
+            guard let uid = TagUID(bytes: uid) else { return }
+            await state.recordRemoval(TagRemoval(reader: name, uid: uid, presentMillis: now.timeIntervalSince(since) * 1000, at: now))
         case .tagReadFailed(let id, let uid, let reason):
             logger.warning("reader \(registry.name(id)): tag \(hexString(uid).uppercased()) could not be read: \(reason)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Lending
+import struct RoomBridgeCore.TagUID
 import Varlink
 import RoomBridgeAPI
 
@@ -135,7 +136,8 @@ public struct InventoryInterface: VarlinkInterface {
             return ["badge": try encode(badge)]
         case "DeleteBadge":
             let text = try p.string("identifier")
-            try await store.deleteBadge(identifier: CardIdentifier.canonical(text) ?? text)
+            guard let identifier = TagUID(text) else { throw LendingError.noSuchBadge(text) }
+            try await store.deleteBadge(identifier: identifier)
             return [:]
         case "ListBadges":
             guard let id = try p.optionalString("userId") else {
@@ -147,25 +149,21 @@ public struct InventoryInterface: VarlinkInterface {
         case "GetBadge":
             // Whose card is this?
             let text = try p.string("identifier")
-            let identifier = CardIdentifier.canonical(text) ?? text
+            guard let identifier = TagUID(text) else { throw LendingError.noSuchBadge(text) }
             guard case .badge(let badge, let user) = try await store.resolve(uid: identifier) else {
-                throw LendingError.noSuchBadge(identifier)
+                throw LendingError.noSuchBadge(identifier.hex)
             }
             return ["badge": try encode(badge), "user": try encode(user)]
 
         case "BindTag":
-            let text = try p.string("uid")
-            guard let uid = CardIdentifier.canonical(text) else {
-                throw LendingError.invalidField("uid", reason: "expected hex digits such as 04A1B2C3D4E5F6, got '\(text)'")
-            }
+            let uid = try p.uid()
             let binding = TagBinding(uid: uid, deviceId: try p.string("deviceId"), boundAt: t)
             // The device log says who bound it (the device becomes NFC-registered).
             try await store.registerTag(uid: uid, deviceId: binding.deviceId, at: t,
                                         by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return ["binding": try encode(binding)]
         case "UnbindTag":
-            let text = try p.string("uid")
-            try await store.unbindTag(uid: CardIdentifier.canonical(text) ?? text,
+            try await store.unbindTag(uid: try p.uid(),
                                       by: try authorizer.actor(context, named: try p.optionalString("actor")))
             return [:]
         case "ListTagBindings":

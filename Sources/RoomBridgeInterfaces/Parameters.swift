@@ -1,5 +1,6 @@
 import Foundation
 import Lending
+import struct RoomBridgeCore.TagUID
 import Varlink
 
 /// Typed access to a call's parameters (the service has already checked them against the IDL).
@@ -25,6 +26,16 @@ struct Parameters {
     func string(_ name: String) throws(VarlinkError) -> String {
         guard let s = values[name]?.stringValue else { throw VarlinkError.invalidParameter(name) }
         return try checked(s, name)
+    }
+
+    /// A required tag UID (`uid`): hex, in either case, bytes optionally separated by `:`, `-` or spaces. This is
+    /// where a client's UID becomes a ``TagUID``; nothing after it canonicalises again.
+    func uid(_ name: String = "uid") throws -> TagUID {
+        let text = try string(name)
+        guard let uid = TagUID(text) else {
+            throw LendingError.invalidField(name, reason: "expected hex digits such as 04A1B2C3D4E5F6, got '\(text)'")
+        }
+        return uid
     }
 
     /// An optional string (absent or null → nil).

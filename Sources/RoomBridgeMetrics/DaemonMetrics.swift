@@ -31,7 +31,7 @@ public final class DaemonMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     /// Taps waiting for their outcome, by UID: when each was read.
-    private let pendingTaps = Mutex<[String: Date]>([:])
+    private let pendingTaps = Mutex<[TagUID: Date]>([:])
     /// The socket's refusals counted into the counter so far, by reason (the server keeps the totals).
     private let refusalsCounted = Mutex<[String: UInt64]>([:])
 

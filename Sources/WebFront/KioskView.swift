@@ -90,7 +90,7 @@ public enum KioskView {
             case nil: return make(.refusal, l.t("kiosk.refused", ["device": device]))
             }
         case .unknownTag:
-            return make(.refusal, l.t("kiosk.unknownTag"), outcome.uid)
+            return make(.refusal, l.t("kiosk.unknownTag"), outcome.uid?.hex)
         case .unknownDevice:
             return make(.refusal, l.t("kiosk.unknownDevice"), l.t("kiosk.unknownDeviceDetail", ["device": device]))
         case .failed:
@@ -99,7 +99,7 @@ public enum KioskView {
             let args = ["model": outcome.model ?? device, "device": device]
             return make(outcome.reason == "again" ? .info : .success, l.t(outcome.reason == "again" ? "kiosk.countedAgain" : "kiosk.counted", args))
         case .unexpected:
-            return make(.refusal, l.t("kiosk.unexpected"), outcome.uid)
+            return make(.refusal, l.t("kiosk.unexpected"), outcome.uid?.hex)
         }
     }
 

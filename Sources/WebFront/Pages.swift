@@ -109,7 +109,7 @@ struct Pages: Sendable {
         body += "<h2>\(HTML.escape(l.t("device.tags")))</h2>"
         body += detail.tags.isEmpty ? "<p class=\"empty\">\(HTML.escape(l.t("device.noTags")))</p>" : HTML.table(
             ["tag.uid", "tag.boundAt"].map { l.t($0) },
-            detail.tags.map { (cells: ["<code>\(HTML.escape($0.uid))</code>", HTML.escape(l.dateTime($0.boundAt))], attributes: "") }, id: "tags")
+            detail.tags.map { (cells: ["<code>\(HTML.escape($0.uid.hex))</code>", HTML.escape(l.dateTime($0.boundAt))], attributes: "") }, id: "tags")
         return HTML.page(l, title: l.t("device.title", ["id": d.id]), active: "devices", viewer: viewer, body: body)
     }
 
@@ -246,15 +246,15 @@ struct Pages: Sendable {
         if viewer.user != nil {
             let state = try await link.read(StateAPI.GetState.self, .init()).state
             body += "<h3>\(t("users.bindTitle"))</h3>"
-            // Badge identifiers are stored canonical; the tap's UID is the reader's (canonical too, said once more here).
-            if let tap = state.lastTap, detail.badges.contains(where: { $0.identifier == CardIdentifier.canonical(tap.uid) }) {
+            // Badge identifiers are stored canonical, as a TagUID is.
+            if let tap = state.lastTap, detail.badges.contains(where: { $0.identifier == tap.uid.hex }) {
                 // Bound already (just now, say): nothing to offer.
-                body += "<p class=\"empty\" id=\"last-tap\">\(HTML.escape(l.t("users.lastTapBound", ["uid": tap.uid, "user": detail.user.name])))</p>"
+                body += "<p class=\"empty\" id=\"last-tap\">\(HTML.escape(l.t("users.lastTapBound", ["uid": tap.uid.hex, "user": detail.user.name])))</p>"
             } else if let tap = state.lastTap, tap.device == nil {
                 let kind = tap.tagType == "FeliCa" ? "felica" : "iso14443a"
                 body += "<form method=\"post\" action=\"/users/\(HTML.urlComponent(id))/badge\" class=\"filters\" id=\"bind-form\">" + viewer.csrfField
-                    + "<input type=\"hidden\" name=\"uid\" value=\"\(HTML.escape(tap.uid))\"><input type=\"hidden\" name=\"kind\" value=\"\(kind)\">"
-                    + "<span id=\"last-tap\">\(HTML.escape(l.t("users.lastTap", ["uid": tap.uid, "type": tap.tagType, "at": l.dateTime(tap.at)])))</span> "
+                    + "<input type=\"hidden\" name=\"uid\" value=\"\(HTML.escape(tap.uid.hex))\"><input type=\"hidden\" name=\"kind\" value=\"\(kind)\">"
+                    + "<span id=\"last-tap\">\(HTML.escape(l.t("users.lastTap", ["uid": tap.uid.hex, "type": tap.tagType, "at": l.dateTime(tap.at)])))</span> "
                     + "<button type=\"submit\" id=\"bind-badge\">\(HTML.escape(l.t("users.bind", ["user": detail.user.name])))</button></form>"
             } else {
                 body += "<p class=\"empty\" id=\"last-tap\">\(t("users.tapFirst"))</p>"

@@ -153,13 +153,13 @@ enum StocktakeViews {
             }
         case .unexpected:
             headers = ["stocktake.uid", "device.id", "device.model", "stocktake.tappedAt", "stocktake.location"].map { l.t($0) }
-            rows = entries.map { ([e($0.uid), e($0.deviceId), e($0.model), time($0.tappedAt), e($0.location)], attributes($0)) }
+            rows = entries.map { ([e($0.uid?.hex), e($0.deviceId), e($0.model), time($0.tappedAt), e($0.location)], attributes($0)) }
         }
         out += HTML.table(headers, rows, id: name)
         return out + "</section>"
     }
 
     private static func attributes(_ entry: StocktakeEntry) -> String {
-        (entry.deviceId.map { " data-device=\"\(HTML.escape($0))\"" } ?? "") + (entry.uid.map { " data-uid=\"\(HTML.escape($0))\"" } ?? "")
+        (entry.deviceId.map { " data-device=\"\(HTML.escape($0))\"" } ?? "") + (entry.uid.map { " data-uid=\"\(HTML.escape($0.hex))\"" } ?? "")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Lending
 import LendingStore
+import struct RoomBridgeCore.TagUID
 
 /// `lending-bench --stocktake N DIR`: a stocktake of N devices (every 20th lent, nine in ten of the
 /// rest tapped, a few unknown tags) closed `rounds` times on SQLite, next to a plain `SELECT` of the
@@ -27,11 +28,11 @@ func runStocktakeBench(devices: Int, directory: String, rounds: Int = 20) async 
     for round in 0..<rounds {
         let stocktake = try await store.startStocktake(.all, at: now, by: nil)
         for d in 1...devices where d % 20 != 0 && d % 10 != 3 {
-            _ = try await store.recordStocktakeTap(stocktake: stocktake.id, uid: String(format: "04%012X", d),
+            _ = try await store.recordStocktakeTap(stocktake: stocktake.id, uid: TagUID(String(format: "04%012X", d))!,
                                                    deviceId: String(format: "D-%05d", d), at: now, location: "bench")
         }
         for u in 0..<5 {
-            _ = try await store.recordStocktakeTap(stocktake: stocktake.id, uid: String(format: "05%012X", round * 10 + u),
+            _ = try await store.recordStocktakeTap(stocktake: stocktake.id, uid: TagUID(String(format: "05%012X", round * 10 + u))!,
                                                    deviceId: nil, at: now, location: "bench")
         }
         // The rows the close writes, read by one plain query: the peer.

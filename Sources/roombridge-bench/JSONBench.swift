@@ -24,14 +24,15 @@ enum JSONBench {
         await state.updateReader(ReaderStatus(name: "front", connstring: "pn532_uart:/dev/ttyUSB0", state: .connected, since: clock))
         let device = DeviceTagRecord(deviceId: "D-0001", model: "iPhone 15", serial: "F2LXK0Q1N7")
         let payload = try device.payload()
-        let tap = Tap(reader: "front", uid: "04A1B2C3D4E5F6", tagType: "NTAG216", atqa: "0044", sak: "00",
+        let uid = TagUID("04A1B2C3D4E5F6")!  // a literal: an invariant of this code
+        let tap = Tap(reader: "front", uid: uid, tagType: "NTAG216", atqa: "0044", sak: "00",
                       records: [TagRecord(tnf: "media", type: DeviceTagRecord.mimeType,
                                           payloadHex: payload.map { String(format: "%02x", $0) }.joined())],
                       device: DeviceTagRecord(deviceId: "D-0001", model: "iPhone 15", serial: "F2LXK0Q1N7"),
                       readMillis: 34.2, at: clock)
         await state.recordTap(tap)
         await state.recordLending(LendingOutcome(kind: .lent, deviceId: "D-0001", userId: "U-0017", userName: "Ada Lovelace",
-                                                 uid: "04A1B2C3D4E5F6", reader: "front",
+                                                 uid: uid, reader: "front",
                                                  message: "D-0001 lent to Ada Lovelace", at: clock))
         let snapshot = await state.snapshot()
         let event = Event(seq: snapshot.seq + 1, at: clock, payload: .tagArrived(tap))

@@ -8,7 +8,7 @@ import Testing
 struct StocktakeTests {
     func lists(_ report: StocktakeReport) -> [StocktakeEntry.List: [String]] {
         var out: [StocktakeEntry.List: [String]] = [:]
-        for e in report.entries { out[e.list, default: []].append(e.deviceId ?? e.uid ?? "?") }
+        for e in report.entries { out[e.list, default: []].append(e.deviceId ?? e.uid?.hex ?? "?") }
         return out
     }
 

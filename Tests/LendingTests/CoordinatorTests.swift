@@ -74,7 +74,7 @@ struct StoreFixture {
     let store: SQLiteInventoryStore
     var database: String { directory + "/lending.sqlite" }
 
-    static let tags = ["04112233445501": "D-1", "04112233445502": "D-2", "04112233445503": "D-3"]
+    static let tags: [TagUID: String] = ["04112233445501": "D-1", "04112233445502": "D-2", "04112233445503": "D-3"]
 
     init() async throws {
         directory = FileManager.default.temporaryDirectory.path + "/roombridge-lending-" + UUID().uuidString
@@ -292,7 +292,7 @@ struct LendingCoordinatorTests {
         defer { f.cleanup() }
         let lending = coordinator(f, LendingPolicy(armDuration: 1000, repeatWindow: 0))
         _ = await lending.handle(tap("04A1B2C3"))
-        for uid in ["04112233445501", "04112233445502", "04112233445501", "04112233445501", "04112233445502"] {
+        for uid: TagUID in ["04112233445501", "04112233445502", "04112233445501", "04112233445501", "04112233445502"] {
             clock.advance(1)
             _ = await lending.handle(tap(uid))
         }

@@ -16,7 +16,7 @@ func device(_ id: String = "D-1", status: DeviceStatus = .normal) -> Device {
 }
 
 /// A tap at the reader `front`, with a device record naming `deviceOnTag` if given.
-func tap(_ uid: String, deviceOnTag: String? = nil) -> Tap {
+func tap(_ uid: TagUID, deviceOnTag: String? = nil) -> Tap {
     Tap(reader: "front", uid: uid, tagType: "NTAG215", device: deviceOnTag.map { DeviceTagRecord(deviceId: $0) }, at: t0)
 }
 
@@ -215,7 +215,7 @@ struct IdentificationTests {
 
     @Test func deviceRecordOnItsRegisteredTag() {
         let tap = tap("04:11:22:33", deviceOnTag: "D-1")
-        #expect(TapIdentification.canonicalUID(of: tap) == "04112233")
+        #expect(tap.uid.hex == "04112233", "the UID is canonical from the edge on")
         #expect(TapIdentification.identify(tap, deviceOnTag: record, uidBinding: .device(record)) == .device(record))
     }
 

@@ -7,7 +7,7 @@ import CurtainProtocol
 
 private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-private func tap(_ uid: String, at: Date = t0) -> Tap {
+private func tap(_ uid: TagUID, at: Date = t0) -> Tap {
     Tap(reader: "front", uid: uid, tagType: "NTAG213", at: at)
 }
 
@@ -66,7 +66,7 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
     /// this run); resuming, it gets the kept events and then the live ones.
     @Test func resumingReplaysFromTheRingAfterItWrapped() async throws {
         let state = SystemState(replayLimit: 3, now: { t0 })
-        for i in 1...7 { await state.recordTap(tap(String(i))) }
+        for i in 1...7 { await state.recordTap(tap(TagUID(bytes: [UInt8(i)])!)) }
         for since: UInt64 in [0, 3, 8] {
             let sub = await state.subscribe(since: since)
             #expect(sub.resumedAfter == nil, "since \(since)")
@@ -74,7 +74,7 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
         }
         var subs: [(UInt64, Subscription)] = []
         for since: UInt64 in [4, 6, 7] { subs.append((since, await state.subscribe(since: since))) }
-        await state.recordTap(tap("live"))
+        await state.recordTap(tap("FF"))
         for (since, sub) in subs {
             #expect(sub.resumedAfter == since)
             var seqs: [UInt64] = []
@@ -114,7 +114,7 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
         let state = SystemState(bufferLimit: 4, now: { t0 })
         let slow = await state.subscribe()
         let fast = await state.subscribe(bufferLimit: 100)
-        for i in 0..<10 { await state.recordTap(tap(String(i))) }
+        for i in 0..<10 { await state.recordTap(tap(TagUID(bytes: [UInt8(i)])!)) }
         // The slow one gets what fit in its buffer, then the explicit error.
         var got = 0
         do {
@@ -157,7 +157,7 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
             }
         }
         let state = SystemState(bufferLimit: 8, replayLimit: 16, now: { t0 })
-        for i in 0..<3 { await state.recordTap(tap(String(i))) }
+        for i in 0..<3 { await state.recordTap(tap(TagUID(bytes: [UInt8(i)])!)) }
         let resumed = Log(), slow = Log(), leaving = Log()
         let r = await state.subscribe(since: 1, receiver: resumed.receiver)
         #expect(r.resumedAfter == 1)
@@ -170,8 +170,8 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
 
         slow.answer.withLock { $0 = .tooSlow }
         leaving.answer.withLock { $0 = .gone }
-        await state.recordTap(tap("4"))
-        await state.recordTap(tap("5"))
+        await state.recordTap(tap("04"))
+        await state.recordTap(tap("05"))
         #expect(resumed.seqs.withLock { $0 } == [2, 3, 4, 5])
         // Flushed after the replay, and after each event once every receiver has it.
         #expect(resumed.flushes.withLock { $0 } == [[2, 3], [2, 3, 4], [2, 3, 4, 5]])
@@ -201,7 +201,7 @@ private func tap(_ uid: String, at: Date = t0) -> Tap {
         _ = await task.result
         // onTermination removes it asynchronously; the next emit also prunes terminated ones.
         try await eventually("the cancelled subscriber is forgotten") {
-            await state.recordTap(tap("x"))
+            await state.recordTap(tap("EE"))
             return await state.snapshot().counters.subscribers == 0
         }
     }

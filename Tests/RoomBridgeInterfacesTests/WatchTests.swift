@@ -40,7 +40,7 @@ import VarlinkNIO
     }
 
     func bigTap(_ i: Int) -> Tap {
-        Tap(reader: "front", uid: String(i), tagType: "NTAG216",
+        Tap(reader: "front", uid: TagUID(String(format: "04%06X", i))!, tagType: "NTAG216",
             records: [TagRecord(tnf: "mime", type: "application/octet-stream",
                                 payloadHex: String(repeating: "AB", count: 600))],
             at: Date())
@@ -125,7 +125,7 @@ import VarlinkNIO
         await s.state.recordTap(bigTap(7))
         let state = try await client.call("io.roombridge.State.GetState")["state"]
         #expect(state?["seq"] == 1)
-        #expect(state?["lastTap"]?["uid"] == "7")
+        #expect(state?["lastTap"]?["uid"] == "04000007")
         await s.state.setArm(LendingArm(userId: "U-1", userName: "Aiko", armedAt: Date(), expiresAt: Date().addingTimeInterval(60)))
         let armed = try await client.call("io.roombridge.State.GetState")["state"]?["lending"]
         #expect(armed?["armed"]?["userId"] == "U-1")
@@ -145,7 +145,7 @@ import VarlinkNIO
         let second = try #require(try await iterator.next())
         #expect(second["event"]?["seq"]?.intValue == 2)
         #expect(second["event"]?["kind"]?.stringValue == "tagArrived")
-        #expect(second["event"]?["tap"]?["uid"]?.stringValue == "1")
+        #expect(second["event"]?["tap"]?["uid"]?.stringValue == "04000001")
         await client.close()
         await stop(s)
     }
@@ -166,7 +166,7 @@ import VarlinkNIO
         await s.state.recordTap(bigTap(11))
         let live = try #require(try await iterator.next())
         #expect(live["event"]?["seq"]?.intValue == 11)
-        #expect(live["event"]?["tap"]?["uid"]?.stringValue == "11")
+        #expect(live["event"]?["tap"]?["uid"]?.stringValue == "0400000B")
         await client.close()
         await stop(s)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import JSON
 @testable import WebFront
 import struct RoomBridgeCore.LendingOutcome
