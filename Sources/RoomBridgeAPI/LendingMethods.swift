@@ -386,6 +386,21 @@ public enum StateAPI {
         public struct Reply: Codable, Sendable { public var state: StateSnapshot }
     }
 
+    /// Call with `more`: the state (or `resumedAfter`), then one event per reply.
+    public enum Watch: VarlinkMethod {
+        public static let name = "io.roombridge.State.Watch"
+        public struct Parameters: Codable, Sendable {
+            /// The `seq` of the last event the client saw, to resume after it.
+            public var since: Int?
+            public init(since: Int? = nil) { self.since = since }
+        }
+        public struct Reply: Codable, Sendable {
+            public var state: StateSnapshot?
+            public var event: Event?
+            public var resumedAfter: Int?
+        }
+    }
+
     public enum GetTimeline: VarlinkMethod {
         public static let name = "io.roombridge.State.GetTimeline"
         public typealias Parameters = VarlinkNothing

@@ -17,7 +17,7 @@ public enum RoomBridgeAPI {
         LendingAPI.Book.self, LendingAPI.CancelBooking.self, LendingAPI.ListBookings.self,
         LendingAPI.StartStocktake.self, LendingAPI.CloseStocktake.self, LendingAPI.GetStocktake.self,
         LendingAPI.ListStocktakes.self, LendingAPI.ExportStocktake.self, LendingAPI.GetMonthlyReport.self, LendingAPI.GetDashboard.self,
-        StateAPI.GetState.self, StateAPI.GetTimeline.self,
+        StateAPI.GetState.self, StateAPI.Watch.self, StateAPI.GetTimeline.self,
         TagsAPI.GetLastTap.self, TagsAPI.Write.self, TagsAPI.CancelWrite.self,
         OutboxAPI.Status.self, OutboxAPI.List.self, OutboxAPI.Retry.self, OutboxAPI.Drop.self,
         PresenceAPI.GetPresence.self,

@@ -276,12 +276,11 @@ private func followMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: Varl
                                             curtain: String?, destination: Int?) async throws -> CurtainState {
     var events = watcher.stream("io.roombridge.State.Watch").makeAsyncIterator()
     do {
-        guard let first = try await events.next(), let snapshot = first["state"] else {
+        guard let first = try await events.next(), let state = try decode(StateAPI.Watch.Reply.self, .object(first)).state else {
             throw CtlError(exit: .protocolError, message: "Watch did not start with the state")
         }
         // Our request is the first curtain event whose lastRequest differs from the one before the call.
         // The named curtain, else the only one (the call itself refuses a missing name when there are several).
-        let state = try decode(StateSnapshot.self, snapshot)
         let id = curtain ?? state.curtain.id
         let before = state.curtains.first { $0.id == id }?.lastRequest ?? state.curtain.lastRequest
         _ = try await curtainCall(client, method, parameters)
@@ -289,7 +288,7 @@ private func followMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: Varl
         var sawMotion = false
         // Events come in order: first our request (lastRequest set), then what the controller notifies.
         while let reply = try await events.next() {
-            guard let value = reply["event"], let event = try? decode(Event.self, value),
+            guard let event = try? decode(StateAPI.Watch.Reply.self, .object(reply)).event,
                   case .curtain(let c) = event.payload, id == nil || c.id == nil || c.id == id else { continue }
             if !sawRequest {
                 guard let request = c.lastRequest, request != before,

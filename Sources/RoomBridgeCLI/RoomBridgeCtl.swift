@@ -106,7 +106,7 @@ extension RoomBridgeCtl {
 
         /// Where the watch has got to: the daemon's run and the last event printed.
         struct Position: Sendable {
-            var startedAt: JSONValue?
+            var startedAt: Date?
             var seq: Int64?
         }
 
@@ -120,7 +120,7 @@ extension RoomBridgeCtl {
                 // Resume only in the same daemon run: a restarted daemon numbers its events from 1 again.
                 let (seq, run) = position.withLock { ($0.seq, $0.startedAt) }
                 guard let seq, let run,
-                      let now = try? await link.call("io.roombridge.State.GetState", retry: .idempotent)["state"]?["startedAt"],
+                      let now = try? await link.call(StateAPI.GetState.self, .init(), retry: .idempotent).state.startedAt,
                       now == run else { return [:] }
                 return ["since": .int(seq)]
             }, retrying: { $0.name == "io.roombridge.State.ShuttingDown" })
@@ -141,24 +141,24 @@ extension RoomBridgeCtl {
                         case .reply(let r):
                             reply = r
                         }
-                        if let snapshot = reply["state"] {
-                            position.withLock { $0 = Position(startedAt: snapshot["startedAt"], seq: snapshot["seq"]?.intValue) }
+                        // Typed (the contract's StateAPI.Watch); --json prints each part as the daemon sent it.
+                        let typed = try decode(StateAPI.Watch.Reply.self, .object(reply))
+                        if let s = typed.state {
+                            position.withLock { $0 = Position(startedAt: s.startedAt, seq: Int64(s.seq)) }
                             if interrupted { Output.err("roombridgectl: roombridged is back; it started again, so events in between were not kept\n") }
                             defer { first = false; interrupted = false }
                             if options.json {
-                                if state && first { emit(snapshot.serialized()) }
+                                if state && first, let sent = reply["state"] { emit(sent.serialized()) }
                                 continue
                             }
-                            let s = try decode(StateSnapshot.self, snapshot)
                             curtains = Dictionary(s.curtains.map { ($0.id ?? "", $0) }, uniquingKeysWith: { $1 })
                             if state && first { emit(Render.status(s)) }
-                        } else if reply["resumedAfter"] != nil {
+                        } else if typed.resumedAfter != nil {
                             if interrupted { Output.err("roombridgectl: roombridged is back; going on after the last event shown\n") }
                             interrupted = false
-                        } else if let event = reply["event"] {
-                            if let seq = event["seq"]?.intValue { position.withLock { $0.seq = seq } }
-                            if options.json { emit(event.serialized()); continue }
-                            let e = try decode(Event.self, event)
+                        } else if let e = typed.event {
+                            position.withLock { $0.seq = Int64(e.seq) }
+                            if options.json, let sent = reply["event"] { emit(sent.serialized()); continue }
                             var previous: CurtainState? = nil
                             if case .curtain(let c) = e.payload { previous = curtains[c.id ?? ""]; curtains[c.id ?? ""] = c }
                             emit(Render.event(e, previousCurtain: previous))

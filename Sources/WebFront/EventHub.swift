@@ -12,7 +12,7 @@ public enum HubMessage: Sendable, Equatable {
     /// The daemon's state (at first, and again after the Watch connection was re-opened).
     case snapshot(StateSnapshot)
     /// One daemon event, with the facts looked up for a lending outcome.
-    case event(DaemonEvent, OutcomeFacts)
+    case event(WatchedEvent, OutcomeFacts)
     /// roombridged cannot be reached; taps are not being recorded by anyone we can see.
     case offline
 }
@@ -59,7 +59,7 @@ public actor EventHub {
     /// backfill found so): a browser resuming at or before it gets a snapshot at once.
     private var replayFloor = 0
     /// The last events of the current daemon run, oldest first, for browsers that resume.
-    private var recent: [(DaemonEvent, OutcomeFacts)] = []
+    private var recent: [(WatchedEvent, OutcomeFacts)] = []
     /// Events the hub keeps for browsers that resume (a few minutes of a busy desk).
     static let replayBuffer = 512
     private var subscribers: [Int: Subscriber] = [:]
@@ -139,7 +139,7 @@ public actor EventHub {
     }
 
     /// `run`: the daemon run the backfill asked; events of a run that has ended since are dropped.
-    private func finishBackfill(after: Int, _ events: [(DaemonEvent, OutcomeFacts)]?, run: Date?) {
+    private func finishBackfill(after: Int, _ events: [(WatchedEvent, OutcomeFacts)]?, run: Date?) {
         backfilling = false
         if run != daemonRun {
             // The daemon restarted meanwhile: its numbers start again, and `began` reset the ring.
@@ -162,11 +162,11 @@ public actor EventHub {
 
     /// The events after `last` through `target`, from the daemon's replay ring, with their
     /// facts; nil when the daemon no longer keeps them (or cannot be asked).
-    private func replay(after last: Int, through target: Int) async -> [(DaemonEvent, OutcomeFacts)]? {
+    private func replay(after last: Int, through target: Int) async -> [(WatchedEvent, OutcomeFacts)]? {
         do {
             let (client, replies) = try await link.watch(since: last)
             defer { Task { await client.close() } }
-            var events: [(DaemonEvent, OutcomeFacts)] = []
+            var events: [(WatchedEvent, OutcomeFacts)] = []
             for try await parameters in replies {
                 let reply = try WatchReply.decode(parameters)
                 if reply.state != nil { return nil }
@@ -216,7 +216,7 @@ public actor EventHub {
         if let state { publish(.snapshot(state)) }
     }
 
-    private func received(_ event: DaemonEvent, _ facts: OutcomeFacts) {
+    private func received(_ event: WatchedEvent, _ facts: OutcomeFacts) {
         if var s = state {
             s.seq = UInt64(event.seq)
             if let c = event.curtain { s = s.applying(c) }
@@ -290,7 +290,7 @@ public actor EventHub {
 
     /// What the kiosk shows about an outcome beyond its kind: the model and due date the outcome carries, and for a
     /// badge the session's end, looked up (a failed lookup leaves it out: no countdown).
-    private func facts(for event: DaemonEvent) async -> OutcomeFacts {
+    private func facts(for event: WatchedEvent) async -> OutcomeFacts {
         guard let outcome = event.lending else { return OutcomeFacts() }
         switch outcome.kind {
         case .lent:
@@ -316,7 +316,7 @@ extension EventHub {
     /// The open stocktake after `event`: set when one starts, gone when it closes, and after a tap that
     /// counted a device or noted an unexpected tag the daemon's count (`facts`), else `current` counted on
     /// here (the count could not be read).
-    static func stocktake(after event: DaemonEvent, _ facts: OutcomeFacts, _ current: StocktakeStatus?) -> StocktakeStatus? {
+    static func stocktake(after event: WatchedEvent, _ facts: OutcomeFacts, _ current: StocktakeStatus?) -> StocktakeStatus? {
         if let notice = event.stocktake { return notice.change == .started ? notice.status : nil }
         guard event.countsInStocktake, let outcome = event.lending else { return current }
         if let known = facts.stocktake { return known }

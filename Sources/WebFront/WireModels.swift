@@ -1,15 +1,16 @@
 import Foundation
 import JSON
+import RoomBridgeAPI
 import struct RoomBridgeCore.CurtainState
+import struct RoomBridgeCore.Event
 import struct RoomBridgeCore.LendingOutcome
 import struct RoomBridgeCore.PresenceChangeEvent
 import struct RoomBridgeCore.StateSnapshot
 import struct RoomBridgeCore.StocktakeNotice
 
-// What roombridge-web reads from roombridged's Watch: the events, coded by hand on the daemon's
-// side (one payload per kind), as far as the web uses them, with the contract's own payload
-// types. The state is the contract's `StateSnapshot`; inventory and lending replies are
-// RoomBridgeAPI's methods over the domain's own types.
+// What roombridge-web reads from roombridged's Watch, in the contract's types (``StateAPI/Watch``): the state is
+// `StateSnapshot`, each event an `Event`; inventory and lending replies are RoomBridgeAPI's methods over the domain's
+// own types.
 
 extension StateSnapshot {
     /// Every configured curtain: `curtains`, else the single `curtain` unless it is disabled.
@@ -36,37 +37,40 @@ extension StateSnapshot {
     }
 }
 
-/// `io.roombridge.State` type `Event` (the kinds the web front end uses; others carry no payload here).
-public struct DaemonEvent: Codable, Sendable, Equatable {
-    public var seq: Int
-    public var at: String
-    public var kind: String
-    public var curtain: CurtainState?
-    public var lending: LendingOutcome?
-    public var presence: PresenceChangeEvent?
-    /// A stocktake started or was closed.
-    public var stocktake: StocktakeNotice?
-    /// The event as the daemon sent it (every field of every kind), for the API's event stream.
+/// A Watch event as the web keeps it: the contract's ``Event`` (`io.roombridge.State` type `Event`), and its JSON
+/// as the daemon sent it, which the API's event stream passes on whole.
+public struct WatchedEvent: Sendable, Equatable {
+    public var event: Event
     public var raw: JSONValue?
 
-    enum CodingKeys: String, CodingKey { case seq, at, kind, curtain, lending, presence, stocktake }
-}
+    public init(_ event: Event, raw: JSONValue? = nil) {
+        self.event = event
+        self.raw = raw
+    }
 
-extension DaemonEvent {
+    var seq: Int { Int(event.seq) }
+    /// The kind as named on the wire.
+    var kind: String { event.kind.rawValue }
+    var curtain: CurtainState? { if case .curtain(let c) = event.payload { c } else { nil } }
+    var lending: LendingOutcome? { if case .lending(let o) = event.payload { o } else { nil } }
+    var presence: PresenceChangeEvent? { if case .presence(let p) = event.payload { p } else { nil } }
+    /// A stocktake started or was closed.
+    var stocktake: StocktakeNotice? { if case .stocktake(let n) = event.payload { n } else { nil } }
+
     /// A tap during a stocktake: a device counted or a tag noted as unexpected.
     var countsInStocktake: Bool { lending.map { $0.kind == .counted || $0.kind == .unexpected } ?? false }
 }
 
-/// One `Watch` reply: the state (or, resuming, `resumedAfter`) first, then one event each.
-struct WatchReply: Decodable, Sendable {
+/// One `Watch` reply (``StateAPI/Watch``): the state (or, resuming, `resumedAfter`) first, then one event each.
+struct WatchReply: Sendable {
     var state: StateSnapshot?
-    var event: DaemonEvent?
+    var event: WatchedEvent?
     var resumedAfter: Int?
 
     /// The reply's parameters decoded, the event keeping its raw form.
     static func decode(_ parameters: [String: JSONValue]) throws -> WatchReply {
-        var reply = try JSONValueDecoder().decode(WatchReply.self, from: parameters)
-        reply.event?.raw = parameters["event"]
-        return reply
+        let reply = try JSONValueDecoder().decode(StateAPI.Watch.Reply.self, from: parameters)
+        return WatchReply(state: reply.state, event: reply.event.map { WatchedEvent($0, raw: parameters["event"]) },
+                          resumedAfter: reply.resumedAfter)
     }
 }

@@ -23,9 +23,8 @@ private let report = StocktakeReport(stocktake: stocktake(), entries: [
 
 private let status = StocktakeStatus(id: 3, scope: "all", scopeValue: nil, startedAt: at, counted: 4, unexpected: 0)
 
-private func tap(_ kind: LendingOutcome.Kind, reason: String? = nil) -> DaemonEvent {
-    DaemonEvent(seq: 12, at: "2026-11-30T23:06:00Z", kind: "lending",
-                lending: LendingOutcome(kind: kind, deviceId: "D-0001", model: "Pixel 7", reason: reason, message: "m", at: at))
+private func tap(_ kind: LendingOutcome.Kind, reason: String? = nil) -> WatchedEvent {
+    WatchedEvent(Event(seq: 12, at: Date(timeIntervalSince1970: 0), payload: .lending(LendingOutcome(kind: kind, deviceId: "D-0001", model: "Pixel 7", reason: reason, message: "m", at: at))))
 }
 
 @Suite struct StocktakeViewTests {
@@ -98,12 +97,10 @@ private func tap(_ kind: LendingOutcome.Kind, reason: String? = nil) -> DaemonEv
     }
 
     @Test func stocktakeEventsAndCountedTapsCarryTheBanner() throws {
-        let started = DaemonEvent(seq: 10, at: "2026-11-30T23:05:00Z", kind: "stocktake",
-                                  stocktake: StocktakeNotice(change: .started, status: status, message: "m"))
+        let started = WatchedEvent(Event(seq: 10, at: Date(timeIntervalSince1970: 0), payload: .stocktake(StocktakeNotice(change: .started, status: status, message: "m"))))
         #expect(KioskPage.sse(.event(started, OutcomeFacts()), en)
                 == "id: 10\nevent: stocktake\ndata: {\"text\":\"Stocktake: tap each device to count it (4 counted)\"}\n\n")
-        let closed = DaemonEvent(seq: 11, at: "2026-11-30T23:05:00Z", kind: "stocktake",
-                                 stocktake: StocktakeNotice(change: .closed, status: status, message: "m"))
+        let closed = WatchedEvent(Event(seq: 11, at: Date(timeIntervalSince1970: 0), payload: .stocktake(StocktakeNotice(change: .closed, status: status, message: "m"))))
         #expect(KioskPage.sse(.event(closed, OutcomeFacts()), en) == "id: 11\nevent: stocktake\ndata: {}\n\n")
         var five = status
         five.counted = 5
@@ -115,9 +112,9 @@ private func tap(_ kind: LendingOutcome.Kind, reason: String? = nil) -> DaemonEv
     }
 
     @Test func theHubFollowsTheCount() {
-        let started = DaemonEvent(seq: 10, at: "", kind: "stocktake", stocktake: StocktakeNotice(change: .started, status: status, message: ""))
+        let started = WatchedEvent(Event(seq: 10, at: Date(timeIntervalSince1970: 0), payload: .stocktake(StocktakeNotice(change: .started, status: status, message: ""))))
         #expect(EventHub.stocktake(after: started, OutcomeFacts(), nil) == status)
-        let closed = DaemonEvent(seq: 11, at: "", kind: "stocktake", stocktake: StocktakeNotice(change: .closed, status: status, message: ""))
+        let closed = WatchedEvent(Event(seq: 11, at: Date(timeIntervalSince1970: 0), payload: .stocktake(StocktakeNotice(change: .closed, status: status, message: ""))))
         #expect(EventHub.stocktake(after: closed, OutcomeFacts(), status) == nil)
         // The daemon's count when it could be read, else counted on here.
         var known = status

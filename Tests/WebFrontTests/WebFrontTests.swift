@@ -153,8 +153,7 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
     }
 
     @Test func curtainEventsCarryThePanelState() {
-        let event = DaemonEvent(seq: 9, at: "2026-11-24T05:00:00Z", kind: "curtain",
-                                curtain: CurtainState(connection: .connected, motion: .closing, position: 70, target: 0))
+        let event = WatchedEvent(Event(seq: 9, at: Date(timeIntervalSince1970: 0), payload: .curtain(CurtainState(connection: .connected, motion: .closing, position: 70, target: 0))))
         let text = KioskPage.sse(.event(event, OutcomeFacts()), en)
         #expect(text.hasPrefix("id: 9\nevent: curtain\ndata: "))
         #expect(text.contains("\"positionText\":\"70% open — closing (to 0%)\""))
@@ -201,19 +200,19 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
         let wire = #"{"seq": 9, "at": "2026-11-24T05:00:00.000Z", "kind": "lending", "lending": {"kind": "refused", "#
             + #""refusal": "limitReached", "reason": "deviceBroken", "deviceId": "D-2", "userName": "Alice", "#
             + #""message": "Refused", "at": "2026-11-24T05:00:00.000Z"}}"#
-        let event = try JSONValueDecoder().decode(DaemonEvent.self, from: JSONValue(parsing: wire))
+        let event = WatchedEvent(try JSONValueDecoder().decode(Event.self, from: JSONValue(parsing: wire)))
         #expect(event.lending?.refusal == .limitReached)
         let m = KioskView.message(for: try #require(event.lending), facts: OutcomeFacts(), Localizer(language: .en, timeZone: tokyo))
         #expect(m.tone == .refusal && m.headline == "Alice has as many devices as allowed — return one first")
     }
 
     @Test func sseFramesCarryTheEventSeqAsTheirID() {
-        let event = DaemonEvent(seq: 7, at: "2026-11-24T05:00:00Z", kind: "lending", lending: outcome(.returned))
+        let event = WatchedEvent(Event(seq: 7, at: Date(timeIntervalSince1970: 0), payload: .lending(outcome(.returned))))
         let text = KioskPage.sse(.event(event, OutcomeFacts()), Localizer(language: .en, timeZone: tokyo))
         #expect(text.hasPrefix("id: 7\nevent: outcome\ndata: {"))
         #expect(text.contains("\"headline\":\"Returned — thank you\""))
         #expect(text.hasSuffix("\n\n"))
-        let other = DaemonEvent(seq: 8, at: "2026-11-24T05:00:00Z", kind: "tagRemoved")
+        let other = WatchedEvent(Event(seq: 8, at: Date(timeIntervalSince1970: 0), payload: .tagRemoved(TagRemoval(reader: "front", uid: "04", presentMillis: 0, at: Date(timeIntervalSince1970: 0)))))
         #expect(KioskPage.sse(.event(other, OutcomeFacts()), Localizer(language: .en, timeZone: tokyo)) == "id: 8\n\n")
     }
 }
@@ -371,7 +370,7 @@ private func outcome(_ kind: LendingOutcome.Kind, device: String? = "D-0042", us
         #expect(KioskView.curtains([Self.left], en) == "Curtain: closed")
         #expect(KioskView.curtains([], en) == nil)
         // A curtain event's corner text sums up every curtain; its panel state names the one that changed.
-        let event = DaemonEvent(seq: 4, at: "2026-11-24T05:00:00Z", kind: "curtain", curtain: moving)
+        let event = WatchedEvent(Event(seq: 4, at: Date(timeIntervalSince1970: 0), payload: .curtain(moving)))
         let text = KioskPage.sse(.event(event, OutcomeFacts(curtains: [Self.left, moving])), en)
         #expect(text.contains("\"text\":\"Curtains: left closed, right closing\""))
         #expect(text.contains("\"id\":\"right\""))
