@@ -86,24 +86,26 @@ struct TimelineRecorder: Sendable {
     static let maximumPoints = 4096
     static let maximumStays = 1024
 
-    private let zone: TimeZone
+    private let timeZone: String
     private let startedAt: Date
-    /// The day being recorded: its first instant.
-    private var dayStart: Date
+    /// The day being recorded (its first instant) and the next one's, worked out at the first change and again only
+    /// at each midnight: the actor makes no calendar per curtain or presence event.
+    private var day: (zone: TimeZone, start: Date, next: Date)?
     private var points: [String: [Timeline.PositionPoint]] = [:]
     private var stays: [String: [Timeline.Stay]] = [:]
     private var labels: [String: String] = [:]
 
     init(timeZone: String, startedAt: Date) {
-        zone = TimeZone(identifier: timeZone) ?? TimeZone(secondsFromGMT: 0)!
+        self.timeZone = timeZone
         self.startedAt = startedAt
-        dayStart = Self.dayStart(of: startedAt, in: zone)
     }
 
-    static func dayStart(of t: Date, in zone: TimeZone) -> Date {
+    /// The first instant of the day containing `t` in `zone`, and of the next day.
+    static func bounds(of t: Date, in zone: TimeZone) -> (start: Date, next: Date) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        return calendar.startOfDay(for: t)
+        let start = calendar.startOfDay(for: t)
+        return (start, calendar.date(byAdding: .day, value: 1, to: start) ?? start.addingTimeInterval(86_400))
     }
 
     /// A curtain's state changed: a new point when its position did.
@@ -153,14 +155,17 @@ struct TimelineRecorder: Sendable {
     }
 
     /// A new day: yesterday's points and stays go, except what still holds at midnight (the position then, the
-    /// stays still open), which starts today's.
-    private mutating func roll(to t: Date) {
-        let start = Self.dayStart(of: t, in: zone)
-        guard start > dayStart else { return }
-        dayStart = start
+    /// stays still open), which starts today's. Returns the day's first instant.
+    @discardableResult
+    private mutating func roll(to t: Date) -> Date {
+        if let day, t < day.next { return day.start }
+        let zone = day?.zone ?? TimeZone(identifier: timeZone) ?? TimeZone(secondsFromGMT: 0)!
+        let first = day == nil
+        let (start, next) = Self.bounds(of: first ? min(t, startedAt) : t, in: zone)
+        day = (zone, start, next)
+        if first { return roll(to: t) }  // the daemon started on an earlier day than this change
         for (id, track) in points {
-            let kept = track.drop { $0.at < start }
-            var today = Array(kept)
+            var today = Array(track.drop { $0.at < start })
             if let before = track.last(where: { $0.at < start }), today.first?.at != start, before.position != nil {
                 today.insert(.init(at: start, position: before.position), at: 0)
             }
@@ -172,12 +177,12 @@ struct TimelineRecorder: Sendable {
                 return stay.from < start ? .init(from: start, until: stay.until) : stay
             }
         }
+        return start
     }
 
     /// Today until `now`, for the curtains `curtainIDs` (in that order).
     mutating func timeline(now: Date, timeZone: String, curtainIDs: [String]) -> Timeline {
-        roll(to: now)
-        let from = max(dayStart, startedAt)
+        let from = max(roll(to: now), startedAt)
         let curtains = curtainIDs.map { Timeline.CurtainTrack(id: $0, points: points[$0] ?? []) }
         let presence = stays.keys.sorted().compactMap { region -> Timeline.PresenceTrack? in
             guard let track = stays[region], !track.isEmpty else { return nil }
