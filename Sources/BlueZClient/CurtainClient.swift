@@ -64,6 +64,14 @@ public actor CurtainClient {
     /// On-demand profiles: when the last command was written (or the link came up), on the configured clock; the
     /// link is released ``CurtainProfile/ConnectionPolicy/hold`` after it.
     var lastCommandAt: Duration = .zero
+    /// Whether this curtain holds a slot of ``CurtainClientConfiguration/budget``.
+    var holdsSlot = false
+    /// True while it waits in line for a slot (the time a command spends there does not count against it).
+    var queuedForSlot = false
+    /// Another curtain started waiting for a slot: an on-demand curtain in its hold gives its own back.
+    var slotWanted = false
+    /// Commands between their start and the end of their write; the link is not given away under them.
+    var commandsInProgress = 0
     /// The profile this client speaks.
     public nonisolated var profile: CurtainProfile { configuration.profile }
 
@@ -103,6 +111,9 @@ public actor CurtainClient {
             scheduleTask?.cancel()
             eventSink.finish()
         }
+        if let budget = configuration.budget {
+            await budget.onWanted(slotName) { [weak self] in Task { await self?.wantSlot() } }
+        }
         report(.profile(profile.id, keepsSchedule: profile.keepsSchedule))
         if !profile.keepsSchedule, let kept = configuration.keptSchedule { report(.schedule(kept)) }
         var attempt = 0
@@ -124,6 +135,7 @@ public actor CurtainClient {
                 break
             } catch let e as BusLost {
                 await linkDown(detail: "the D-Bus connection was lost")
+                await leaveBudget()
                 throw e.error
             } catch let fault as NotifyFault {
                 await recover(from: fault)
@@ -153,6 +165,7 @@ public actor CurtainClient {
             }
         }
         await linkDown(detail: "stopped")
+        await leaveBudget()
     }
 
     /// Sends a command: validated, refused while a wall-switch motion is in progress (manual priority), refused
@@ -170,6 +183,11 @@ public actor CurtainClient {
             // The device keeps no schedule: the daemon keeps it (scheduleSource daemon).
             report(.schedule(s))
             return
+        }
+        commandsInProgress += 1
+        defer {
+            commandsInProgress -= 1
+            changed()
         }
         var target = linkUp ? commandPath : nil
         if target == nil, profile.connection.hold != nil {

@@ -46,6 +46,9 @@ public struct CurtainClientConfiguration: Sendable {
     public var motionStartWindow: Duration = .seconds(5)
     /// The clocks for timeouts, backoff and a daemon-kept schedule.
     public var clock: any CurtainClock = SystemCurtainClock()
+    /// The connection budget this curtain shares with the other curtains of its adapter (``ConnectionBudget``); nil:
+    /// no limit.
+    public var budget: ConnectionBudget?
 
     public init(adapterName: String? = nil, deviceAddress: String? = nil) {
         self.adapterName = adapterName

@@ -24,6 +24,9 @@ extension CurtainClient {
         let generation = try await waitForBlueZ()
         let adapter = try await waitForAdapter(generation: generation)
         let device = try await findDevice(adapter: adapter, generation: generation)
+        // A slot of the adapter's connection budget, in line while it is spent (a persistent curtain keeps its own).
+        try await takeSlot()
+        try checkGeneration(generation)
         try await connect(device: device, generation: generation)
         try await subscribe(device: device, generation: generation)
     }
@@ -339,6 +342,7 @@ extension CurtainClient {
         if snapshot.connection != .disconnected {
             setConnection(.disconnected, detail: detail ?? "link lost; reconnecting")
         }
+        if profile.connection.hold != nil { await giveSlot() }
     }
 
     func checkGeneration(_ generation: Int) throws {

@@ -29,25 +29,45 @@ extension CurtainClient {
     }
 
     /// Keeps the link until `hold` has passed since the last command (or since it came up), polling the device's
-    /// status meanwhile; then releases it. Throws like ``waitUntilLinkLost(timeout:)`` when the link goes first.
+    /// status meanwhile; then releases it. Gives the link up sooner when another curtain of the adapter waits for a
+    /// connection slot and no command is under way here. Throws like ``waitUntilLinkLost(timeout:)`` when the link
+    /// goes first.
     func holdThenRelease(_ hold: Duration) async throws {
         guard let device = devicePath else { return }
         let clock = configuration.clock
         lastCommandAt = clock.elapsed()
         let serial = linkSerial
+        let generation = cache.generation
         let poller = Task { [weak self] in await self?.pollStatus(serial: serial) }
         defer { poller.cancel() }
         while true {
             let remaining = lastCommandAt + hold - clock.elapsed()
             if remaining <= .zero { break }
+            if await givesWay() {
+                logger.info("releasing the link before the hold ends: another curtain waits for a connection slot")
+                break
+            }
             do {
-                try await waitUntilLinkLost(timeout: remaining)
-                throw Restart(reason: "no device")  // it returns, rather than throwing, only without a device
+                try await until(timeout: remaining) { () -> Bool? in
+                    try self.checkGeneration(generation)
+                    if self.reconnectRequested { throw Restart(reason: "reconnect requested", immediate: true) }
+                    try self.checkLinkUp(device)
+                    if let fault = self.notifyFault { throw NotifyFault(reason: fault) }
+                    return self.slotWanted && self.commandsInProgress == 0 && !self.connectWanted ? true : nil
+                }
             } catch CurtainError.timeout {
                 continue  // the hold may have been extended by a command meanwhile
             }
         }
         await release(device)
+    }
+
+    /// Whether to give the link up now for a curtain waiting for a slot: one waits, and no command is under way here.
+    func givesWay() async -> Bool {
+        guard slotWanted, let budget = configuration.budget else { return false }
+        guard commandsInProgress == 0, !connectWanted else { return false }
+        slotWanted = false
+        return await budget.isWanted(by: slotName)
     }
 
     /// Disconnects (bluetoothd keeps the GATT objects for the next connection) and waits for the link to go down.
@@ -65,6 +85,7 @@ extension CurtainClient {
         commandPath = nil
         statusPath = nil
         setConnection(.standby, detail: "released \(profile.connection.hold.map { "\($0)" } ?? "") after the last command")
+        await giveSlot()
     }
 
     /// While the link of subscription `serial` is held: the device's own status request every
@@ -90,15 +111,72 @@ extension CurtainClient {
     }
 
     /// A command while the link is released: asks the connection cycle for the link and waits for it; nil when it
-    /// does not come up in time.
+    /// does not come up in time. The time spent waiting in line for a connection slot does not count.
     func connectForCommand() async -> DBusObjectPath? {
+        struct Queued: Error {}
         connectWanted = true
         changed()
         let limit = configuration.connectTimeout + configuration.resolveTimeout
-        let path = try? await until(timeout: limit) { () -> DBusObjectPath? in
-            self.linkUp ? self.commandPath : nil
+        while true {
+            do {
+                return try await until(timeout: limit) { () -> DBusObjectPath? in
+                    if self.linkUp, let path = self.commandPath { return path }
+                    if self.queuedForSlot { throw Queued() }
+                    return nil
+                }
+            } catch is Queued {
+                // In line for a slot: wait there for as long as it takes (the command is queued, not refused).
+                guard (try? await until(timeout: nil) { () -> Bool? in self.queuedForSlot ? nil : true }) != nil else {
+                    break
+                }
+            } catch {
+                break
+            }
         }
-        if path == nil { connectWanted = false }
-        return path
+        connectWanted = false
+        return nil
+    }
+}
+
+/// The connection budget (``ConnectionBudget``): a slot is taken before connecting and, on demand, given back with
+/// the link.
+extension CurtainClient {
+    /// This curtain's name in the budget.
+    nonisolated var slotName: String { configuration.deviceAddress ?? "curtain" }
+
+    /// Takes a slot (waiting in line while the adapter's budget is spent); nothing without a budget or when held.
+    func takeSlot() async throws {
+        guard let budget = configuration.budget, !holdsSlot else { return }
+        queuedForSlot = true
+        changed()
+        defer {
+            queuedForSlot = false
+            changed()
+        }
+        let inUse = await budget.holding.count
+        let inLine = await budget.waiting.count
+        if inUse >= budget.limit || inLine > 0 {
+            logger.info("waiting for a connection slot: \(inUse) of \(budget.limit) in use (curtain.connections)")
+        }
+        try await budget.acquire(slotName)
+        holdsSlot = true
+    }
+
+    /// Gives the slot back.
+    func giveSlot() async {
+        guard holdsSlot, let budget = configuration.budget else { return }
+        holdsSlot = false
+        await budget.release(slotName)
+    }
+
+    /// On the way out: the slot back, and no more wake-ups.
+    func leaveBudget() async {
+        await giveSlot()
+        await configuration.budget?.onWanted(slotName, nil)
+    }
+
+    func wantSlot() {
+        slotWanted = true
+        changed()
     }
 }

@@ -45,6 +45,8 @@ public actor BlueZSimulator {
     var companions: [BlueZSimulator] = []
     /// True for such a further curtain: it exports its device on the first simulator's connection.
     var isCompanion = false
+    /// The adapter's links, shared with the companions: how many are up now and at most at once.
+    let links: LinkTally
 
     var powered = true
     var discoverySessions: Set<String> = []
@@ -110,8 +112,9 @@ public actor BlueZSimulator {
 
     /// Creates a simulator for the bus at `busAddress`; call ``start()``.
     public init(busAddress: String, configuration: Configuration = Configuration(),
-                logger: Logger = Logger(label: "bluez-sim")) {
+                logger: Logger = Logger(label: "bluez-sim"), links: LinkTally = LinkTally()) {
         self.busAddress = busAddress
+        self.links = links
         self.configuration = configuration
         self.logger = logger
         self.model = configuration.device.make(
@@ -259,7 +262,8 @@ public actor BlueZSimulator {
         "powered=\(powered) discovering=\(!discoverySessions.isEmpty) visible=\(deviceVisible) connected=\(connected) resolved=\(servicesResolved) "
             + "notifying=\(notifying) acquired=\(acquiredNotifyFD != nil) dropped=\(droppedNotifications) "
             + "status=\(model.status) schedule=\(model.schedule) time=\(timeOfDay) "
-            + "writes=\(writes.count) keeps-advertising=\(advertisesWhileConnected)"
+            + "writes=\(writes.count) keeps-advertising=\(advertisesWhileConnected) "
+            + "links=\(links.current) peak-links=\(links.peak)"
     }
 
     /// The motor model's current STATUS (for tests).

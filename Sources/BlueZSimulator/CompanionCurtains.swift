@@ -1,4 +1,5 @@
 import DBus
+import Synchronization
 
 /// Several curtains on the one simulated adapter.
 ///
@@ -22,7 +23,7 @@ extension BlueZSimulator {
         var own = configuration
         own.adapterName = self.configuration.adapterName
         own.adapterAddress = self.configuration.adapterAddress
-        let companion = BlueZSimulator(busAddress: busAddress, configuration: own, logger: logger)
+        let companion = BlueZSimulator(busAddress: busAddress, configuration: own, logger: logger, links: links)
         companions.append(companion)
         return companion
     }
@@ -107,4 +108,25 @@ extension BlueZSimulator {
 public struct ControlCommandError: Error, CustomStringConvertible, Sendable {
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The links up on the simulated adapter, across its curtains: now, and the most at once since the start (a test
+/// reads `peak-links` to see that a central kept to its connection budget). A controller has a limited number of
+/// connection slots; the kernel and bluetoothd set no limit of their own (docs/bluez-notes.md).
+public final class LinkTally: Sendable {
+    private let counts = Mutex((current: 0, peak: 0))
+
+    public init() {}
+
+    public var current: Int { counts.withLock { $0.current } }
+    public var peak: Int { counts.withLock { $0.peak } }
+
+    func up() {
+        counts.withLock {
+            $0.current += 1
+            $0.peak = max($0.peak, $0.current)
+        }
+    }
+
+    func down() { counts.withLock { $0.current = max(0, $0.current - 1) } }
 }

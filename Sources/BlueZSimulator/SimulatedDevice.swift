@@ -113,6 +113,7 @@ extension BlueZSimulator {
             throw BlueZError.leAbortByLocal
         }
         connected = true
+        links.up()
         setLinkProperties([("Connected", true)])
         // StartNotify sessions that survived the disconnect are registered again as soon as ATT is up
         // (device.c `gatt_client_init()` → gatt-client.c `btd_gatt_client_connected()` → `register_notify()`), from
@@ -156,6 +157,7 @@ extension BlueZSimulator {
         linkGeneration += 1
         guard connected else { return }
         connected = false
+        links.down()
         servicesResolved = false
         model.linkDropped()
         releaseAcquiredNotify()

@@ -3,7 +3,7 @@ import Varlink
 
 /// `io.roombridge.Curtain`'s methods as the clients call them (see ``InventoryAPI``). Each takes
 /// `name`, the curtain's name in the configuration (needed when several are configured; `*`:
-/// every curtain, for the commands), and each command `actor`, as a trusted front end names
+/// every curtain, for the commands; a group's name: its curtains), and each command `actor`, as a trusted front end names
 /// the person who asked.
 public enum CurtainAPI {
     public static let interface = "io.roombridge.Curtain"
@@ -24,6 +24,12 @@ public enum CurtainAPI {
         }
     }
 
+    /// The reply of a command: with a group's name (or `all`, `*`), each curtain's outcome.
+    public struct Outcomes: Codable, Sendable, Equatable {
+        public var outcomes: [CurtainOutcome]?
+        public init(outcomes: [CurtainOutcome]? = nil) { self.outcomes = outcomes }
+    }
+
     public enum GetState: VarlinkMethod {
         public static let name = "io.roombridge.Curtain.GetState"
         public typealias Parameters = ByName
@@ -32,27 +38,29 @@ public enum CurtainAPI {
             public var curtain: CurtainState
             /// Every configured curtain.
             public var curtains: [CurtainState]
+            /// The configuration's groups of curtains.
+            public var groups: [CurtainGroupInfo]
             /// Public so that a client can print one field as the daemon sent it (`roombridgectl curtain status --json`).
-            public enum CodingKeys: String, CodingKey { case curtain, curtains }
+            public enum CodingKeys: String, CodingKey { case curtain, curtains, groups }
         }
     }
 
     public enum Open: VarlinkMethod {
         public static let name = "io.roombridge.Curtain.Open"
         public typealias Parameters = Target
-        public typealias Reply = VarlinkNothing
+        public typealias Reply = Outcomes
     }
 
     public enum Close: VarlinkMethod {
         public static let name = "io.roombridge.Curtain.Close"
         public typealias Parameters = Target
-        public typealias Reply = VarlinkNothing
+        public typealias Reply = Outcomes
     }
 
     public enum Stop: VarlinkMethod {
         public static let name = "io.roombridge.Curtain.Stop"
         public typealias Parameters = Target
-        public typealias Reply = VarlinkNothing
+        public typealias Reply = Outcomes
     }
 
     public enum MoveTo: VarlinkMethod {
@@ -68,7 +76,7 @@ public enum CurtainAPI {
                 self.actor = actor
             }
         }
-        public typealias Reply = VarlinkNothing
+        public typealias Reply = Outcomes
     }
 
     /// Sets the controller's schedule (times `HH:MM`, the controller's clock).
@@ -90,20 +98,20 @@ public enum CurtainAPI {
                 self.actor = actor
             }
         }
-        public typealias Reply = VarlinkNothing
+        public typealias Reply = Outcomes
     }
 
     /// Asks the controller for its state and schedule again.
     public enum Sync: VarlinkMethod {
         public static let name = "io.roombridge.Curtain.Sync"
         public typealias Parameters = Target
-        public typealias Reply = VarlinkNothing
+        public typealias Reply = Outcomes
     }
 
     /// Drops the link and searches for the curtain again.
     public enum Reconnect: VarlinkMethod {
         public static let name = "io.roombridge.Curtain.Reconnect"
         public typealias Parameters = Target
-        public typealias Reply = VarlinkNothing
+        public typealias Reply = Outcomes
     }
 }

@@ -14,7 +14,8 @@ extension RoomBridgeCtl {
             abstract: "The BLE curtain: state, motions, the controller's schedule.",
             discussion: """
                 With several curtains configured, name one with --name (curtain status lists them), \
-                or --name '*' for all at once. Motions return once the controller accepted the command; with --wait they return \
+                a group of the configuration's [curtain.groups], or --name all for all at once; a group's \
+                command reaches its curtains in parallel and shows what each did. Motions return once the controller accepted the command; with --wait they return \
                 when the motion has ended. While the wall switch is moving the curtain, open, close, \
                 stop and move are refused (the person at the switch wins); the schedule can still \
                 be set. Commands need the authorised group.
@@ -52,8 +53,8 @@ extension RoomBridgeCtl {
             var timeout: Double = 300
 
             func check(_ target: CurtainTarget) throws {
-                if wait, target.name == "*" {
-                    throw ValidationError("--wait follows one curtain: give --name NAME, or leave --wait out for '*'")
+                if wait, target.name == "*" || target.name == "all" {
+                    throw ValidationError("--wait follows one curtain: give --name NAME, or leave --wait out for every curtain")
                 }
             }
         }
@@ -221,6 +222,22 @@ func curtainCall<M: VarlinkMethod>(_ client: VarlinkClient, _ method: M.Type, _ 
     }
 }
 
+/// Prints a moving curtain's progress (``Render/progress(_:now:)``).
+@Sendable func printProgress(_ c: CurtainState) {
+    emit(Render.progress(c))
+}
+
+/// A group command's reply: each curtain's outcome; any refusal fails the command after all are shown.
+func showOutcomes(_ sent: [String: JSONValue], _ options: GlobalOptions, _ method: String) throws {
+    let outcomes = try decode(CurtainAPI.Outcomes.self, .object(sent)).outcomes ?? []
+    emit(options.json ? JSONValue.object(sent).serialized() : Render.outcomes(outcomes, method))
+    let refused = outcomes.filter { $0.outcome != .moving && $0.outcome != .done }
+    if !refused.isEmpty {
+        throw CtlError(exit: .refused, message: "curtain: " + refused.map(\.curtain).joined(separator: ", ")
+                       + " did not take \(method)")
+    }
+}
+
 /// Sends a motion command; with `--wait`, follows `io.roombridge.State.Watch` (opened before the
 /// command, so no event is missed) until the motion has ended.
 func runMotion<M: VarlinkMethod>(_ options: GlobalOptions, _ motion: RoomBridgeCtl.Curtain.MotionOptions, _ target: CurtainTarget,
@@ -228,14 +245,21 @@ func runMotion<M: VarlinkMethod>(_ options: GlobalOptions, _ motion: RoomBridgeC
     try await withClient(options) { client in
         guard motion.wait else {
             let r = try await curtainCall(client, method, parameters)
-            let which = target.name == "*" ? "every curtain" : target.name.map { "curtain \($0)" } ?? "the curtain"
+            if r.sent["outcomes"] != nil {
+                try showOutcomes(r.sent, options, shortName(method))
+                return
+            }
+            let which = target.name.map { "curtain \($0)" } ?? "the curtain"
             emit(options.json ? JSONValue.object(r.sent).serialized() : "\(shortName(method)) accepted by \(which); follow it with: roombridgectl watch")
             return
         }
         let watcher = try await connect(options.socket)
         do {
+            // Progress while it moves, a line per position: "40% → 100%, about 6 s to go".
+            let progress = options.json ? nil : printProgress
             let final = try await waitForMotion(client: client, watcher: watcher, method: method, parameters: parameters,
-                                                curtain: target.name, destination: destination, timeout: motion.timeout)
+                                                curtain: target.name, destination: destination, timeout: motion.timeout,
+                                                progress: progress)
             await watcher.close()
             if options.json {
                 emit(try JSONValueEncoder().encode(final).serialized())
@@ -253,11 +277,12 @@ func runMotion<M: VarlinkMethod>(_ options: GlobalOptions, _ motion: RoomBridgeC
 }
 
 private func waitForMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: VarlinkClient, method: M.Type, parameters: M.Parameters,
-                                             curtain: String?, destination: Int?, timeout: Double) async throws -> CurtainState {
+                                             curtain: String?, destination: Int?, timeout: Double,
+                                             progress: (@Sendable (CurtainState) -> Void)?) async throws -> CurtainState {
     try await withThrowingTaskGroup(of: CurtainState?.self) { group in
         group.addTask {
             try await followMotion(client: client, watcher: watcher, method: method, parameters: parameters,
-                                   curtain: curtain, destination: destination)
+                                   curtain: curtain, destination: destination, progress: progress)
         }
         group.addTask {
             try await Task.sleep(for: .seconds(timeout))
@@ -273,7 +298,8 @@ private func waitForMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: Var
 }
 
 private func followMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: VarlinkClient, method: M.Type, parameters: M.Parameters,
-                                            curtain: String?, destination: Int?) async throws -> CurtainState {
+                                            curtain: String?, destination: Int?,
+                                            progress: (@Sendable (CurtainState) -> Void)?) async throws -> CurtainState {
     var events = watcher.stream("io.roombridge.State.Watch").makeAsyncIterator()
     do {
         guard let first = try await events.next(), let state = try decode(StateAPI.Watch.Reply.self, .object(first)).state else {
@@ -282,10 +308,15 @@ private func followMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: Varl
         // Our request is the first curtain event whose lastRequest differs from the one before the call.
         // The named curtain, else the only one (the call itself refuses a missing name when there are several).
         let id = curtain ?? state.curtain.id
+        if let curtain, !state.curtains.contains(where: { $0.id == curtain }) {
+            throw CtlError(exit: .usage, message: "--wait follows one curtain, and \(curtain) is none: name one curtain, "
+                           + "or leave --wait out for a group")
+        }
         let before = state.curtains.first { $0.id == id }?.lastRequest ?? state.curtain.lastRequest
         _ = try await curtainCall(client, method, parameters)
         var sawRequest = false
         var sawMotion = false
+        var shown: Int?
         // Events come in order: first our request (lastRequest set), then what the controller notifies.
         while let reply = try await events.next() {
             guard let event = try? decode(StateAPI.Watch.Reply.self, .object(reply)).event,
@@ -299,6 +330,10 @@ private func followMotion<M: VarlinkMethod>(client: VarlinkClient, watcher: Varl
                 throw CtlError(exit: .failure, message: "the curtain link was lost during the motion (\(c.summary))")
             }
             if c.motion != .idle {
+                if c.position != shown {
+                    shown = c.position
+                    progress?(c)
+                }
                 sawMotion = true
                 continue
             }
@@ -317,7 +352,8 @@ private func requestKind(_ method: String) -> String {
 /// `--name`: which curtain a command is for.
 struct CurtainTarget: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The curtain (its name in the configuration); needed when several are configured. '*': every curtain.",
+        "The curtain (its name in the configuration), or a group of them ([curtain.groups]); needed when several are "
+        + "configured. 'all' or '*': every curtain.",
         valueName: "NAME"))
     var name: String?
 
@@ -326,6 +362,24 @@ struct CurtainTarget: ParsableArguments {
 }
 
 extension Render {
+    /// A moving curtain's progress: "40% → 100%, about 6 s to go" (the time once its speed is known).
+    static func progress(_ c: CurtainState, now: Date = Date()) -> String {
+        let at = c.position.map { "\($0)%" } ?? "?"
+        let to = c.target.map { " → \($0)%" } ?? ""
+        let left = c.finishesAt.map { ", about \(max(0, Int($0.timeIntervalSince(now).rounded()))) s to go" } ?? ""
+        return "  \(c.motion) \(at)\(to)\(left)"
+    }
+
+    /// What a group command did, a line per curtain: "left      moving", "right     unreachable: …".
+    static func outcomes(_ outcomes: [CurtainOutcome], _ method: String) -> String {
+        let width = outcomes.map { DisplayWidth.of($0.curtain) }.max() ?? 0
+        return outcomes.map { o in
+            let battery = o.lowBattery ? " (battery low: \(o.battery ?? 0)%)" : ""
+            let what = o.message.map { "\(o.outcome.rawValue): \($0)" } ?? o.outcome.rawValue
+            return DisplayWidth.pad(o.curtain, to: width) + "  " + what + battery
+        }.joined(separator: "\n")
+    }
+
     /// The curtain in a few lines.
     static func curtain(_ c: CurtainState) -> String {
         var lines = ["Curtain:   " + c.summary + ((c.name ?? c.address).map { "  [\($0)]" } ?? "")]

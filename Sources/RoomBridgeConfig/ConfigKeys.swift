@@ -236,6 +236,13 @@ extension ConfigKey<String> {
 }
 
 extension ConfigKey<Int> {
+    public static var curtainConnections: Self {
+        Self("curtain.connections", 3,
+             "How many curtains may hold a Bluetooth link at once on the adapter; commands beyond it wait in line. "
+             + "3 as ESPHome's Bluetooth proxy; a USB dongle may take more (docs/hardware.md).") { n in
+            (1...20).contains(n) ? nil : "must be 1 to 20 links"
+        }
+    }
     public static var curtainPin: Self {
         Self("curtain.pin", 8888,
              "AM43: the PIN set in the Blind Engine app (default 8888; better kept in curtain.pin_file).") { n in
@@ -357,7 +364,7 @@ public let configKeys: [AnyConfigKey] = [
     AnyConfigKey(.curtainEnabled), AnyConfigKey(.curtainAddress), AnyConfigKey(.curtainAdapter),
     AnyConfigKey(.curtainNotify), AnyConfigKey(.curtainProfile), AnyConfigKey(.curtainPin),
     AnyConfigKey(.curtainPinFile), AnyConfigKey(.curtainPassword), AnyConfigKey(.curtainPasswordFile),
-    AnyConfigKey(.curtainHold),
+    AnyConfigKey(.curtainHold), AnyConfigKey(.curtainConnections),
     AnyConfigKey(.lendingArmSeconds), AnyConfigKey(.lendingLoanDays), AnyConfigKey(.lendingRepeatWindow),
     AnyConfigKey(.lendingMaxActivePerUser), AnyConfigKey(.lendingBookingGuard), AnyConfigKey(.lendingLocation), AnyConfigKey(.lendingTimeZone),
     AnyConfigKey(.outboxRetryBase), AnyConfigKey(.outboxRetryMax), AnyConfigKey(.outboxPollInterval),

@@ -71,11 +71,55 @@ public struct CurtainEntry: Sendable, Equatable {
     }
 }
 
+/// Curtains driven together under one name: a key of the `[curtain.groups]` table, e.g. a window's two halves.
+///
+/// ```toml
+/// [curtain.groups]
+/// window = ["left", "right"]
+/// ```
+///
+/// A group's name goes wherever a curtain's name does (Varlink `name`, `roombridgectl curtain --name`); `all` (and
+/// `*`) means every configured curtain without being declared.
+public struct CurtainGroup: Sendable, Equatable {
+    /// The name that means every curtain.
+    public static let all = "all"
+
+    public var name: String
+    /// Its curtains' names, in the order given, each once.
+    public var members: [String]
+
+    public init(name: String, members: [String]) {
+        self.name = name
+        self.members = members
+    }
+
+    /// Why `name` cannot name a group, or nil.
+    static func problem(withName name: String) -> String? {
+        if name == all { return "curtain group name \"all\" is taken: it means every curtain already" }
+        return CurtainEntry.problem(withName: name).map { _ in
+            "curtain group name \"\(name)\" must be 1 to 32 lower-case letters, digits, - or _, starting with a letter "
+                + "or digit (e.g. window = [\"left\", \"right\"])"
+        }
+    }
+}
+
 extension DaemonConfig {
     /// Checks the curtain list as a whole: every curtain has an address when there are several, no address
     /// appears twice, and the list is not mixed with the single-curtain keys that only the `[curtain]` table
-    /// describes (`curtain.address`, `curtain.profile`, the PIN and password keys).
+    /// describes (`curtain.address`, `curtain.profile`, the PIN and password keys). Every group names configured
+    /// curtains, and no group has a curtain's name.
     public func validateCurtains(origin: String) throws(ConfigError) {
+        let names = curtains.isEmpty ? [CurtainEntry.defaultName] : curtains.map(\.name)
+        for group in curtainGroups {
+            if names.contains(group.name) {
+                throw ConfigError("\(origin): curtain.groups.\(group.name) has the name of a curtain; give the group "
+                                  + "another name")
+            }
+            if let unknown = group.members.first(where: { !names.contains($0) }) {
+                throw ConfigError("\(origin): curtain.groups.\(group.name) names \"\(unknown)\", which is no configured "
+                                  + "curtain; the curtains are: \(names.joined(separator: ", "))")
+            }
+        }
         guard !curtains.isEmpty else { return }
         let single = [AnyConfigKey(.curtainAddress), AnyConfigKey(.curtainProfile), AnyConfigKey(.curtainPin),
                       AnyConfigKey(.curtainPinFile), AnyConfigKey(.curtainPassword), AnyConfigKey(.curtainPasswordFile)]

@@ -17,6 +17,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public internal(set) var curtains: [CurtainEntry] = []
     /// The `[outbox.targets.NAME]` tables, sorted by name (empty: the outbox writes nothing).
     public internal(set) var outboxTargets: [OutboxTargetEntry] = []
+    /// The `[curtain.groups]` table's groups, sorted by name (``CurtainGroup``).
+    public internal(set) var curtainGroups: [CurtainGroup] = []
 
     /// The defaults for every key.
     public init() {
@@ -51,6 +53,7 @@ public struct DaemonConfig: Sendable, Equatable {
     public func describe(_ name: String) throws(ConfigError) -> String {
         if name == "outbox.targets" { return "[" + outboxTargets.map(\.name).joined(separator: ", ") + "]" }
         if name == "curtains" { return "[" + curtains.map(\.name).joined(separator: ", ") + "]" }
+        if name == "curtain.groups" { return "[" + curtainGroups.map(\.name).joined(separator: ", ") + "]" }
         guard let value = values[name] else { throw ConfigError("unknown config key \(name)") }
         return "\(value)"
     }
@@ -61,6 +64,7 @@ public struct DaemonConfig: Sendable, Equatable {
         switch name {
         case "curtains": curtains = other.curtains
         case "outbox.targets": outboxTargets = other.outboxTargets
+        case "curtain.groups": curtainGroups = other.curtainGroups
         default:
             guard let value = other.values[name] else { throw ConfigError("unknown config key \(name)") }
             try replace(name, with: value)
@@ -102,7 +106,8 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Names of the keys whose values differ from `other`'s, sorted; `curtains` when the curtain list differs.
     public func changedKeys(since other: DaemonConfig) -> [String] {
         (values.keys.filter { values[$0] != other.values[$0] } + (curtains != other.curtains ? ["curtains"] : [])
-            + (outboxTargets != other.outboxTargets ? ["outbox.targets"] : [])).sorted()
+            + (outboxTargets != other.outboxTargets ? ["outbox.targets"] : [])
+            + (curtainGroups != other.curtainGroups ? ["curtain.groups"] : [])).sorted()
     }
 
     /// Keys a running roombridged applies when it reloads its configuration (SIGHUP); a change
@@ -131,6 +136,10 @@ public struct DaemonConfig: Sendable, Equatable {
             }
             out += "# \(key.help)\n"
             out += "\(key.leaf) = \(values[key.name] ?? key.defaultValue)\n"
+        }
+        if !curtainGroups.isEmpty {
+            out += "\n[curtain.groups]\n"
+            for group in curtainGroups { out += "\(group.name) = \(ConfigValue.strings(group.members))\n" }
         }
         for entry in curtains {
             out += "\n[curtains.\(entry.name)]\n"

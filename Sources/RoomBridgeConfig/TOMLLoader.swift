@@ -33,6 +33,10 @@ extension DaemonConfig {
                     try applyOutboxTargets(sub[leaf], text: text, file: file)
                     continue
                 }
+                if section == "curtain" && leaf == "groups" {
+                    try applyCurtainGroups(sub[leaf], text: text, file: file)
+                    continue
+                }
                 let name = section + "." + leaf
                 let line = Self.line(ofKey: leaf, section: section, in: text)
                 guard let key = byName[name] else {
@@ -48,6 +52,7 @@ extension DaemonConfig {
                 try set(key, value, origin: origin)
             }
         }
+        try validateCurtains(origin: file)
     }
 
     /// Reads the `[curtains.NAME]` tables (CurtainEntry.swift), replacing the current list.
@@ -93,6 +98,29 @@ extension DaemonConfig {
         }
         curtains = entries
         try validateCurtains(origin: file)
+    }
+
+    /// Reads the `[curtain.groups]` table (``CurtainGroup``), replacing the current groups; the members are checked
+    /// against the curtains once the whole file is read (``validateCurtains(origin:)``).
+    private mutating func applyCurtainGroups(_ value: (any TOMLValueConvertible)?, text: String,
+                                             file: String) throws(ConfigError) {
+        guard let table = value?.table else {
+            throw ConfigError("\(file):\(Self.line(ofKey: "groups", section: "curtain", in: text)): curtain.groups must be "
+                              + "a table of lists: [curtain.groups] then window = [\"left\", \"right\"]")
+        }
+        var groups: [CurtainGroup] = []
+        for name in table.keys.sorted() {
+            let origin = "\(file):\(Self.line(ofKey: name, section: "curtain.groups", in: text))"
+            if let problem = CurtainGroup.problem(withName: name) { throw ConfigError("\(origin): \(problem)") }
+            guard let raw = table[name], case .strings(let members)? = Self.convert(raw, to: .strings), !members.isEmpty else {
+                throw ConfigError("\(origin): curtain.groups.\(name) must be a list of curtain names, e.g. "
+                                  + "[\"left\", \"right\"]")
+            }
+            var unique: [String] = []
+            for member in members where !unique.contains(member) { unique.append(member) }
+            groups.append(CurtainGroup(name: name, members: unique))
+        }
+        curtainGroups = groups
     }
 
     /// Reads the `[outbox.targets.NAME]` tables (OutboxTargetEntry.swift), replacing the current list.

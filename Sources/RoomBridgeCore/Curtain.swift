@@ -86,6 +86,8 @@ public struct CurtainState: Sendable, Codable, Equatable {
     public var battery: Int?
     /// Light level percent, where the device reports it.
     public var light: Int?
+    /// While it moves: when the motion should end, from the curtain's measured speed (``MotionProgress``).
+    public var finishesAt: Date?
 
     public init(id: String? = nil, connection: CurtainConnection = .disconnected, address: String? = nil, name: String? = nil,
                 lastRequest: CurtainRequest? = nil, motion: CurtainMotion = .idle, position: Int? = nil,
@@ -109,4 +111,86 @@ public struct CurtainState: Sendable, Codable, Equatable {
     /// The wall-switch rule: a motion started by the wall switch is in progress,
     /// so remote open/close/stop/move-to are refused.
     public var manualOperationActive: Bool { manual && motion != .idle }
+}
+
+/// What became of a group command (`io.roombridge.Curtain` with a group's name, `all` or `*`) on one of the group's
+/// curtains.
+public struct CurtainOutcome: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        /// The curtain took the open, close or move and is moving.
+        case moving
+        /// The curtain took a command that is no motion (stop, schedule, sync, reconnect).
+        case done
+        /// Refused: someone is moving it by hand (the person at the curtain wins).
+        case manual
+        /// Refused: the curtain could not be reached.
+        case unreachable
+        /// Refused otherwise; `error` and `message` say why.
+        case failed
+    }
+
+    /// The curtain's name.
+    public var curtain: String
+    public var outcome: Kind
+    /// The `io.roombridge.Curtain` error it failed with, when it did.
+    public var error: String?
+    /// Why it failed, and what to do.
+    public var message: String?
+    /// Its battery, percent, where it reports one.
+    public var battery: Int?
+    /// Its battery is at or below ``CurtainOutcome/lowBattery`` percent: change or charge it soon.
+    public var lowBattery: Bool
+
+    /// The battery level, percent, at or below which a curtain's battery counts as low.
+    public static let lowBatteryPercent = 20
+
+    public init(curtain: String, outcome: Kind, error: String? = nil, message: String? = nil, battery: Int? = nil) {
+        self.curtain = curtain
+        self.outcome = outcome
+        self.error = error
+        self.message = message
+        self.battery = battery
+        self.lowBattery = battery.map { $0 <= Self.lowBatteryPercent } ?? false
+    }
+}
+
+/// A group of curtains of the configuration (`[curtain.groups]`), as `io.roombridge.Curtain.GetState` lists it.
+public struct CurtainGroupInfo: Sendable, Codable, Equatable {
+    /// The group's name (what `name` parameters take).
+    public var name: String
+    /// Its curtains' names, in the configuration's order.
+    public var curtains: [String]
+
+    public init(name: String, curtains: [String]) {
+        self.name = name
+        self.curtains = curtains
+    }
+}
+
+/// Estimates when a curtain's motion ends from its measured speed: percent per second over the motion so far, or,
+/// until the motion has moved a percent, over the motion before it. Pure: the caller gives the time.
+public struct MotionProgress: Sendable {
+    private var start: (motion: CurtainMotion, position: Int, at: Date)?
+    /// Percent per second, as last measured.
+    public private(set) var speed: Double?
+
+    public init() {}
+
+    /// Takes the curtain's state at `now`; returns when its motion should end: nil while it is idle, and before any
+    /// speed was measured.
+    public mutating func estimate(_ curtain: CurtainState, now: Date) -> Date? {
+        guard curtain.motion != .idle, let position = curtain.position, let target = curtain.target else {
+            start = nil
+            return nil
+        }
+        if let s = start, s.motion == curtain.motion {
+            let moved = abs(position - s.position)
+            let elapsed = now.timeIntervalSince(s.at)
+            if moved >= 1, elapsed > 0 { speed = Double(moved) / elapsed }
+        } else {
+            start = (curtain.motion, position, now)
+        }
+        guard let speed, speed > 0 else { return nil }
+        return now.addingTimeInterval(Double(abs(target - position)) / speed)
+    }
 }

@@ -17,6 +17,8 @@ struct CurtainSettings: Sendable, Equatable {
     var pin: UInt16?
     /// `curtain.hold`, seconds: how long an on-demand curtain's link is kept after the last command.
     var hold: Double = 8.5
+    /// `curtain.connections`: the links at once on the adapter (``ConnectionBudget``).
+    var connections: Int = 3
 
     /// The settings of every curtain a configuration asks for (none when `curtain.enabled` is false); the
     /// passwords and PINs come from their files or systemd credentials (``Secrets``).
@@ -27,19 +29,24 @@ struct CurtainSettings: Sendable, Equatable {
                                        notify: config[.curtainNotify],
                                        password: try Secrets.password(of: entry, in: config, environment: environment),
                                        pin: try Secrets.pin(of: entry, in: config, environment: environment),
-                                       hold: config[.curtainHold]))
+                                       hold: config[.curtainHold], connections: config[.curtainConnections]))
         }
         return out
     }
 
-    /// The BlueZ client's configuration.
-    var client: CurtainClientConfiguration {
+    /// The name of the connection budget this curtain shares: the curtains of one adapter with the same limit share
+    /// one.
+    var budgetKey: String { "\(adapter)/\(connections)" }
+
+    /// The BlueZ client's configuration, sharing `budget` with the other curtains of the adapter.
+    func client(budget: ConnectionBudget?) -> CurtainClientConfiguration {
         var configuration = CurtainClientConfiguration(adapterName: adapter.isEmpty ? nil : adapter,
                                                        deviceAddress: entry.address)
         configuration.notifyMethod = CurtainNotifyMethod(rawValue: notify) ?? .startNotify
         configuration.profile = (CurtainProfile.named(entry.profile) ?? .roombridge).with(password: password ?? "")
         configuration.pin = pin
         configuration.profile = configuration.profile.with(hold: .milliseconds(Int((hold * 1000).rounded())))
+        configuration.budget = budget
         return configuration
     }
 }
@@ -86,16 +93,23 @@ struct CurtainFleetService: Service {
     func run() async throws {
         await cancelWhenGracefulShutdown { [self] in
             var running: [String: Running] = [:]
-            await apply(settings, to: &running)
+            var budgets: [String: ConnectionBudget] = [:]
+            await apply(settings, to: &running, budgets: &budgets)
             for await next in reconfigurations {
-                await apply(next, to: &running)
+                await apply(next, to: &running, budgets: &budgets)
             }
             for id in running.keys.sorted() { running[id]?.task.cancel() }
             for (_, r) in running { _ = await r.task.result }
         }
     }
 
-    private func apply(_ wanted: [CurtainSettings], to running: inout [String: Running]) async {
+    private func apply(_ wanted: [CurtainSettings], to running: inout [String: Running],
+                       budgets: inout [String: ConnectionBudget]) async {
+        // One budget per adapter and limit, kept across reloads while a curtain uses it.
+        budgets = budgets.filter { key, _ in wanted.contains { $0.budgetKey == key } }
+        for curtain in wanted where budgets[curtain.budgetKey] == nil {
+            budgets[curtain.budgetKey] = ConnectionBudget(limit: curtain.connections)
+        }
         let ids = Set(wanted.map(\.entry.name))
         for id in running.keys.sorted() where !ids.contains(id) {
             guard let gone = running.removeValue(forKey: id) else { continue }
@@ -113,7 +127,7 @@ struct CurtainFleetService: Service {
             if var current = running[id] {
                 guard current.settings != curtain else { continue }
                 current.settings = curtain
-                current.reconfigure.yield(curtain.client)
+                current.reconfigure.yield(curtain.client(budget: budgets[curtain.budgetKey]))
                 running[id] = current
                 continue
             }
@@ -121,7 +135,7 @@ struct CurtainFleetService: Service {
             fleet.add(controller)
             let (stream, continuation) = AsyncStream.makeStream(of: CurtainClientConfiguration.self,
                                                                 bufferingPolicy: .bufferingNewest(1))
-            let service = CurtainService(controller: controller, state: state, configuration: curtain.client,
+            let service = CurtainService(controller: controller, state: state, configuration: curtain.client(budget: budgets[curtain.budgetKey]),
                                          reconfigurations: stream, logger: logger)
             running[id] = Running(settings: curtain, reconfigure: continuation, task: Task { try await service.run() })
         }

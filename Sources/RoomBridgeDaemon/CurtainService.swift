@@ -1,4 +1,9 @@
 import BlueZClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import CurtainProtocol
 import Logging
 import RoomBridgeCore
@@ -204,6 +209,7 @@ struct CurtainService: Service {
     /// the last error, and so does an adapter that is usable again; a link that goes down records why.
     private func forward(_ client: CurtainClient) async {
         var adapterError: String? = nil
+        let progress = Mutex(MotionProgress())
         for await event in client.events {
             let resolvedAdapterError: String?
             switch event {
@@ -233,6 +239,7 @@ struct CurtainService: Service {
             await state.updateCurtain(controller.id) { curtain in
                 let before = curtain.connection
                 curtain.apply(event)
+                curtain.finishesAt = progress.withLock { $0.estimate(curtain, now: Date()) }
                 switch event {
                 case .connection(.connected, _): curtain.lastError = nil
                 // Standby after a loss or a restart is a recovery; after a release, a refusal shown stays.

@@ -129,6 +129,7 @@ public enum Daemon {
             throw StartupError(.config, "\(error)")
         }
         await state.declareCurtains(curtainSettings.map(\.entry.name))  // so READY's status line names them
+        await state.declareCurtainGroups(Self.groups(config))
         let curtain: CurtainFleet? = curtainEnabled ? CurtainFleet() : nil
 
         // The outbox's targets with their secrets (a secret that cannot be read stops the daemon, exit 78).
@@ -289,6 +290,7 @@ public enum Daemon {
                 } catch {
                     reloadLogger.error("SIGHUP: the outbox keeps its current targets: \(error)")
                 }
+                if changed.contains("curtain.groups") { await state.declareCurtainGroups(Self.groups(new)) }
                 if changed.contains(where: { $0.hasPrefix("curtain") }) {
                     do {
                         reconfigureCurtains.yield(try CurtainSettings.all(in: new, environment: environment))
@@ -310,6 +312,12 @@ public enum Daemon {
     }
 
     /// The lending policy and location a configuration asks for.
+    /// The curtain groups as `SystemState` keeps them (none while the curtain is disabled).
+    static func groups(_ config: DaemonConfig) -> [String: [String]] {
+        guard config[.curtainEnabled] else { return [:] }
+        return Dictionary(uniqueKeysWithValues: config.curtainGroups.map { ($0.name, $0.members) })
+    }
+
     static func lendingSettings(_ config: DaemonConfig) -> (policy: LendingPolicy, location: String) {
         let loanDays = config[.lendingLoanDays]
         let limit = config[.lendingMaxActivePerUser]

@@ -85,6 +85,22 @@ public struct CurtainControlError: Error, Sendable, Equatable, CustomStringConve
     }
 }
 
+extension CurtainOutcome {
+    /// The outcome of `request` on `curtain`: taken (moving, or done for a command that is no motion), or why not.
+    init(curtain: String, request: CurtainControlRequest, failure: CurtainControlError?, battery: Int?) {
+        let kind: Kind
+        switch (failure?.reason, request) {
+        case (nil, .open), (nil, .close), (nil, .moveTo): kind = .moving
+        case (nil, _): kind = .done
+        case (.manualOperationActive?, _): kind = .manual
+        case (.notConnected?, _): kind = .unreachable
+        case (_?, _): kind = .failed
+        }
+        let error = failure.map { $0.varlinkError.name }
+        self.init(curtain: curtain, outcome: kind, error: error, message: failure?.message, battery: battery)
+    }
+}
+
 /// Carries out curtain requests (implemented by the daemon over one BlueZ client per curtain).
 public protocol CurtainControlling: Sendable {
     /// Performs `request` on the curtain named `curtain` (a name `SystemState.curtainIDs()` lists); returns once
@@ -115,13 +131,16 @@ public struct CurtainInterface: VarlinkInterface {
         switch call.methodName {
         case "GetState":
             let snapshot = await state.snapshot()
+            let groups = await state.curtainGroups()
             var curtain = snapshot.curtain
             if let name = try Self.name(call.parameters), name != Self.all {
-                curtain = try Self.targets(name, configured: snapshot.curtains.compactMap(\.id)).first
+                curtain = try Self.targets(name, configured: snapshot.curtains.compactMap(\.id), groups: groups).first
                     .flatMap { id in snapshot.curtains.first { $0.id == id } } ?? curtain
             }
+            let listed = groups.keys.sorted().map { CurtainGroupInfo(name: $0, curtains: groups[$0] ?? []) }
             try await replies.reply(["curtain": try WireCoding.encode(curtain),
-                                     "curtains": try WireCoding.encode(snapshot.curtains)], continues: false)
+                                     "curtains": try WireCoding.encode(snapshot.curtains),
+                                     "groups": try WireCoding.encode(listed)], continues: false)
             return
         case "Open": request = .open
         case "Close": request = .close
@@ -144,7 +163,9 @@ public struct CurtainInterface: VarlinkInterface {
             throw CurtainControlError(.disabled, "the curtain is disabled in the configuration (curtain.enabled = false); "
                                       + "enable it and restart roombridged").varlinkError
         }
-        let targets = try Self.targets(try Self.name(call.parameters), configured: await state.curtainIDs())
+        let name = try Self.name(call.parameters)
+        let groups = await state.curtainGroups()
+        let targets = try Self.targets(name, configured: await state.curtainIDs(), groups: groups)
         var position: Int? = nil
         if case .moveTo(let p) = request { position = p }
         let asked = CurtainRequest(kind: request.kind, position: position, at: Date(), by: by)
@@ -156,8 +177,18 @@ public struct CurtainInterface: VarlinkInterface {
                 if c.lastRequest == asked { c.lastRequest?.refused = why.message }
             }
         }
-        if let failure { throw failure.varlinkError }
-        try await replies.reply([:], continues: false)
+        guard Self.isGroup(name, groups: groups) else {
+            if let failure { throw failure.varlinkError }
+            try await replies.reply([:], continues: false)
+            return
+        }
+        // A group: every member's outcome, in the group's order; a member's failure is in its outcome.
+        let curtains = await state.snapshot().curtains
+        let outcomes = targets.map { id in
+            CurtainOutcome(curtain: id, request: request, failure: refusals[id],
+                           battery: curtains.first { $0.id == id }?.battery)
+        }
+        try await replies.reply(["outcomes": try WireCoding.encode(outcomes)], continues: false)
     }
 
     /// The `name` that means every configured curtain.
@@ -172,25 +203,37 @@ public struct CurtainInterface: VarlinkInterface {
         return name
     }
 
-    /// The curtains a call with `name` acts on: that one, every one for `*`, and without a name the only one.
-    /// With several configured a name is required; an unknown name is refused naming the configured ones.
-    static func targets(_ name: String?, configured: [String]) throws(VarlinkError) -> [String] {
+    /// Whether `name` names several curtains at once: `*`, `all` or a group of the configuration.
+    static func isGroup(_ name: String?, groups: [String: [String]]) -> Bool {
+        guard let name else { return false }
+        return name == all || name == everyCurtain || groups[name] != nil
+    }
+
+    /// The `name` that means every configured curtain, as the configuration's groups say it.
+    public static let everyCurtain = "all"
+
+    /// The curtains a call with `name` acts on: that one; a group's members (`[curtain.groups]`); every one for `*`
+    /// or `all`; and without a name the only one. With several configured a name is required; an unknown name is
+    /// refused naming the configured curtains and groups.
+    static func targets(_ name: String?, configured: [String], groups: [String: [String]] = [:]) throws(VarlinkError) -> [String] {
         let list = configured.joined(separator: ", ")
+        let groupList = groups.keys.sorted().joined(separator: ", ")
         switch name {
         case nil:
             guard configured.count <= 1 else {
                 throw invalid("name", "\(configured.count) curtains are configured (\(list)): give name, one of them, "
-                              + "or \"*\" for every curtain")
+                              + (groups.isEmpty ? "" : "a group (\(groupList)), ") + "or \"all\" for every curtain")
             }
             return configured
-        case all?:
+        case let name? where configured.contains(name):
+            return [name]
+        case all?, everyCurtain?:
             return configured
         case let name?:
-            guard configured.contains(name) else {
-                throw invalid("name", "no curtain is named \"\(name)\"; "
-                              + (configured.isEmpty ? "none is configured" : "the configured ones are: \(list)"))
-            }
-            return [name]
+            if let members = groups[name] { return members.filter(configured.contains) }
+            throw invalid("name", "no curtain is named \"\(name)\"; "
+                          + (configured.isEmpty ? "none is configured" : "the configured ones are: \(list)")
+                          + (groups.isEmpty ? "" : "; the groups: \(groupList)"))
         }
     }
 

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import RoomBridgeAPI
 import struct RoomBridgeCore.CurtainState
+import struct RoomBridgeCore.CurtainOutcome
 import Varlink
 
 /// The curtain page: one panel per curtain with its position (animated as it moves), motion
@@ -25,6 +26,10 @@ struct CurtainPage: Sendable {
     func render(_ l: Localizer, viewer: Viewer, error: String? = nil) async throws -> String {
         var body = error.map { "<p class=\"error\" id=\"error\">\(HTML.escape($0))</p>" } ?? ""
         let panels = try await curtains()
+        if panels.count > 1 {
+            let groups = try await link.read(CurtainAPI.GetState.self, .init()).groups
+            body += Self.groupPanel(groups.map { ($0.name, $0.curtains) }, l, viewer: viewer)
+        }
         for (key, curtain) in panels {
             body += Self.panel(key: key, curtain, l, viewer: viewer, named: panels.count > 1)
         }
@@ -76,6 +81,27 @@ struct CurtainPage: Sendable {
         return out + "</section>"
     }
 
+    /// With several curtains: open, close and stop for each group of the configuration and for all of them
+    /// (`group-NAME-open`, `group-all-open`, …); each form names the group as its curtain.
+    static func groupPanel(_ groups: [(name: String, curtains: [String])], _ l: Localizer, viewer: Viewer) -> String {
+        let admin = viewer.user != nil
+        func t(_ key: String) -> String { HTML.escape(l.t(key)) }
+        var out = "<section class=\"curtain-groups\" id=\"curtain-groups\"><h2>\(t("curtainPage.groups"))</h2>"
+        for (name, members) in groups + [(name: "all", curtains: [])] {
+            let label = name == "all" ? t("curtainPage.allCurtains")
+                : HTML.escape(name) + " <small>" + HTML.escape(members.joined(separator: ", ")) + "</small>"
+            out += "<div class=\"curtain-group\" id=\"group-\(HTML.escape(name))\"><strong>\(label)</strong> "
+            for action in ["open", "close", "stop"] {
+                out += "<form method=\"post\" action=\"/curtain/\(action)\" class=\"inline\">\(viewer.csrfField)"
+                    + "<input type=\"hidden\" name=\"curtain\" value=\"\(HTML.escape(name))\">"
+                    + "<button type=\"submit\" id=\"group-\(HTML.escape(name))-\(action)\"\(admin ? "" : " disabled")>"
+                    + "\(t("curtainPage.\(action)"))</button></form>"
+            }
+            out += "</div>"
+        }
+        return out + "</section>"
+    }
+
     /// The hidden field naming the curtain a form is for.
     static func target(_ c: CurtainState) -> String {
         c.id.map { "<input type=\"hidden\" name=\"curtain\" value=\"\(HTML.escape($0))\">" } ?? ""
@@ -118,31 +144,48 @@ struct CurtainPage: Sendable {
     }
     /// `actor`: the signed-in admin, recorded as who asked (the daemon trusts it from roombridge-web only).
     struct Named: Encodable, Sendable { var name: String?; var actor: String? }
-    struct Empty: Decodable, Sendable {}
+    typealias Outcomes = CurtainAPI.Outcomes
 
-    /// Sends one command of the page's forms to `io.roombridge.Curtain`, for the curtain the form names.
-    func command(_ action: String, _ form: Query, actor: String?) async throws {
+    /// Sends one command of the page's forms to `io.roombridge.Curtain`, for the curtain (or group) the form names;
+    /// a group's command returns each curtain's outcome.
+    func command(_ action: String, _ form: Query, actor: String?) async throws -> [CurtainOutcome] {
         let method = "io.roombridge.Curtain."
         let name = form["curtain"].flatMap { $0.isEmpty ? nil : $0 }
+        let reply: Outcomes
         switch action {
-        case "open": _ = try await link.command(method + "Open", Named(name: name, actor: actor), returning: Empty.self)
-        case "close": _ = try await link.command(method + "Close", Named(name: name, actor: actor), returning: Empty.self)
-        case "stop": _ = try await link.command(method + "Stop", Named(name: name, actor: actor), returning: Empty.self)
-        case "reconnect": _ = try await link.command(method + "Reconnect", Named(name: name, actor: actor), returning: Empty.self)
+        case "open": reply = try await link.command(method + "Open", Named(name: name, actor: actor), returning: Outcomes.self)
+        case "close": reply = try await link.command(method + "Close", Named(name: name, actor: actor), returning: Outcomes.self)
+        case "stop": reply = try await link.command(method + "Stop", Named(name: name, actor: actor), returning: Outcomes.self)
+        case "reconnect":
+            reply = try await link.command(method + "Reconnect", Named(name: name, actor: actor), returning: Outcomes.self)
         case "move":
             // An out-of-range or missing number goes to the daemon as -1, which refuses it with its own message.
-            _ = try await link.command(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1, name: name,
-                                                                 actor: actor),
-                                    returning: Empty.self)
+            reply = try await link.command(method + "MoveTo", MoveTo(position: form["position"].flatMap { Int($0) } ?? -1,
+                                                                     name: name, actor: actor),
+                                           returning: Outcomes.self)
         case "schedule":
-            _ = try await link.command(method + "SetSchedule", Schedule(open: form["open"] ?? "", close: form["close"] ?? "",
-                                                                     openEnabled: form["openEnabled"] == "true",
-                                                                     closeEnabled: form["closeEnabled"] == "true", name: name,
-                                                                     actor: actor),
-                                    returning: Empty.self)
+            reply = try await link.command(method + "SetSchedule", Schedule(open: form["open"] ?? "", close: form["close"] ?? "",
+                                                                         openEnabled: form["openEnabled"] == "true",
+                                                                         closeEnabled: form["closeEnabled"] == "true", name: name,
+                                                                         actor: actor),
+                                           returning: Outcomes.self)
         default:
             throw PageError.unknownAction(action)
         }
+        return reply.outcomes ?? []
+    }
+
+    /// The curtains of a group command that did not take it, with why, in the reader's language where the reason
+    /// is one of the curtain's errors; nil when every one took it.
+    static func refusals(_ outcomes: [CurtainOutcome], _ l: Localizer) -> String? {
+        let refused = outcomes.filter { $0.outcome != .moving && $0.outcome != .done }
+        guard !refused.isEmpty else { return nil }
+        return l.t("curtainPage.groupRefused") + " " + refused.map { o in
+            let reason = o.error.flatMap { $0.split(separator: ".").last.map(String.init) }
+            let text = reason.flatMap { l.has("curtainPage.error.\($0)") ? l.t("curtainPage.error.\($0)") : nil }
+                ?? o.message ?? o.outcome.rawValue
+            return "\(o.curtain): \(text)"
+        }.joined(separator: "; ")
     }
 
     /// A refused command in the reader's language: the curtain's own errors from the catalogue,
@@ -169,8 +212,13 @@ struct CurtainPage: Sendable {
             let action = context.parameters.get("action") ?? ""
             guard Self.actions.contains(action) else { return WebServer.errorPage(PageError.unknownAction(action), l, path: request.uri.path) }
             do {
-                try await command(action, form, actor: v.user)
+                let outcomes = try await command(action, form, actor: v.user)
                 logger.notice("admin \(v.user ?? "?") sent curtain \(action)")
+                if let refused = Self.refusals(outcomes, l) {
+                    return await WebServer.page(l, request, status: .conflict) {
+                        try await render($0, viewer: v, error: refused)
+                    }
+                }
                 return Response(status: .seeOther, headers: [.location: "/curtain"])
             } catch let error as VarlinkError {
                 return await WebServer.page(l, request, status: .conflict) {

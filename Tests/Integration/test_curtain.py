@@ -438,7 +438,9 @@ def ctl(d, *args, timeout=60):
 def test_cli_open_wait_returns_when_motion_ends(connected, sim):
     r = ctl(connected, "curtain", "open", "--wait")
     assert r.returncode == 0, r.stderr
-    assert "open" in r.stdout
+    assert r.stdout.splitlines()[-1] == "Curtain open (100% open).", r.stdout
+    # Progress while it moved, with the time to go once the curtain's speed was measured (40 %/s here).
+    assert re.search(r"^  opening \d+% → 100%, about [0-3] s to go$", r.stdout, re.M), r.stdout
     c = state(connected)
     assert c["motion"] == "idle" and c["position"] == 100  # already there when the command returned
     assert "idle at 100%" in sim.status()

@@ -2,15 +2,8 @@ import Foundation
 import GRDB
 import Lending
 import LendingStore
-import Synchronization
 import Testing
 import TestSupport
-
-final class Counter: Sendable {
-    private let count = Mutex(0)
-    func increment() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
-}
 
 @Suite("Store calls never block the cooperative pool")
 struct SchedulingTests {

@@ -128,4 +128,50 @@ import Testing
         // The single curtain keeps its keys.
         #expect(try Secrets.pin(of: CurtainEntry(name: "curtain"), in: DaemonConfig(), environment: [:]) == 8888)
     }
+
+}
+
+/// Groups of curtains (`[curtain.groups]`) and the adapter's connection budget (`curtain.connections`).
+@Suite struct CurtainGroupTests {
+    private func load(_ toml: String?, _ args: [String] = []) throws(ConfigError) -> DaemonConfig {
+        try DaemonCommandLine(arguments: args).load(readFile: { _ in toml })
+    }
+
+    static let pair = CurtainListTests.pair
+
+    @Test func groupsNameCurtainsTogetherAndAreReloadable() throws {
+        let c = try load(Self.pair + "\n[curtain.groups]\nwindow = [\"left\", \"right\", \"left\"]\nwest = [\"right\"]\n")
+        #expect(c.curtainGroups == [CurtainGroup(name: "west", members: ["right"]),
+                                    CurtainGroup(name: "window", members: ["left", "right"])])
+        #expect(c.changedKeys(since: try load(Self.pair)) == ["curtain.groups"])
+        #expect(DaemonConfig.isReloadable("curtain.groups"))
+        #expect(c.renderTOML().contains("[curtain.groups]\nwest = [\"right\"]\nwindow = [\"left\", \"right\"]\n"))
+        // The single curtain of the [curtain] keys is named curtain.
+        #expect(try load("[curtain.groups]\nall_of_it = [\"curtain\"]\n").curtainGroups
+                == [CurtainGroup(name: "all_of_it", members: ["curtain"])])
+        #expect(try load(Self.pair)[.curtainConnections] == 3)
+        #expect(try load(Self.pair, ["--curtain-connections", "1"])[.curtainConnections] == 1)
+    }
+
+    @Test(arguments: [
+        ("[curtain.groups]\nwindow = [\"left\", \"middle\"]\n",
+         "curtain.groups.window names \"middle\", which is no configured curtain; the curtains are: left, right"),
+        ("[curtain.groups]\nleft = [\"right\"]\n", "curtain.groups.left has the name of a curtain"),
+        ("[curtain.groups]\nall = [\"left\"]\n", "curtain group name \"all\" is taken: it means every curtain already"),
+        ("[curtain.groups]\nWindow = [\"left\"]\n", "curtain group name \"Window\" must be 1 to 32 lower-case letters"),
+        ("[curtain.groups]\nwindow = []\n", "curtain.groups.window must be a list of curtain names"),
+        ("[curtain.groups]\nwindow = \"left\"\n", "curtain.groups.window must be a list of curtain names"),
+        ("[curtain.groups]\nwindow = [1, 2]\n", "curtain.groups.window must be a list of curtain names"),
+    ])
+    func badGroupsAreRefusedNamingTheProblem(extra: String, expected: String) {
+        #expect {
+            _ = try load(Self.pair + "\n" + extra)
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+
+    @Test func aConnectionBudgetBelowOneIsRefused() {
+        #expect(throws: ConfigError.self) { _ = try load(nil, ["--curtain-connections", "0"]) }
+    }
 }

@@ -25,6 +25,8 @@ import Varlink
         "ScheduleEntry": CurtainSchedule.Entry.self,
         "CurtainRequest": CurtainRequest.self,
         "Curtain": CurtainState.self,
+        "CurtainOutcome": CurtainOutcome.self,
+        "CurtainGroup": CurtainGroupInfo.self,
         "LendingArm": LendingArm.self,
         "Session": LendingArm.self,  // the former name of LendingArm in io.roombridge.Lending
         "LendingOutcome": LendingOutcome.self,

@@ -175,18 +175,56 @@ import Varlink
         #expect(reply["curtains"]?.arrayValue?.count == 2)
     }
 
-    @Test func starMovesEveryCurtainAndNamesEachFailure() async throws {
+    /// The outcomes of a group reply, as (curtain, outcome, error).
+    func outcomes(_ reply: [String: JSONValue]) -> [[String]] {
+        (reply["outcomes"]?.arrayValue ?? []).map { o in
+            ["curtain", "outcome", "error"].map { o.objectValue?[$0]?.stringValue ?? "-" }
+        }
+    }
+
+    @Test func starAndAllMoveEveryCurtainAndSayWhatEachDid() async throws {
         let recorder = Recorder()
         let (iface, state) = await make(recorder, curtains: ["left", "right"])
-        #expect(try await call(iface, "Close", ["name": .string("*")]).get() == [:])
+        #expect(outcomes(try await call(iface, "Close", ["name": .string("*")]).get())
+                == [["left", "moving", "-"], ["right", "moving", "-"]])
         #expect(recorder.curtains == ["left", "right"])
         #expect(await state.snapshot().curtains.map { $0.lastRequest?.kind } == [.close, .close])
+        #expect(outcomes(try await call(iface, "Stop", ["name": .string("all")]).get())
+                == [["left", "done", "-"], ["right", "done", "-"]])
 
+        // One curtain's refusal is its outcome; the call itself succeeds, and the other curtain moved.
         let partly = Recorder(failing: CurtainControlError(.notConnected, "the curtain is not connected"), only: ["left"])
-        let (both, _) = await make(partly, curtains: ["left", "right"])
-        guard case .failure(let e) = try await call(both, "Open", ["name": .string("*")]) else { throw CancellationError() }
-        #expect(e.name == "io.roombridge.Curtain.NotConnected")
-        #expect(e.parameters["message"] == .string("curtain left: the curtain is not connected (done: right)"))
+        let (both, bothState) = await make(partly, curtains: ["left", "right"])
+        let reply = try await call(both, "Open", ["name": .string("*")]).get()
+        #expect(outcomes(reply) == [["left", "unreachable", "io.roombridge.Curtain.NotConnected"], ["right", "moving", "-"]])
+        #expect(reply["outcomes"]?.arrayValue?.first?.objectValue?["message"] == .string("the curtain is not connected"))
         #expect(partly.curtains == ["left", "right"])
+        #expect(await bothState.curtainState("left")?.lastRequest?.refused == "the curtain is not connected")
+    }
+
+    @Test func aGroupActsOnItsCurtainsInItsOrderAndListsItsOutcomes() async throws {
+        let manual = CurtainControlError(.manualOperationActive, "someone is moving the curtain by hand")
+        let recorder = Recorder(failing: manual, only: ["right"])
+        let (iface, state) = await make(recorder, curtains: ["left", "middle", "right"])
+        await state.declareCurtainGroups(["window": ["right", "left"]])
+        await state.updateCurtain("left") { $0.battery = 12 }
+        let reply = try await call(iface, "MoveTo", ["position": .int(30), "name": .string("window")]).get()
+        #expect(outcomes(reply) == [["right", "manual", "io.roombridge.Curtain.ManualOperationActive"],
+                                    ["left", "moving", "-"]])
+        let left = reply["outcomes"]?.arrayValue?[1].objectValue
+        #expect(left?["battery"] == .int(12) && left?["lowBattery"] == .bool(true))
+        #expect(recorder.curtains == ["left", "right"], "middle is in no group")
+
+        // A curtain's own name still names the curtain alone, with no outcomes, and fails with its error.
+        guard case .failure(let e) = try await call(iface, "Open", ["name": .string("right")]) else { throw CancellationError() }
+        #expect(e.name == "io.roombridge.Curtain.ManualOperationActive")
+        #expect(try await call(iface, "Open", ["name": .string("left")]).get() == [:])
+
+        // An unknown name lists the groups too; GetState lists them and takes a group's first curtain.
+        guard case .failure(let unknown) = try await call(iface, "Open", ["name": .string("door")]) else { throw CancellationError() }
+        #expect(unknown.parameters["message"]?.stringValue?.hasSuffix("; the groups: window") == true)
+        let got = try await call(iface, "GetState", ["name": .string("window")]).get()
+        #expect(got["curtain"]?.objectValue?["id"] == .string("right"))
+        #expect(got["groups"] == .array([.object(["name": .string("window"), "curtains": .array([.string("right"), .string("left")])])]))
     }
 }

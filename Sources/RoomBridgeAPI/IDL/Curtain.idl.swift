@@ -7,39 +7,62 @@ extension InterfaceIDL {
         #
         # Every method takes name: the curtain's name in the configuration (Curtain.id).
         # It may be left out while one curtain is configured; with several it is required
-        # (InvalidParameter names the configured ones). name "*" acts on every curtain at once;
-        # that call fails if any curtain failed, its message naming each failure.
+        # (InvalidParameter names the configured ones and the groups). A group's name (the
+        # configuration's [curtain.groups]), "all" or "*" acts on its curtains at once, in
+        # parallel: such a call replies with outcomes, one per curtain in the group's order,
+        # each saying whether that curtain took the command or why not (a curtain's refusal is
+        # its outcome, not an error of the call). A call naming one curtain replies without
+        # outcomes and fails with that curtain's error. Curtains beyond the adapter's
+        # connection budget (curtain.connections) wait in line; the reply comes once each took
+        # the command or refused it.
         interface io.roombridge.Curtain
         # Every method that acts takes actor: a trusted front end (root, auth.actor_users) names the
         # person signed in to it, as in io.roombridge.Lending.Lend; the request records who asked
         # (lastRequest.by) and, when the curtain refuses it, why (lastRequest.refused).
 
         \(CurtainTypesIDL.text)
-        # The curtain named name (without name: the only one, or the first by name) and every
-        # configured curtain, sorted by name.
-        method GetState(name: ?string) -> (curtain: Curtain, curtains: []Curtain)
+        # What a group command did on one curtain: moving (an open, close or move was taken),
+        # done (a command that is no motion was taken), manual (refused: someone moves it by
+        # hand), unreachable (refused: no link could be made), failed (refused otherwise; error
+        # names the error and message says why). battery: percent, where the curtain reports it;
+        # lowBattery: at or below 20 %.
+        type CurtainOutcome (
+          curtain: string,
+          outcome: (moving, done, manual, unreachable, failed),
+          error: ?string,
+          message: ?string,
+          battery: ?int,
+          lowBattery: bool
+        )
+
+        # A group of curtains of the configuration ([curtain.groups]): its name and its curtains.
+        type CurtainGroup (name: string, curtains: []string)
+
+        # The curtain named name (without name: the only one, or the first by name; a group: its
+        # first curtain), every configured curtain, sorted by name, and the groups, sorted by name.
+        method GetState(name: ?string) -> (curtain: Curtain, curtains: []Curtain, groups: []CurtainGroup)
 
         # Opens fully.
-        method Open(name: ?string, actor: ?string) -> ()
+        method Open(name: ?string, actor: ?string) -> (outcomes: ?[]CurtainOutcome)
 
         # Closes fully.
-        method Close(name: ?string, actor: ?string) -> ()
+        method Close(name: ?string, actor: ?string) -> (outcomes: ?[]CurtainOutcome)
 
         # Stops a motion.
-        method Stop(name: ?string, actor: ?string) -> ()
+        method Stop(name: ?string, actor: ?string) -> (outcomes: ?[]CurtainOutcome)
 
         # Moves to position percent open (0 closed, 100 open).
-        method MoveTo(position: int, name: ?string, actor: ?string) -> ()
+        method MoveTo(position: int, name: ?string, actor: ?string) -> (outcomes: ?[]CurtainOutcome)
 
         # Writes the controller's schedule: times HH:MM (24-hour, the controller's clock) and
         # whether each is enabled. Allowed during a wall-switch motion.
-        method SetSchedule(open: string, close: string, openEnabled: bool, closeEnabled: bool, name: ?string, actor: ?string) -> ()
+        method SetSchedule(open: string, close: string, openEnabled: bool, closeEnabled: bool, name: ?string, actor: ?string) -> (outcomes: ?[]CurtainOutcome)
 
         # Asks the controller for its state and schedule again.
-        method Sync(name: ?string, actor: ?string) -> ()
+        method Sync(name: ?string, actor: ?string) -> (outcomes: ?[]CurtainOutcome)
 
         # Drops the link (if any) and searches for the curtain again.
-        method Reconnect(name: ?string, actor: ?string) -> ()
+        method Reconnect(name: ?string, actor: ?string) -> (outcomes: ?[]CurtainOutcome)
 
         # The wall switch is moving the curtain: the person at the switch wins. Nothing was
         # written; try again when the motion has stopped.
@@ -89,6 +112,7 @@ enum CurtainTypesIDL {
         # device advertises. position and target are percent open (0 closed, 100 open).
         # manual: the latest motion was started by the wall switch (or, for curtains without such a flag, was a
         # motion the daemon did not command: SwitchBot touch-and-go, the AM43's remote).
+        # finishesAt: while it moves, when the motion should end, from its measured speed.
         # profile: roombridge, switchbot or am43. scheduleSource: device when the curtain keeps its schedule,
         # daemon when it keeps none. battery and light: percent, where the curtain reports them.
         # connection standby: an on-demand curtain (switchbot) between commands; the link is released, its state
@@ -110,7 +134,8 @@ enum CurtainTypesIDL {
           profile: ?string,
           scheduleSource: ?(device, daemon),
           battery: ?int,
-          light: ?int
+          light: ?int,
+          finishesAt: ?string
         )
 
         """
