@@ -241,6 +241,8 @@ public actor BlueZSimulator {
             await advanceClock(by: seconds)
         case .advertiseWhileConnected(let on):
             advertisesWhileConnected = on
+        case .battery(let percent):
+            await deliver(model.setBattery(percent))
         case .status:
             break
         case .beacon(let c):

@@ -64,6 +64,8 @@ extension BlueZSimulator {
         case advance(seconds: Double)
         /// Whether the curtain keeps advertising while connected (``Configuration/advertisesWhileConnected``).
         case advertiseWhileConnected(Bool)
+        /// The curtain's battery, percent (SwitchBot, AM43).
+        case battery(Int)
         case status
         /// Reports (and clears) when command writes arrived and notifications left, on
         /// CLOCK_MONOTONIC, for the benchmark: `ok writes=T:HEX,… notifications=T:HEX,…`.

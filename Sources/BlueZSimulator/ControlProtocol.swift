@@ -15,6 +15,7 @@ import CurtainProtocol
 /// schedule OPEN CLOSE            schedule changed on the device: HH:MM (enabled), HH:MM/off or off
 /// advance SECONDS                fast-forward the simulated clock
 /// advertise-while-connected on|off  the curtain keeps advertising while connected, or stops
+/// battery PERCENT                the curtain's battery (SwitchBot, AM43), heard in its advertisements
 /// status                         print the simulated hardware state
 /// beacon …                       simulated iBeacons (BeaconControlProtocol.swift)
 /// device ADDRESS COMMAND…        COMMAND for the curtain at ADDRESS (see --curtain; default: the first)
@@ -73,12 +74,17 @@ public enum ControlProtocol {
                 throw ParseError(description: "usage: advertise-while-connected on|off")
             }
             return .advertiseWhileConnected(args[0] == "on")
+        case "battery":
+            guard args.count == 1, let n = Int(args[0]), (0...100).contains(n) else {
+                throw ParseError(description: "usage: battery PERCENT (0 to 100)")
+            }
+            return .battery(n)
         case "status": return .status
         case "timing": return .timing
         case "beacon": return .beacon(try parseBeacon(args))
         default:
             throw ParseError(description: "unknown command \"\(verb)\" (press, drop-link, end-notify, vanish, reappear, "
-                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, advertise-while-connected, "
+                             + "restart-bluetoothd, power, fail-writes, fail-connects, schedule, advance, advertise-while-connected, battery, "
                              + "status, timing, beacon)")
         }
     }

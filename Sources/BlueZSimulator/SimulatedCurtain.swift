@@ -33,6 +33,13 @@ public protocol SimulatedCurtain: Sendable {
     mutating func setScheduleLocally(_ schedule: CurtainSchedule) -> [[UInt8]]
     /// The link went down (a device may forget a login).
     mutating func linkDropped()
+    /// The battery is now at `percent` (devices without one ignore it); the frames it sends, if any.
+    mutating func setBattery(_ percent: Int) -> [[UInt8]]
+}
+
+extension SimulatedCurtain {
+    /// A mains-powered device: no battery.
+    public mutating func setBattery(_ percent: Int) -> [[UInt8]] { [] }
 }
 
 /// The outcome of a write.

@@ -138,5 +138,10 @@ public struct SwitchBotCurtainModel: SimulatedCurtain {
     }
 
     public mutating func setScheduleLocally(_ schedule: CurtainSchedule) -> [[UInt8]] { [] }
+    /// Heard in the next advertisement and status reply.
+    public mutating func setBattery(_ percent: Int) -> [[UInt8]] {
+        options.battery = percent
+        return []
+    }
     public mutating func linkDropped() {}
 }

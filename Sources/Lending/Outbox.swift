@@ -12,6 +12,8 @@ public enum OutboxEventKind: String, Sendable, Hashable, CaseIterable, Codable {
     case lend, `return`, renew, overdue, due, digest
     /// A reminder to a booker: their booking starts that day.
     case booking
+    /// A curtain's battery fell to a threshold.
+    case battery
 }
 
 /// Where an outbox entry is in its delivery.
@@ -126,6 +128,23 @@ public enum OutboxEvent {
         return JSONValue.object(fields.merging(extra) { a, _ in a }).serializedBytes()
     }
 
+    /// The rows of a curtain's low battery: `{"id", "kind": "battery", "at", "curtain", "battery", "threshold"}`, one
+    /// per route that takes `battery`, with no device (`deviceId` empty).
+    public static func battery(curtain: String, battery: Int, threshold: Int, at: Date, routes: [OutboxRoute],
+                               eventId: UUID = UUID()) -> [OutboxEntry] {
+        let accepting = routes.filter { $0.accepts(.battery) }
+        guard !accepting.isEmpty else { return [] }
+        let body = JSONValue.object([
+            "id": .string(eventId.uuidString.lowercased()), "kind": .string(OutboxEventKind.battery.rawValue),
+            "at": .string(LendingFormat.iso8601(at)), "curtain": .string(curtain), "battery": .int(Int64(battery)),
+            "threshold": .int(Int64(threshold)),
+        ]).serializedBytes()
+        return accepting.map {
+            OutboxEntry(seq: 0, eventId: eventId, target: $0.target, kind: .battery, deviceId: "", payload: body,
+                        createdAt: at, nextAttemptAt: at)
+        }
+    }
+
     /// A booking as events carry it, dates ISO 8601 UTC.
     public static func bookingObject(_ booking: Booking) -> JSONValue {
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
@@ -166,6 +185,9 @@ public enum OutboxEvent {
             return "\(b["deviceId"]?.stringValue ?? "?") (\(b["model"]?.stringValue ?? "?")) is booked for "
                 + "\(b["userName"]?.stringValue ?? "?") from \(b["startsAt"]?.stringValue ?? "?") to \(b["endsAt"]?.stringValue ?? "?")"
         }
+        if event["kind"]?.stringValue == OutboxEventKind.battery.rawValue, let curtain = event["curtain"]?.stringValue {
+            return "the \(curtain) curtain's battery is at \(event["battery"]?.intValue ?? 0) %"
+        }
         guard let rental = event["rental"] else { return "RoomBridge event" }
         let device = "\(rental["deviceId"]?.stringValue ?? "?") (\(rental["model"]?.stringValue ?? "?"))"
         let user = rental["userName"]?.stringValue ?? "?"
@@ -184,6 +206,7 @@ public enum OutboxEvent {
             return "\(device) is due back today from \(user)\(due)\(booked)"
         case .digest: return "RoomBridge digest"
         case .booking: return "RoomBridge booking reminder"
+        case .battery: return "RoomBridge battery notice"
         case nil: return "RoomBridge event for \(device)"
         }
     }

@@ -23,6 +23,7 @@ enum Schema {
         migrator.registerMigration("v12") { db in try db.execute(sql: v12) }
         migrator.registerMigration("v13") { db in try db.execute(sql: v13) }
         migrator.registerMigration("v14") { db in try db.execute(sql: v14) }
+        migrator.registerMigration("v15") { db in try db.execute(sql: v15) }
         return migrator
     }
 
@@ -436,5 +437,32 @@ enum Schema {
     static let v14 = """
         CREATE INDEX rentals_by_due ON rentals(due_at) WHERE due_at IS NOT NULL;
         CREATE INDEX rentals_by_return ON rentals(returned_at) WHERE returned_at IS NOT NULL;
+        """
+
+    /// Version 15: a curtain's low battery in the outbox (kind `battery`); the table is rebuilt with its rows and
+    /// numbering, as in v12.
+    static let v15 = """
+        CREATE TABLE outbox_v15 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            event_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest', 'booking', 'battery')),
+            device_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dropped')),
+            last_error TEXT,
+            delivered_at INTEGER,
+            UNIQUE (event_id, target)
+        );
+        INSERT INTO outbox_v15 SELECT * FROM outbox;
+        DELETE FROM sqlite_sequence WHERE name = 'outbox_v15';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'outbox_v15', seq FROM sqlite_sequence WHERE name = 'outbox';
+        DROP TABLE outbox;
+        ALTER TABLE outbox_v15 RENAME TO outbox;
+        CREATE INDEX outbox_pending ON outbox(target, device_id, seq) WHERE state = 'pending';
+        CREATE INDEX outbox_by_state ON outbox(state, seq);
         """
 }

@@ -19,7 +19,7 @@ enum PostgresSchema {
     /// The advisory lock key held while migrating ("RBDG").
     static let migrationLock: Int64 = 0x5242_4447
 
-    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10), ("v11", v11), ("v12", v12), ("v13", v13), ("v14", v14)]
+    static let migrations: [(id: String, sql: String)] = [("v1", v1), ("v2", v2), ("v3", v3), ("v4", v4), ("v5", v5), ("v6", v6), ("v7", v7), ("v8", v8), ("v9", v9), ("v10", v10), ("v11", v11), ("v12", v12), ("v13", v13), ("v14", v14), ("v15", v15)]
 
     /// A migration's statements, one by one (the extended query protocol takes one per call):
     /// split at semicolons outside `$$` function bodies, `--` comment lines dropped.
@@ -402,5 +402,12 @@ enum PostgresSchema {
     static let v14 = """
         CREATE INDEX rentals_by_due ON rentals(due_at) WHERE due_at IS NOT NULL;
         CREATE INDEX rentals_by_return ON rentals(returned_at) WHERE returned_at IS NOT NULL;
+        """
+
+    /// A curtain's low battery in the outbox (the SQLite schema's v15): kind `battery`.
+    static let v15 = """
+        ALTER TABLE outbox DROP CONSTRAINT outbox_kind_check;
+        ALTER TABLE outbox ADD CONSTRAINT outbox_kind_check
+            CHECK (kind IN ('lend', 'return', 'renew', 'overdue', 'due', 'digest', 'booking', 'battery'));
         """
 }

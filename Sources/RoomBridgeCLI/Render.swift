@@ -126,6 +126,8 @@ enum Render {
                 + "\(dateTime(b.startsAt)) – \(dateTime(b.endsAt))" + (b.by.map { " by \($0)" } ?? "")
         case .stocktake(let s):
             return head + "stocktake \(s.change.rawValue): \(s.message)"
+        case .battery(let b):
+            return head + "battery low: \(b.sentence) (at or below \(b.threshold) %)"
         }
     }
 

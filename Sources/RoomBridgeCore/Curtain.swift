@@ -194,3 +194,47 @@ public struct MotionProgress: Sendable {
         return now.addingTimeInterval(Double(abs(target - position)) / speed)
     }
 }
+
+/// A curtain's battery fell to one of ``BatteryWatch/thresholds``: change or charge it soon.
+public struct BatteryNotice: Sendable, Codable, Equatable {
+    /// The curtain's name.
+    public var curtain: String
+    /// Its battery now, percent.
+    public var battery: Int
+    /// The threshold it fell to or below, percent.
+    public var threshold: Int
+
+    public init(curtain: String, battery: Int, threshold: Int) {
+        self.curtain = curtain
+        self.battery = battery
+        self.threshold = threshold
+    }
+
+    /// "the left curtain's battery is at 12 %".
+    public var sentence: String { "the \(curtain) curtain's battery is at \(battery) %" }
+}
+
+/// Tells when a curtain's battery crosses a threshold going down, once per crossing: 20 %, then 10 %, then 5 %. A
+/// battery that comes back above the first threshold by ``BatteryWatch/hysteresis`` (changed or charged) starts over,
+/// so that a reading that wavers around a threshold is not told twice. Pure: the caller feeds the readings.
+public struct BatteryWatch: Sendable {
+    public static let thresholds = [20, 10, 5]
+    public static let hysteresis = 5
+    /// The lowest threshold told so far (nil: none since the battery was last above them).
+    private var told: Int?
+
+    public init() {}
+
+    /// Takes a reading; returns the threshold it crossed, when it crossed one not told yet (the lowest, when a
+    /// reading skips several).
+    public mutating func observe(_ battery: Int?) -> Int? {
+        guard let battery else { return nil }
+        if battery > (Self.thresholds.first ?? 0) + Self.hysteresis {
+            told = nil
+            return nil
+        }
+        guard let crossed = Self.thresholds.last(where: { battery <= $0 }), crossed < (told ?? Int.max) else { return nil }
+        told = crossed
+        return crossed
+    }
+}

@@ -43,6 +43,8 @@ public struct Event: Sendable, Equatable {
         case booking(BookingNotice)
         /// A stocktake started or was closed.
         case stocktake(StocktakeNotice)
+        /// A curtain's battery fell to a threshold (once per crossing, ``BatteryWatch``).
+        case battery(BatteryNotice)
     }
 
     /// The payload's kind as it appears on the wire.
@@ -59,18 +61,19 @@ public struct Event: Sendable, Equatable {
         case .outbox: .outbox
         case .booking: .booking
         case .stocktake: .stocktake
+        case .battery: .battery
         }
     }
 
     /// Event kinds, as named on the wire.
     public enum Kind: String, Sendable, Codable, CaseIterable {
-        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake
+        case reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake, battery
     }
 }
 
 extension Event: Codable {
     private enum CodingKeys: String, CodingKey {
-        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake
+        case seq, at, kind, reader, tap, removal, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake, battery
     }
 
     public init(from decoder: any Decoder) throws {
@@ -89,6 +92,7 @@ extension Event: Codable {
         case .outbox: payload = .outbox(try c.decode(OutboxNotice.self, forKey: .outbox))
         case .booking: payload = .booking(try c.decode(BookingNotice.self, forKey: .booking))
         case .stocktake: payload = .stocktake(try c.decode(StocktakeNotice.self, forKey: .stocktake))
+        case .battery: payload = .battery(try c.decode(BatteryNotice.self, forKey: .battery))
         }
     }
 
@@ -109,6 +113,7 @@ extension Event: Codable {
         case .outbox(let v): try c.encode(v, forKey: .outbox)
         case .booking(let v): try c.encode(v, forKey: .booking)
         case .stocktake(let v): try c.encode(v, forKey: .stocktake)
+        case .battery(let v): try c.encode(v, forKey: .battery)
         }
     }
 }

@@ -595,6 +595,11 @@ public actor SystemState {
         emit(.outbox(notice))
     }
 
+    /// Announces a curtain's battery falling to a threshold.
+    public func recordBattery(_ notice: BatteryNotice) {
+        emit(.battery(notice))
+    }
+
     /// Announces a booking made or cancelled.
     public func recordBooking(_ notice: BookingNotice) {
         emit(.booking(notice))

@@ -81,6 +81,8 @@ struct CurtainFleetService: Service {
     let schedules: (any CurtainScheduleStore)?
     let settings: [CurtainSettings]
     var reconfigurations: AsyncStream<[CurtainSettings]> = AsyncStream { $0.finish() }
+    /// Told when a curtain's battery falls to a threshold.
+    var onBattery: (@Sendable (BatteryNotice) async -> Void)? = nil
     let logger: Logger
 
     /// A running curtain: its settings, where its reconfigurations go and its service's task.
@@ -131,7 +133,7 @@ struct CurtainFleetService: Service {
                 running[id] = current
                 continue
             }
-            let controller = CurtainController(id: id, state: state, schedules: schedules)
+            let controller = CurtainController(id: id, state: state, schedules: schedules, onBattery: onBattery)
             fleet.add(controller)
             let (stream, continuation) = AsyncStream.makeStream(of: CurtainClientConfiguration.self,
                                                                 bufferingPolicy: .bufferingNewest(1))

@@ -21,11 +21,17 @@ final class CurtainController: Sendable {
     private let state: SystemState
     /// Where the schedule of a curtain that keeps none itself is kept (nil: in memory only).
     let schedules: (any CurtainScheduleStore)?
+    /// The battery's thresholds told so far, across clients (a bus loss makes a new one).
+    let batteryWatch = Mutex(BatteryWatch())
+    /// Told when the battery falls to a threshold (Watch and the outbox).
+    let onBattery: (@Sendable (BatteryNotice) async -> Void)?
 
-    init(id: String = "curtain", state: SystemState, schedules: (any CurtainScheduleStore)? = nil) {
+    init(id: String = "curtain", state: SystemState, schedules: (any CurtainScheduleStore)? = nil,
+         onBattery: (@Sendable (BatteryNotice) async -> Void)? = nil) {
         self.id = id
         self.state = state
         self.schedules = schedules
+        self.onBattery = onBattery
     }
 
     /// Sets the client that takes requests (nil while there is none).
@@ -249,6 +255,12 @@ struct CurtainService: Service {
                     curtain.lastError = nil
                 default: break
                 }
+            }
+            if case .levels(let battery?, _) = event,
+               let threshold = controller.batteryWatch.withLock({ $0.observe(battery) }) {
+                let notice = BatteryNotice(curtain: controller.id, battery: battery, threshold: threshold)
+                logger.warning("\(notice.sentence) (at or below \(threshold) %): change or charge it soon")
+                await controller.onBattery?(notice)
             }
         }
     }

@@ -245,6 +245,10 @@ public enum Daemon {
             services.append(CurtainFleetService(fleet: curtain, state: state, schedules: database.curtainSchedules,
                                                 settings: curtainSettings,
                                                 reconfigurations: curtainReconfigurations,
+                                                onBattery: { notice in
+                                                    await state.recordBattery(notice)
+                                                    await Self.enqueueBattery(notice, store: store, logger: logger)
+                                                },
                                                 logger: Logger(label: "roombridged.curtain")))
         }
         if let presence = PresenceService.configured(config, state: state, inventory: store) { services.append(presence) }
@@ -312,6 +316,17 @@ public enum Daemon {
     }
 
     /// The lending policy and location a configuration asks for.
+    /// A curtain's low battery into the outbox, for the targets that take `battery`.
+    static func enqueueBattery(_ notice: BatteryNotice, store: some InventoryStore, logger: Logger) async {
+        let entries = OutboxEvent.battery(curtain: notice.curtain, battery: notice.battery, threshold: notice.threshold,
+                                          at: Date(), routes: store.outboxRoutes)
+        do {
+            _ = try await store.enqueueOutbox(entries)
+        } catch {
+            logger.error("the outbox did not take the notice that \(notice.sentence): \(error)")
+        }
+    }
+
     /// The curtain groups as `SystemState` keeps them (none while the curtain is disabled).
     static func groups(_ config: DaemonConfig) -> [String: [String]] {
         guard config[.curtainEnabled] else { return [:] }

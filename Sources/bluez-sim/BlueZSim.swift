@@ -136,7 +136,7 @@ struct Ctl: ParsableCommand {
         discussion: """
         Commands: press open|close|stop; drop-link; end-notify; vanish; reappear; restart-bluetoothd [ms]; \
         power on|off; fail-writes N [NAME [TEXT]]; fail-connects N [NAME [TEXT]]; \
-        schedule OPEN CLOSE (HH:MM, HH:MM/off or off); advance SECONDS; status.
+        schedule OPEN CLOSE (HH:MM, HH:MM/off or off); advance SECONDS; battery PERCENT; status.
 
         iBeacons: beacon add UUID MAJOR MINOR [tx=N] [rssi=N] [noise=N] [interval=MS] [address=A] | \
         rssi|noise ADDRESS N | vanish|appear|remove ADDRESS | apple-frame ADDRESS HEX|off | \

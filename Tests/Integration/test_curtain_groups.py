@@ -160,3 +160,51 @@ def test_web_page_drives_a_group_and_every_curtain(grouped, sim, tmpdir_path):
     finally:
         driver.quit()
         web.close()
+
+
+# --- A battery running low ------------------------------------------------------------------------------------------
+
+@pytest.fixture(params=["on", "off"], ids=["keeps-advertising", "stops-advertising"])
+def switchbot(request, tmpdir_path):
+    s = BlueZSim(tmpdir_path, "--profile", "switchbot", "--advertise-while-connected", request.param)
+    yield s
+    s.close()
+
+
+def test_a_low_battery_is_told_once_per_threshold_on_watch_and_through_the_outbox(daemon_factory, switchbot, tmpdir_path):
+    from conftest import Watcher
+    from test_outbox import Receiver, configure
+    receiver = Receiver()
+    receiver.up()
+    try:
+        configure(tmpdir_path, receiver)
+        config = tmpdir_path / "roombridged.toml"
+        config.write_text(config.read_text() + '\n[curtain]\nprofile = "switchbot"\nhold = 1\n')
+        d = daemon_factory("--curtain-enabled", env={"DBUS_SYSTEM_BUS_ADDRESS": switchbot.address})
+        wait_curtains(d, lambda cs: cs["curtain"]["connection"] == "standby" and cs["curtain"].get("battery") == 87,
+                      timeout=20, what="the curtain released, its battery heard")
+        w = Watcher(d.socket_path)
+
+        # 87 → 18 %: below 20 %, told once; 17 % tells nothing more; 9 % crosses 10 %.
+        for percent in (18, 17, 9):
+            switchbot.ctl("battery", str(percent))
+            wait_curtains(d, lambda cs: cs["curtain"].get("battery") == percent, what=f"the battery at {percent} %")
+        e = w.wait_for(lambda e: e["kind"] == "battery", what="the first battery event")
+        assert e["battery"] == {"curtain": "curtain", "battery": 18, "threshold": 20}, e
+        e = w.wait_for(lambda e: e["kind"] == "battery", what="the second battery event")
+        assert e["battery"] == {"curtain": "curtain", "battery": 9, "threshold": 10}, e
+        w.close()
+
+        events = eventually(lambda: (ev := [x for x in receiver.events() if x["kind"] == "battery"]) and len(ev) == 2 and ev,
+                            timeout=15, what="two battery notices delivered")
+        assert [(x["curtain"], x["battery"], x["threshold"]) for x in events] == [("curtain", 18, 20), ("curtain", 9, 10)]
+        assert "the curtain curtain's battery is at 9 % (at or below 10 %)" in d.stderr_path.read_text()
+
+        # Changed: above 25 % it starts over, and the next fall below 20 % is told again.
+        for percent in (100, 19):
+            switchbot.ctl("battery", str(percent))
+            wait_curtains(d, lambda cs: cs["curtain"].get("battery") == percent, what=f"the battery at {percent} %")
+        eventually(lambda: len([x for x in receiver.events() if x["kind"] == "battery"]) == 3, timeout=15,
+                   what="the third battery notice")
+    finally:
+        receiver.down()

@@ -36,6 +36,19 @@ struct OutboxTests {
         #expect(doc["rental"]?["dueAt"]?.stringValue == "2026-05-29T20:26:40Z")
     }
 
+    @Test func aLowBatteryIsANoticeWithoutADeviceForTheTargetsThatTakeIt() throws {
+        let at = Date(timeIntervalSince1970: 1_780_000_000)
+        let routes = [OutboxRoute(target: "chat"), OutboxRoute(target: "desk", kinds: [.lend])]
+        let entries = OutboxEvent.battery(curtain: "left", battery: 12, threshold: 20, at: at, routes: routes)
+        #expect(entries.map(\.target) == ["chat"])
+        let entry = try #require(entries.first)
+        #expect(entry.kind == .battery && entry.deviceId == "")
+        let body = try JSONValue(parsing: entry.payload)
+        #expect(body["curtain"] == .string("left") && body["battery"] == .int(12) && body["threshold"] == .int(20))
+        #expect(body["kind"] == .string("battery") && body["id"] == .string(entry.eventId.uuidString.lowercased()))
+        #expect(OutboxEvent.summary(entry.payload) == "the left curtain's battery is at 12 %")
+    }
+
     @Test func chatTextSaysWhatHappenedInEnglish() {
         let body = OutboxEvent.payload(kind: .lend, eventId: UUID(), rental: rental, at: rental.rentedAt)
         #expect(OutboxEvent.summary(body) == "D-1 (Pixel 8) lent to Alice, due 2026-05-29T20:26:40Z")

@@ -26,6 +26,7 @@ import Varlink
         "CurtainRequest": CurtainRequest.self,
         "Curtain": CurtainState.self,
         "CurtainOutcome": CurtainOutcome.self,
+        "BatteryNotice": BatteryNotice.self,
         "CurtainGroup": CurtainGroupInfo.self,
         "LendingArm": LendingArm.self,
         "Session": LendingArm.self,  // the former name of LendingArm in io.roombridge.Lending

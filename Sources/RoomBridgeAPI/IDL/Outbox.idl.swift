@@ -18,12 +18,13 @@ extension InterfaceIDL {
         )
 
         # One event for one target. eventId is the Idempotency-Key receivers deduplicate by.
-        # due, digest and booking are reminders; a digest's deviceId is empty.
+        # due, digest and booking are reminders; battery says a curtain's battery is low. A digest's
+        # and a battery notice's deviceId is empty.
         type Entry (
           seq: int,
           eventId: string,
           target: string,
-          kind: (lend, return, renew, overdue, due, digest, booking),
+          kind: (lend, return, renew, overdue, due, digest, booking, battery),
           deviceId: string,
           state: (pending, delivered, dropped),
           attempts: int,

@@ -149,13 +149,17 @@ extension InterfaceIDL {
           database: Database
         )
 
+        # A curtain's battery fell to threshold (20, 10 or 5 percent): once per crossing; it starts
+        # over once the battery is back above 25 percent.
+        type BatteryNotice (curtain: string, battery: int, threshold: int)
+
         # One change, numbered from 1 without gaps; the field named by kind is set.
         # A curtain event carries the whole curtain named by its id; a curtain removed from the
         # configuration by a reload comes once with connection disabled.
         type Event (
           seq: int,
           at: string,
-          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake),
+          kind: (reader, tagArrived, tagRemoved, tagWrite, curtain, lending, presence, overdue, outbox, booking, stocktake, battery),
           reader: ?Reader,
           tap: ?Tap,
           removal: ?TagRemoval,
@@ -166,7 +170,8 @@ extension InterfaceIDL {
           overdue: ?Overdue,
           outbox: ?OutboxNotice,
           booking: ?BookingNotice,
-          stocktake: ?StocktakeNotice
+          stocktake: ?StocktakeNotice,
+          battery: ?BatteryNotice
         )
 
         # What the daemon was started with: the configuration file it read (null: none),
