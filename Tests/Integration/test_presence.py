@@ -1,6 +1,7 @@
 """Presence end to end: bluez-sim's iBeacons → bluetoothd's D-Bus (DuplicateData, RSSI) → the daemon's scanner →
 io.roombridge.Presence, State.Watch `presence` events and roombridgectl. A short presence.exit_after keeps the
 exit tests quick; the simulated beacons advertise every 100 ms without noise unless a test says otherwise."""
+import datetime
 import subprocess
 
 import pytest
@@ -225,3 +226,39 @@ def test_presence_interface_through_python_varlink(daemon_factory, tmpdir_path, 
         with c.open("io.roombridge.Presence") as presence_iface:
             reply = presence_iface.GetPresence()
     assert {r["name"] for r in reply["presence"]["regions"]} == {"alice", "kit"}
+
+
+@pytest.mark.parametrize("adverts", ["on", "off"], ids=["keeps-advertising", "stops-advertising"])
+def test_presence_keeps_seeing_beacons_while_a_switchbot_connects_and_lets_go(daemon_factory, tmpdir_path, adverts):
+    """Presence scanning and an on-demand curtain share the adapter: each has its own discovery session and filter,
+    so the curtain connecting for a command, and searching again after it lets go, never stops the beacons from
+    being heard (issue 27 §3)."""
+    from test_curtain import wait_state
+    sim = BlueZSim(tmpdir_path, "--profile", "switchbot", "--speed", "20", "--advertise-while-connected", adverts)
+    try:
+        d = presence_daemon(daemon_factory, tmpdir_path, sim, "--curtain-enabled", "--curtain-profile", "switchbot",
+                            "--curtain-hold", "1", exit_after=1.5)
+        wait_state(d, lambda c: c["connection"] == "standby" and c.get("position") is not None, timeout=20,
+                   what="the curtain released after its first state")
+        w = Watcher(d.socket_path)
+        add_beacon(sim, ALICE, 1, 2, NEAR, "F0:00:00:00:00:31")
+        w.wait_for(presence_event("entered", "alice"), what="alice entered")
+
+        # Two commands: each connects, moves the curtain, and lets go; alice stays in all along.
+        for position in (30, 70):
+            ok(call(d, "io.roombridge.Curtain.MoveTo", position=position))
+            wait_state(d, lambda c: c["motion"] == "idle" and c.get("position") == position
+                       and c["connection"] == "standby", timeout=20, what=f"moved to {position} and released")
+        assert region(presence(d), "alice")["beacons"], "alice was lost while the curtain was connected"
+
+        # The scanner still works: she leaves, and that is heard; her first exit is this one, not one during the
+        # commands (the events since she entered are all still queued on the Watch connection).
+        vanished = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(milliseconds=100)
+        sim.ctl("beacon", "vanish", "F0:00:00:00:00:31")
+        seen = w.events_until(presence_event("exited", "alice"), timeout=30, what="alice exited")
+        exited = datetime.datetime.fromisoformat(seen[-1]["at"].replace("Z", "+00:00"))
+        assert exited >= vanished, f"alice left during the commands, at {seen[-1]['at']}"
+        assert not [e for e in seen if presence_event("entered", "alice")(e)]
+        w.close()
+    finally:
+        sim.close()
