@@ -43,7 +43,9 @@ extension CurtainClient {
         while true {
             let remaining = lastCommandAt + hold - clock.elapsed()
             if remaining <= .zero { break }
-            if await givesWay() {
+            // Checked again after the budget answered: a command that started meanwhile keeps the link (release()
+            // takes it from later commands before its first await).
+            if await givesWay(), commandsInProgress == 0 {
                 logger.info("releasing the link before the hold ends: another curtain waits for a connection slot")
                 break
             }

@@ -137,7 +137,8 @@ struct CurtainFleetService: Service {
             fleet.add(controller)
             let (stream, continuation) = AsyncStream.makeStream(of: CurtainClientConfiguration.self,
                                                                 bufferingPolicy: .bufferingNewest(1))
-            let service = CurtainService(controller: controller, state: state, configuration: curtain.client(budget: budgets[curtain.budgetKey]),
+            let service = CurtainService(controller: controller, state: state,
+                                         configuration: curtain.client(budget: budgets[curtain.budgetKey]),
                                          reconfigurations: stream, logger: logger)
             running[id] = Running(settings: curtain, reconfigure: continuation, task: Task { try await service.run() })
         }
