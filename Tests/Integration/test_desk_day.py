@@ -474,7 +474,9 @@ def test_a_day_at_the_desk_in_chromium(daemon_factory, pn532, web_factory, brows
         assert len([r for r in rentals if r["deviceId"] == "D-0043"]) == 1  # renewed, not lent twice
         admin.get(web.base + "/devices/D-0044")
         admin.find_element("id", "delete-device").click()
-        assert admin.find_element("id", "confirm-question").text.startswith("Delete D-0044")
+        # The click submits a form: the question is on the page that comes back, once it has come.
+        question = eventually(lambda: admin.find_elements("id", "confirm-question"), what="the confirmation page")[0]
+        assert question.text.startswith("Delete D-0044"), question.text
         assert "D-0044" in ctl(d, "devices", "list").stdout  # asked once: nothing deleted yet
         admin.find_element("id", "confirm").click()
         assert notice(admin) == "Deleted D-0044"

@@ -640,7 +640,7 @@ def test_admin_in_a_browser_adds_and_edits_a_device(daemon, web_factory, browser
     eventually(lambda: driver.current_url.endswith("/devices/D-0200"), what="the new device's page")
 
     driver.find_element("id", "edit-device").click()
-    os_field = driver.find_element("id", "osVersion")
+    os_field = eventually(lambda: driver.find_elements("id", "osVersion"), what="the edit form")[0]
     os_field.clear()
     os_field.send_keys("15")
     driver.find_element("id", "save").click()
