@@ -120,7 +120,7 @@ let package = Package(
 
         // MARK: Configuration and diagnostics, shared by the daemon and the CLI.
         .target(name: "RoomBridgeConfig", dependencies: [
-            "Presence", "Lending", .product(name: "TOMLKit", package: "TOMLKit"),
+            "Presence", "Lending", "RoomBridgeCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: swiftSettings),
         .target(name: "Diagnostics", dependencies: [
             "RoomBridgeConfig", "RoomBridgeCore", "Varlink", "VarlinkNIO",

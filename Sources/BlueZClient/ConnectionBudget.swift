@@ -1,9 +1,9 @@
 /// How many curtains may hold a link on one adapter at once (`curtain.connections`).
 ///
-/// A controller has a limited number of connection slots, and cheap ones (a Raspberry Pi's, an ESP32 proxy's) few;
-/// bluetoothd and the kernel set no limit of their own, so a central that connects to more curtains at once than
-/// the controller serves sees connects fail (docs/bluez-notes.md, "Connection budget"). The curtains of an adapter
-/// share one budget:
+/// A controller has a limited number of connection slots, and cheap ones (a Raspberry Pi's, an ESP32 proxy's) few.
+/// bluetoothd's `Adapter1` tells a client no such number (doc/adapter-api.txt), so clients that drive many devices
+/// keep their own count, as Home Assistant and ESPHome do (docs/bluez-notes.md, "Connection budget"). The curtains
+/// of an adapter share one budget:
 /// - a curtain takes a slot before it connects; beyond the budget it waits, first come first served: commands
 ///   queue, they are not refused;
 /// - a persistent curtain (our own controller) keeps its slot for as long as it runs, across reconnects;

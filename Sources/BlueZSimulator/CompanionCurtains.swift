@@ -112,7 +112,8 @@ public struct ControlCommandError: Error, CustomStringConvertible, Sendable {
 
 /// The links up on the simulated adapter, across its curtains: now, and the most at once since the start (a test
 /// reads `peak-links` to see that a central kept to its connection budget). A controller has a limited number of
-/// connection slots; the kernel and bluetoothd set no limit of their own (docs/bluez-notes.md).
+/// connection slots, which bluetoothd's D-Bus API does not tell (docs/bluez-notes.md, "Connection budget"); the
+/// simulated adapter sets none.
 public final class LinkTally: Sendable {
     private let counts = Mutex((current: 0, peak: 0))
 

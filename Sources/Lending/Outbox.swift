@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
+import RoomBridgeCore
 import Retry
 
 /// What happened to a rental, as the outbox tells other systems; `due` and `digest` are reminders
@@ -130,14 +131,14 @@ public enum OutboxEvent {
 
     /// The rows of a curtain's low battery: `{"id", "kind": "battery", "at", "curtain", "battery", "threshold"}`, one
     /// per route that takes `battery`, with no device (`deviceId` empty).
-    public static func battery(curtain: String, battery: Int, threshold: Int, at: Date, routes: [OutboxRoute],
+    public static func battery(_ notice: BatteryNotice, at: Date, routes: [OutboxRoute],
                                eventId: UUID = UUID()) -> [OutboxEntry] {
         let accepting = routes.filter { $0.accepts(.battery) }
         guard !accepting.isEmpty else { return [] }
         let body = JSONValue.object([
             "id": .string(eventId.uuidString.lowercased()), "kind": .string(OutboxEventKind.battery.rawValue),
-            "at": .string(LendingFormat.iso8601(at)), "curtain": .string(curtain), "battery": .int(Int64(battery)),
-            "threshold": .int(Int64(threshold)),
+            "at": .string(LendingFormat.iso8601(at)), "curtain": .string(notice.curtain),
+            "battery": .int(Int64(notice.battery)), "threshold": .int(Int64(notice.threshold)),
         ]).serializedBytes()
         return accepting.map {
             OutboxEntry(seq: 0, eventId: eventId, target: $0.target, kind: .battery, deviceId: "", payload: body,
@@ -185,8 +186,9 @@ public enum OutboxEvent {
             return "\(b["deviceId"]?.stringValue ?? "?") (\(b["model"]?.stringValue ?? "?")) is booked for "
                 + "\(b["userName"]?.stringValue ?? "?") from \(b["startsAt"]?.stringValue ?? "?") to \(b["endsAt"]?.stringValue ?? "?")"
         }
-        if event["kind"]?.stringValue == OutboxEventKind.battery.rawValue, let curtain = event["curtain"]?.stringValue {
-            return "the \(curtain) curtain's battery is at \(event["battery"]?.intValue ?? 0) %"
+        if event["kind"]?.stringValue == OutboxEventKind.battery.rawValue, let curtain = event["curtain"]?.stringValue,
+           let battery = event["battery"]?.intValue, let threshold = event["threshold"]?.intValue {
+            return BatteryNotice(curtain: curtain, battery: Int(battery), threshold: Int(threshold)).sentence
         }
         guard let rental = event["rental"] else { return "RoomBridge event" }
         let device = "\(rental["deviceId"]?.stringValue ?? "?") (\(rental["model"]?.stringValue ?? "?"))"

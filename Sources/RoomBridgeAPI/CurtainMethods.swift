@@ -39,7 +39,7 @@ public enum CurtainAPI {
             /// Every configured curtain.
             public var curtains: [CurtainState]
             /// The configuration's groups of curtains.
-            public var groups: [CurtainGroupInfo]
+            public var groups: [CurtainGroup]
             /// Public so that a client can print one field as the daemon sent it (`roombridgectl curtain status --json`).
             public enum CodingKeys: String, CodingKey { case curtain, curtains, groups }
         }

@@ -1,3 +1,5 @@
+import RoomBridgeCore
+
 /// One curtain the daemon drives: a `[curtains.NAME]` table of the configuration file, or the single curtain
 /// of the older `[curtain]` keys (`curtain.address`, `curtain.profile`, …), which is named `curtain`.
 ///
@@ -71,31 +73,10 @@ public struct CurtainEntry: Sendable, Equatable {
     }
 }
 
-/// Curtains driven together under one name: a key of the `[curtain.groups]` table, e.g. a window's two halves.
-///
-/// ```toml
-/// [curtain.groups]
-/// window = ["left", "right"]
-/// ```
-///
-/// A group's name goes wherever a curtain's name does (Varlink `name`, `roombridgectl curtain --name`); `all` (and
-/// `*`) means every configured curtain without being declared.
-public struct CurtainGroup: Sendable, Equatable {
-    /// The name that means every curtain.
-    public static let all = "all"
-
-    public var name: String
-    /// Its curtains' names, in the order given, each once.
-    public var members: [String]
-
-    public init(name: String, members: [String]) {
-        self.name = name
-        self.members = members
-    }
-
-    /// Why `name` cannot name a group, or nil.
+extension CurtainGroup {
+    /// Why `name` cannot name a group in `[curtain.groups]`, or nil.
     static func problem(withName name: String) -> String? {
-        if name == all { return "curtain group name \"all\" is taken: it means every curtain already" }
+        if name == every { return "curtain group name \"\(every)\" is taken: it means every curtain already" }
         return CurtainEntry.problem(withName: name).map { _ in
             "curtain group name \"\(name)\" must be 1 to 32 lower-case letters, digits, - or _, starting with a letter "
                 + "or digit (e.g. window = [\"left\", \"right\"])"
@@ -115,7 +96,7 @@ extension DaemonConfig {
                 throw ConfigError("\(origin): curtain.groups.\(group.name) has the name of a curtain; give the group "
                                   + "another name")
             }
-            if let unknown = group.members.first(where: { !names.contains($0) }) {
+            if let unknown = group.curtains.first(where: { !names.contains($0) }) {
                 throw ConfigError("\(origin): curtain.groups.\(group.name) names \"\(unknown)\", which is no configured "
                                   + "curtain; the curtains are: \(names.joined(separator: ", "))")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import RoomBridgeCore
 
 /// What is wrong with the configuration, naming the key and where it came from.
 public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
@@ -139,7 +140,7 @@ public struct DaemonConfig: Sendable, Equatable {
         }
         if !curtainGroups.isEmpty {
             out += "\n[curtain.groups]\n"
-            for group in curtainGroups { out += "\(group.name) = \(ConfigValue.strings(group.members))\n" }
+            for group in curtainGroups { out += "\(group.name) = \(ConfigValue.strings(group.curtains))\n" }
         }
         for entry in curtains {
             out += "\n[curtains.\(entry.name)]\n"

@@ -1,4 +1,5 @@
 import Foundation
+import RoomBridgeCore
 import TOMLKit
 
 /// Reading a TOML configuration file into a `DaemonConfig`.
@@ -118,7 +119,7 @@ extension DaemonConfig {
             }
             var unique: [String] = []
             for member in members where !unique.contains(member) { unique.append(member) }
-            groups.append(CurtainGroup(name: name, members: unique))
+            groups.append(CurtainGroup(name: name, curtains: unique))
         }
         curtainGroups = groups
     }

@@ -138,11 +138,8 @@ public struct CurtainOutcome: Sendable, Codable, Equatable {
     public var message: String?
     /// Its battery, percent, where it reports one.
     public var battery: Int?
-    /// Its battery is at or below ``CurtainOutcome/lowBattery`` percent: change or charge it soon.
+    /// Its battery is at or below the first of ``BatteryWatch/thresholds`` (20 %): change or charge it soon.
     public var lowBattery: Bool
-
-    /// The battery level, percent, at or below which a curtain's battery counts as low.
-    public static let lowBatteryPercent = 20
 
     public init(curtain: String, outcome: Kind, error: String? = nil, message: String? = nil, battery: Int? = nil) {
         self.curtain = curtain
@@ -150,15 +147,20 @@ public struct CurtainOutcome: Sendable, Codable, Equatable {
         self.error = error
         self.message = message
         self.battery = battery
-        self.lowBattery = battery.map { $0 <= Self.lowBatteryPercent } ?? false
+        self.lowBattery = battery.map(BatteryWatch.isLow) ?? false
     }
 }
 
-/// A group of curtains of the configuration (`[curtain.groups]`), as `io.roombridge.Curtain.GetState` lists it.
-public struct CurtainGroupInfo: Sendable, Codable, Equatable {
+/// Curtains commanded together under one name: a key of the configuration's `[curtain.groups]` table, e.g.
+/// `window = ["left", "right"]`, as `io.roombridge.Curtain.GetState` lists it. Its name goes wherever a curtain's
+/// does (`name` parameters, `roombridgectl curtain --name`); ``every`` means every curtain without being declared.
+public struct CurtainGroup: Sendable, Codable, Equatable {
+    /// The name that means every configured curtain (`*` too, at the Varlink interface).
+    public static let every = "all"
+
     /// The group's name (what `name` parameters take).
     public var name: String
-    /// Its curtains' names, in the configuration's order.
+    /// Its curtains' names, in the configuration's order, each once.
     public var curtains: [String]
 
     public init(name: String, curtains: [String]) {
@@ -220,6 +222,9 @@ public struct BatteryNotice: Sendable, Codable, Equatable {
 public struct BatteryWatch: Sendable {
     public static let thresholds = [20, 10, 5]
     public static let hysteresis = 5
+
+    /// Whether `battery` is low: at or below the first threshold.
+    public static func isLow(_ battery: Int) -> Bool { battery <= (thresholds.first ?? 0) }
     /// The lowest threshold told so far (nil: none since the battery was last above them).
     private var told: Int?
 

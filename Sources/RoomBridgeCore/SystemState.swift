@@ -184,8 +184,8 @@ public actor SystemState {
     private var tagWrite: TagWriteStatus?
     /// The configured curtains, in order (sorted by name); each one's `id` is set.
     private var curtains: [CurtainState] = []
-    /// The curtain groups by name (``declareCurtainGroups(_:)``).
-    private var groups: [String: [String]] = [:]
+    /// The curtain groups, sorted by name (``declareCurtainGroups(_:)``).
+    private var groups: [CurtainGroup] = []
     private var arm: LendingArm?
     private var lastOutcome: LendingOutcome?
     private var overdueCount: Int?
@@ -325,11 +325,11 @@ public actor SystemState {
     /// The configured curtains' names, in order.
     public func curtainIDs() -> [String] { curtains.compactMap(\.id) }
 
-    /// The curtain groups of the configuration (`[curtain.groups]`): each group's name and its curtains' names.
-    public func curtainGroups() -> [String: [String]] { groups }
+    /// The curtain groups of the configuration (`[curtain.groups]`), sorted by name.
+    public func curtainGroups() -> [CurtainGroup] { groups }
 
     /// Sets the curtain groups (at start and on a reload).
-    public func declareCurtainGroups(_ groups: [String: [String]]) { self.groups = groups }
+    public func declareCurtainGroups(_ groups: [CurtainGroup]) { self.groups = groups.sorted { $0.name < $1.name } }
 
     private static func primary(of curtains: [CurtainState]) -> CurtainState {
         curtains.first ?? CurtainState(connection: .disabled)

@@ -318,8 +318,7 @@ public enum Daemon {
     /// The lending policy and location a configuration asks for.
     /// A curtain's low battery into the outbox, for the targets that take `battery`.
     static func enqueueBattery(_ notice: BatteryNotice, store: some InventoryStore, logger: Logger) async {
-        let entries = OutboxEvent.battery(curtain: notice.curtain, battery: notice.battery, threshold: notice.threshold,
-                                          at: Date(), routes: store.outboxRoutes)
+        let entries = OutboxEvent.battery(notice, at: Date(), routes: store.outboxRoutes)
         do {
             _ = try await store.enqueueOutbox(entries)
         } catch {
@@ -328,9 +327,8 @@ public enum Daemon {
     }
 
     /// The curtain groups as `SystemState` keeps them (none while the curtain is disabled).
-    static func groups(_ config: DaemonConfig) -> [String: [String]] {
-        guard config[.curtainEnabled] else { return [:] }
-        return Dictionary(uniqueKeysWithValues: config.curtainGroups.map { ($0.name, $0.members) })
+    static func groups(_ config: DaemonConfig) -> [CurtainGroup] {
+        config[.curtainEnabled] ? config.curtainGroups : []
     }
 
     static func lendingSettings(_ config: DaemonConfig) -> (policy: LendingPolicy, location: String) {

@@ -137,10 +137,9 @@ public struct CurtainInterface: VarlinkInterface {
                 curtain = try Self.targets(name, configured: snapshot.curtains.compactMap(\.id), groups: groups).first
                     .flatMap { id in snapshot.curtains.first { $0.id == id } } ?? curtain
             }
-            let listed = groups.keys.sorted().map { CurtainGroupInfo(name: $0, curtains: groups[$0] ?? []) }
             try await replies.reply(["curtain": try WireCoding.encode(curtain),
                                      "curtains": try WireCoding.encode(snapshot.curtains),
-                                     "groups": try WireCoding.encode(listed)], continues: false)
+                                     "groups": try WireCoding.encode(groups)], continues: false)
             return
         case "Open": request = .open
         case "Close": request = .close
@@ -164,21 +163,22 @@ public struct CurtainInterface: VarlinkInterface {
                                       + "enable it and restart roombridged").varlinkError
         }
         let name = try Self.name(call.parameters)
-        let groups = await state.curtainGroups()
-        let targets = try Self.targets(name, configured: await state.curtainIDs(), groups: groups)
+        let configured = await state.curtainIDs()
+        let targets = try Self.targets(name, configured: configured, groups: await state.curtainGroups())
         var position: Int? = nil
         if case .moveTo(let p) = request { position = p }
         let asked = CurtainRequest(kind: request.kind, position: position, at: Date(), by: by)
         for id in targets { await state.recordCurtainRequest(asked, for: id) }
-        let (failure, refusals) = await Self.perform(request, on: targets, controller)
+        let refusals = await Self.perform(request, on: targets, controller)
         // Watchers see what became of the request: the curtains that refused it say why.
         for (id, why) in refusals {
             await state.updateCurtain(id) { c in
                 if c.lastRequest == asked { c.lastRequest?.refused = why.message }
             }
         }
-        guard Self.isGroup(name, groups: groups) else {
-            if let failure { throw failure.varlinkError }
+        // A name that is no curtain's is a group (`targets` refused any other): one curtain answers for itself.
+        guard let name, !configured.contains(name) else {
+            if let failure = targets.first.flatMap({ refusals[$0] }) { throw failure.varlinkError }
             try await replies.reply([:], continues: false)
             return
         }
@@ -203,21 +203,12 @@ public struct CurtainInterface: VarlinkInterface {
         return name
     }
 
-    /// Whether `name` names several curtains at once: `*`, `all` or a group of the configuration.
-    static func isGroup(_ name: String?, groups: [String: [String]]) -> Bool {
-        guard let name else { return false }
-        return name == all || name == everyCurtain || groups[name] != nil
-    }
-
-    /// The `name` that means every configured curtain, as the configuration's groups say it.
-    public static let everyCurtain = "all"
-
     /// The curtains a call with `name` acts on: that one; a group's members (`[curtain.groups]`); every one for `*`
     /// or `all`; and without a name the only one. With several configured a name is required; an unknown name is
     /// refused naming the configured curtains and groups.
-    static func targets(_ name: String?, configured: [String], groups: [String: [String]] = [:]) throws(VarlinkError) -> [String] {
+    static func targets(_ name: String?, configured: [String], groups: [CurtainGroup] = []) throws(VarlinkError) -> [String] {
         let list = configured.joined(separator: ", ")
-        let groupList = groups.keys.sorted().joined(separator: ", ")
+        let groupList = groups.map(\.name).joined(separator: ", ")
         switch name {
         case nil:
             guard configured.count <= 1 else {
@@ -227,30 +218,20 @@ public struct CurtainInterface: VarlinkInterface {
             return configured
         case let name? where configured.contains(name):
             return [name]
-        case all?, everyCurtain?:
+        case all?, CurtainGroup.every?:
             return configured
         case let name?:
-            if let members = groups[name] { return members.filter(configured.contains) }
+            if let group = groups.first(where: { $0.name == name }) { return group.curtains.filter(configured.contains) }
             throw invalid("name", "no curtain is named \"\(name)\"; "
                           + (configured.isEmpty ? "none is configured" : "the configured ones are: \(list)")
                           + (groups.isEmpty ? "" : "; the groups: \(groupList)"))
         }
     }
 
-    /// Performs `request` on every target at once. Returns nil when all accepted it, else the first failure's
-    /// reason with every failure named (and which curtains did accept it); and each curtain's own refusal.
+    /// Performs `request` on every target at once; returns each curtain's refusal (none: every one took it).
     static func perform(_ request: CurtainControlRequest, on targets: [String],
-                        _ controller: any CurtainControlling) async
-        -> (failure: CurtainControlError?, refusals: [String: CurtainControlError]) {
-        if targets.count == 1 {
-            do throws(CurtainControlError) {
-                try await controller.perform(request, on: targets[0])
-                return (nil, [:])
-            } catch {
-                return (error, [targets[0]: error])
-            }
-        }
-        let failures = await withTaskGroup(of: (String, CurtainControlError?).self) { group in
+                        _ controller: any CurtainControlling) async -> [String: CurtainControlError] {
+        await withTaskGroup(of: (String, CurtainControlError?).self) { group in
             for id in targets {
                 group.addTask {
                     do throws(CurtainControlError) {
@@ -261,16 +242,10 @@ public struct CurtainInterface: VarlinkInterface {
                     }
                 }
             }
-            var failures: [String: CurtainControlError] = [:]
-            for await (id, error) in group { failures[id] = error }
-            return failures
+            var refusals: [String: CurtainControlError] = [:]
+            for await (id, error) in group { refusals[id] = error }
+            return refusals
         }
-        let failed = targets.filter { failures[$0] != nil }
-        guard let first = failed.first, var error = failures[first] else { return (nil, [:]) }
-        let done = targets.filter { failures[$0] == nil }
-        error.message = failed.compactMap { id in failures[id].map { "curtain \(id): \($0.message)" } }
-            .joined(separator: "; ") + (done.isEmpty ? "" : " (done: \(done.joined(separator: ", ")))")
-        return (error, failures)
     }
 
     static func invalid(_ parameter: String, _ message: String) -> VarlinkError {

@@ -181,10 +181,9 @@ struct CurtainPage: Sendable {
         let refused = outcomes.filter { $0.outcome != .moving && $0.outcome != .done }
         guard !refused.isEmpty else { return nil }
         return l.t("curtainPage.groupRefused") + " " + refused.map { o in
-            let reason = o.error.flatMap { $0.split(separator: ".").last.map(String.init) }
-            let text = reason.flatMap { l.has("curtainPage.error.\($0)") ? l.t("curtainPage.error.\($0)") : nil }
-                ?? o.message ?? o.outcome.rawValue
-            return "\(o.curtain): \(text)"
+            // The refusal as the curtain's own error would read on this page.
+            let text = o.error.map { message(VarlinkError($0, parameters: ["message": .string(o.message ?? "")]), l) }
+            return "\(o.curtain): \(text ?? o.message ?? o.outcome.rawValue)"
         }.joined(separator: "; ")
     }
 

@@ -85,6 +85,21 @@ def test_advertisement_parses_as_a_curtain(sb_sim):
         assert data["lightLevel"] == 3
         assert SERVICE_DATA_UUID in adv.service_data
 
+        # `ctl battery` (issue 27's low-battery notices) changes what PySwitchbot reads from the next advertisement.
+        sb_sim.ctl("battery", "12")
+        found = {}
+
+        def battery_12(d, a):
+            parsed = switchbot.parse_advertisement_data(d, a) if d.address.upper() == ADDRESS else None
+            if parsed and parsed.data["data"].get("battery") == 12:
+                found["data"] = parsed.data["data"]
+                return True
+            return False
+
+        assert await bleak.BleakScanner.find_device_by_filter(battery_12, timeout=20) is not None, \
+            "PySwitchbot never read the battery at 12 %"
+        assert found["data"]["position"] == 0 and found["data"]["lightLevel"] == 3
+
     run(scenario())
 
 

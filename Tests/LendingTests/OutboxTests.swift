@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Lending
+import RoomBridgeCore
 import Testing
 import Retry
 
@@ -39,7 +40,7 @@ struct OutboxTests {
     @Test func aLowBatteryIsANoticeWithoutADeviceForTheTargetsThatTakeIt() throws {
         let at = Date(timeIntervalSince1970: 1_780_000_000)
         let routes = [OutboxRoute(target: "chat"), OutboxRoute(target: "desk", kinds: [.lend])]
-        let entries = OutboxEvent.battery(curtain: "left", battery: 12, threshold: 20, at: at, routes: routes)
+        let entries = OutboxEvent.battery(BatteryNotice(curtain: "left", battery: 12, threshold: 20), at: at, routes: routes)
         #expect(entries.map(\.target) == ["chat"])
         let entry = try #require(entries.first)
         #expect(entry.kind == .battery && entry.deviceId == "")

@@ -1,4 +1,5 @@
 import Foundation
+import RoomBridgeCore
 import Testing
 @testable import RoomBridgeConfig
 
@@ -141,14 +142,14 @@ import Testing
 
     @Test func groupsNameCurtainsTogetherAndAreReloadable() throws {
         let c = try load(Self.pair + "\n[curtain.groups]\nwindow = [\"left\", \"right\", \"left\"]\nwest = [\"right\"]\n")
-        #expect(c.curtainGroups == [CurtainGroup(name: "west", members: ["right"]),
-                                    CurtainGroup(name: "window", members: ["left", "right"])])
+        #expect(c.curtainGroups == [CurtainGroup(name: "west", curtains: ["right"]),
+                                    CurtainGroup(name: "window", curtains: ["left", "right"])])
         #expect(c.changedKeys(since: try load(Self.pair)) == ["curtain.groups"])
         #expect(DaemonConfig.isReloadable("curtain.groups"))
         #expect(c.renderTOML().contains("[curtain.groups]\nwest = [\"right\"]\nwindow = [\"left\", \"right\"]\n"))
         // The single curtain of the [curtain] keys is named curtain.
         #expect(try load("[curtain.groups]\nall_of_it = [\"curtain\"]\n").curtainGroups
-                == [CurtainGroup(name: "all_of_it", members: ["curtain"])])
+                == [CurtainGroup(name: "all_of_it", curtains: ["curtain"])])
         #expect(try load(Self.pair)[.curtainConnections] == 3)
         #expect(try load(Self.pair, ["--curtain-connections", "1"])[.curtainConnections] == 1)
     }

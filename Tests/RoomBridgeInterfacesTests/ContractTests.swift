@@ -27,7 +27,7 @@ import Varlink
         "Curtain": CurtainState.self,
         "CurtainOutcome": CurtainOutcome.self,
         "BatteryNotice": BatteryNotice.self,
-        "CurtainGroup": CurtainGroupInfo.self,
+        "CurtainGroup": CurtainGroup.self,
         "LendingArm": LendingArm.self,
         "Session": LendingArm.self,  // the former name of LendingArm in io.roombridge.Lending
         "LendingOutcome": LendingOutcome.self,

@@ -206,7 +206,7 @@ import Varlink
         let manual = CurtainControlError(.manualOperationActive, "someone is moving the curtain by hand")
         let recorder = Recorder(failing: manual, only: ["right"])
         let (iface, state) = await make(recorder, curtains: ["left", "middle", "right"])
-        await state.declareCurtainGroups(["window": ["right", "left"]])
+        await state.declareCurtainGroups([CurtainGroup(name: "window", curtains: ["right", "left"])])
         await state.updateCurtain("left") { $0.battery = 12 }
         let reply = try await call(iface, "MoveTo", ["position": .int(30), "name": .string("window")]).get()
         #expect(outcomes(reply) == [["right", "manual", "io.roombridge.Curtain.ManualOperationActive"],
