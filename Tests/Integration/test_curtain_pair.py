@@ -143,11 +143,9 @@ def test_reload_removes_and_adds_a_curtain_and_the_other_needs_no_name(pair, pai
 
 def shown(driver, element_id):
     """The text of the element `element_id`, or None while the page is (re)loading."""
-    from selenium.common.exceptions import StaleElementReferenceException
-    try:
-        return next((e.text for e in driver.find_elements("id", element_id)), None)
-    except StaleElementReferenceException:
-        return None
+    from test_web import MISSING, read_page
+    text = read_page(lambda: next((e.text for e in driver.find_elements("id", element_id)), None))
+    return None if text is MISSING else text
 
 
 def test_web_page_has_a_panel_per_curtain_and_drives_each(pair, pair_sim, tmpdir_path):

@@ -709,13 +709,26 @@ def test_kiosk_has_no_curtain_corner_without_a_curtain(daemon, web_factory, brow
 
 # --- The curtain page -------------------------------------------------------------------------------
 
-def is_stale(element):
-    from selenium.common.exceptions import StaleElementReferenceException
+MISSING = object()
+
+
+def read_page(read):
+    """read() against the page in the browser, or MISSING while the browser is replacing that page: an element of the
+    old page is stale, and chromedriver may instead answer "unknown error: unhandled inspector error: Node with given
+    id does not belong to the document" when the read lands in the middle of the navigation (CI run H on 52f5f97)."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     try:
-        element.tag_name
-        return False
+        return read()
     except StaleElementReferenceException:
-        return True
+        return MISSING
+    except WebDriverException as error:
+        if "does not belong to the document" in (error.msg or ""):
+            return MISSING
+        raise
+
+
+def is_stale(element):
+    return read_page(lambda: element.tag_name) is MISSING
 
 
 def sign_in_browser(driver, web, next_path):
@@ -738,17 +751,18 @@ def test_curtain_page_opens_the_curtain_with_an_animated_position(connected, sim
     panel = driver.find_element("id", "curtain")
     assert panel.get_attribute("data-position") == "0"
 
-    from selenium.common.exceptions import StaleElementReferenceException
     driver.find_element("id", "curtain-open").click()  # a form: the page loads again after the POST
     eventually(lambda: is_stale(panel), what="the page to load again after the POST")
     positions = set()
 
     def opened():
-        try:
+        def attributes():
             panel = driver.find_element("id", "curtain")
-            position, motion = panel.get_attribute("data-position"), panel.get_attribute("data-motion")
-        except StaleElementReferenceException:
+            return panel.get_attribute("data-position"), panel.get_attribute("data-motion")
+        read = read_page(attributes)
+        if read is MISSING:
             return False
+        position, motion = read
         positions.add(position)
         return position == "100" and motion == "idle"
     eventually(opened, timeout=20, what="the page to show the curtain open")
