@@ -8,7 +8,7 @@ enum Assets {
     static let css = """
         :root { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fafafa; }
         header { display: flex; gap: 1.5em; align-items: baseline; padding: .6em 1em; background: #243b53; color: #fff; }
-        header a { color: #d9e2ec; margin-right: 1em; text-decoration: none; }
+        header a { color: #d9e2ec; margin-right: 1em; text-decoration: none; white-space: nowrap; }
         header a[aria-current] { color: #fff; font-weight: bold; border-bottom: 2px solid #fff; }
         main { padding: 1em 2em; }
         table { border-collapse: collapse; margin: .5em 0 1.5em; }
@@ -40,6 +40,9 @@ enum Assets {
         .curtain-target { position: absolute; top: 0; bottom: 0; width: 3px; margin-left: -1px; background: #f0b429; display: none; }
         .curtain-panel[data-motion="opening"] .curtain-target, .curtain-panel[data-motion="closing"] .curtain-target { display: block; }
         .curtain-buttons button { font-size: 1.2em; padding: .4em 1.2em; margin: .2em .4em .2em 0; }
+        .curtain-group { margin: .3em 0; }
+        .curtain-group strong { display: inline-block; min-width: 12em; }
+        .curtain-group button { font-size: 1.2em; padding: .4em 1.2em; margin: .2em .4em .2em 0; }
         p.lockout { background: #fff3bf; color: #5c3c00; padding: .5em .8em; font-weight: bold; }
         p.error { color: #8a1c1c; font-weight: bold; }
         .schedule-row { display: block; margin: .5em 0; }
