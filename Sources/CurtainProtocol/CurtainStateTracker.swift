@@ -89,6 +89,12 @@ public struct CurtainStateTracker: Sendable, Hashable {
             m = p > previous ? .opening : .closing
         } else if moving == true {
             m = status?.motion ?? .idle
+            // The device says it moves but not which way (a SwitchBot's first advertisement of a pull still
+            // carries the position it started from): from an end stop it can only go one way, so the pull is
+            // known, and refused commands with it, one advertisement sooner; elsewhere the next position tells.
+            if m == .idle, commandedTarget == nil, !stopRequested {
+                if p == 0 { m = .opening } else if p == 100 { m = .closing }
+            }
         } else {
             m = commandedTarget == p ? .idle : (status?.motion ?? .idle)
         }

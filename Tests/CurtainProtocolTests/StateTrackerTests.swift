@@ -44,6 +44,27 @@ import Testing
         #expect(t.apply([.position(30), .moving(false)])?.isManualMotionActive == false)
     }
 
+    /// A pull from an end stop is manual at the first report that the curtain moves, before its position changes
+    /// (roombridge-bench measured one advertisement interval without it); in between, the direction waits for the
+    /// next position; the daemon's own command from an end stop stays its own.
+    @Test func pullFromAnEndStopIsManualAtOnce() {
+        var closed = CurtainStateTracker()
+        _ = closed.apply([.position(0), .moving(false)])
+        #expect(closed.apply([.position(0), .moving(true)]) == CurtainStatus(motion: .opening, position: 0, target: 100, manual: true))
+        var open = CurtainStateTracker()
+        _ = open.apply([.position(100), .moving(false)])
+        #expect(open.apply([.position(100), .moving(true)])?.isManualMotionActive == true)
+        #expect(open.status?.motion == .closing)
+        var half = CurtainStateTracker()
+        _ = half.apply([.position(50), .moving(false)])
+        #expect(half.apply([.position(50), .moving(true)]) == nil)
+        #expect(half.apply([.position(55), .moving(true)]) == CurtainStatus(motion: .opening, position: 55, target: 100, manual: true))
+        var ours = CurtainStateTracker()
+        _ = ours.apply([.position(0), .moving(false)])
+        ours.commanded(.open)
+        #expect(ours.apply([.position(0), .moving(true)])?.manual == false)
+    }
+
     @Test func positionPushesInferMotionAndStop() {
         var t = CurtainStateTracker()
         _ = t.apply([.position(0)])
