@@ -7,7 +7,8 @@ enum Assets {
 
     static let css = """
         :root { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fafafa; }
-        header { display: flex; gap: 1.5em; align-items: baseline; padding: .6em 1em; background: #243b53; color: #fff; }
+        header { display: flex; flex-wrap: wrap; gap: .4em 1.5em; align-items: baseline; padding: .6em 1em; background: #243b53; color: #fff; }
+        header > strong, header .languages, #time-zone { white-space: nowrap; }
         header a { color: #d9e2ec; margin-right: 1em; text-decoration: none; white-space: nowrap; }
         header a[aria-current] { color: #fff; font-weight: bold; border-bottom: 2px solid #fff; }
         main { padding: 1em 2em; }
