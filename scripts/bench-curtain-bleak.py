@@ -7,7 +7,15 @@ same clock as Python's time.monotonic() on Linux):
 - notifyMs: the simulator's notification → the start_notify callback with the same bytes;
 - advertMs (with --adverts, for curtains that advertise their motion, as SwitchBot's do): the simulator's
   advertisement (a PropertiesChanged on ServiceData/ManufacturerData) → the first BleakScanner detection
-  callback for the curtain's address that arrives after it.
+  callback for the curtain's address that arrives after it;
+- releasedWriteMs (with --released, for curtains driven on demand): after bleak let the link go, connect again to
+  the device found before (a BLEDevice, as PySwitchbot keeps it) and write: connect call → WriteValue;
+- pullMs (with --pulls and --adverts): the wall switch pressed at the simulator (the control line `press`,
+  alternately open and close) → the first detection callback after it, bleak not connected: the earliest moment a
+  client can know of the pull;
+- pullNotifications (with --pulls, without --adverts): for each press, the notifications that followed it while
+  connected, as [ms after the press, hex]; roombridge-bench decodes them with the profile's codec and takes the
+  first from which a client can tell that the curtain moves.
 Prints one JSON line. Exits 3 (message on stderr) when bleak is not installed."""
 import argparse
 import asyncio
@@ -37,6 +45,9 @@ def parse_args():
                    help="also time advertisements to a BleakScanner detection callback")
     p.add_argument("--write", action="append", default=[], metavar="HEX@TARGET",
                    help="one timed write, then wait until the simulated motor is idle at TARGET %% open")
+    p.add_argument("--released", action="append", default=[], metavar="HEX@TARGET",
+                   help="after the link is let go: one timed connect and write, then wait until idle at TARGET")
+    p.add_argument("--pulls", type=int, default=0, help="wall-switch presses to time")
     return p.parse_args()
 
 
@@ -48,6 +59,19 @@ async def ctl(args, *command):
     if proc.returncode != 0:
         raise SystemExit(f"bluez-sim ctl {' '.join(command)}: {out.decode()}{err.decode()}")
     return out.decode().strip()
+
+
+async def send(args, line):
+    """One control line on bluez-sim's control socket itself (for timing: starting `bluez-sim ctl` costs tens of
+    milliseconds); the answer line."""
+    reader, writer = await asyncio.open_unix_connection(args.control)
+    writer.write((line + "\n").encode())
+    await writer.drain()
+    answer = (await reader.readline()).decode().strip()
+    writer.close()
+    if not answer.startswith("ok"):
+        raise SystemExit(f"bluez-sim {line}: {answer}")
+    return answer
 
 
 async def timing(args):
@@ -67,19 +91,57 @@ async def wait_idle_at(args, target):
         await asyncio.sleep(0.02)
 
 
+async def pulls(args, arrivals, count, notifications=None):
+    """`count` wall-switch presses: press → the first arrival (monotonic) in `arrivals` after it; each press runs the
+    motor to its end before the next. With `notifications` (the connected client's (arrival, hex)), returns each
+    press's notifications instead."""
+    samples = []
+    for i in range(count):
+        direction, end = ("open", 100) if i % 2 == 0 else ("close", 0)
+        await wait_idle(args)
+        arrivals.clear()
+        t0 = time.monotonic()
+        await send(args, f"press {direction}")
+        deadline = time.monotonic() + 10  # a "does not hang" bound
+        while not any(a >= t0 for a in arrivals) and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+        hit = next((a for a in arrivals if a >= t0), None)
+        await wait_idle_at(args, end)
+        if notifications is not None:
+            samples.append([[(t - t0) * 1000, h] for t, h in notifications if t >= t0])
+        elif hit is not None:
+            samples.append((hit - t0) * 1000)
+    return samples
+
+
+async def wait_idle(args):
+    deadline = time.monotonic() + 30  # a "does not hang" bound
+    while "status=idle" not in (status := await ctl(args, "status")):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the simulated motor did not stop: {status}")
+        await asyncio.sleep(0.02)
+
+
 async def main(args):
     response = args.response == "request"
     received = []  # (monotonic arrival, hex)
     detected = []  # monotonic arrivals of detection callbacks for the curtain
-    write_ms, notify_ms, advert_ms = [], [], []
+    notified = []  # monotonic arrivals of notifications
+    write_ms, notify_ms, advert_ms, released_ms, pull_ms, pull_notifications = [], [], [], [], [], []
     scanner = None
+    device = await bleak.BleakScanner.find_device_by_address(args.address, timeout=20)
+    if device is None:
+        raise SystemExit(f"bleak did not find {args.address}; bluez-sim: {await ctl(args, 'status')}")
     try:
-        client = bleak.BleakClient(args.address, timeout=20)
+        client = bleak.BleakClient(device, timeout=20)
         await client.connect()
     except bleak.exc.BleakError as e:
         raise SystemExit(f"bleak could not connect ({e}); bluez-sim: {await ctl(args, 'status')}")
     try:
-        await client.start_notify(args.notify_char, lambda _, data: received.append((time.monotonic(), bytes(data).hex())))
+        def notification(_, data):
+            received.append((time.monotonic(), bytes(data).hex()))
+            notified.append(time.monotonic())
+        await client.start_notify(args.notify_char, notification)
         if args.adverts:
             def seen(device, _advertisement):
                 if device.address.upper() == args.address.upper():
@@ -115,12 +177,31 @@ async def main(args):
                 if hit is not None:
                     arrivals = [a for a in arrivals if a > hit]
                     advert_ms.append((hit - sent) * 1000)
+        if not args.adverts and args.pulls:  # the curtain tells its motion through notifications, on the link
+            pull_notifications = await pulls(args, notified, args.pulls, notifications=received)
         await client.stop_notify(args.notify_char)
+        await client.disconnect()
+        for spec in args.released:
+            hex_bytes, _, target = spec.partition("@")
+            await wait_idle(args)
+            await timing(args)
+            t0 = time.monotonic()
+            again = bleak.BleakClient(device, timeout=20)
+            await again.connect()
+            await again.write_gatt_char(args.write_char, bytes.fromhex(hex_bytes), response=response)
+            await wait_idle_at(args, int(target))
+            write = next((t for t, h in (await timing(args)).get("writes", []) if h == hex_bytes), None)
+            if write is not None:
+                released_ms.append((write - t0) * 1000)
+            await again.disconnect()
+        if args.adverts and args.pulls:  # released: the curtain tells its motion through advertisements
+            pull_ms = await pulls(args, detected, args.pulls)
     finally:
         if scanner is not None:
             await scanner.stop()
         await client.disconnect()
-    print(json.dumps({"writeMs": write_ms, "notifyMs": notify_ms, "advertMs": advert_ms}))
+    print(json.dumps({"writeMs": write_ms, "notifyMs": notify_ms, "advertMs": advert_ms,
+                      "releasedWriteMs": released_ms, "pullMs": pull_ms, "pullNotifications": pull_notifications}))
 
 
 if __name__ == "__main__":

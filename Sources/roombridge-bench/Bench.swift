@@ -44,6 +44,12 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Curtain reconnects to time, per profile.")
     var reconnects = 5
 
+    @Option(help: "Pulls at the curtain (wall-switch presses) to time, per profile; bleak times the same.")
+    var pulls = 6
+
+    @Option(help: "Group commands to time on a group of four curtains, per profile.")
+    var groupCommands = 10
+
     @Option(help: "Beacon appearances to time (beacon added → entered event).")
     var beaconAppearances = 20
 
@@ -137,7 +143,10 @@ struct Bench: AsyncParsableCommand {
         if runs("package"), let package { try await packageFigures(&report, directory: package, work: work.path) }
         if runs("nfc") { try nfcFigures(&report, work: work.path) }
         if runs("fanout") { try fanOutFigures(&report, work: work.path) }
-        if runs("curtain") { try await curtainFigures(&report, work: work.path) }
+        if runs("curtain") {
+            try await curtainFigures(&report, work: work.path)
+            try await curtainGroupFigures(&report, work: work.path)
+        }
         if runs("presence") { try presenceFigures(&report, work: work.path) }
         if runs("store") { try lendingFigures(&report, work: work.path) }
         if runs("stocktake") { try stocktakeFigures(&report, work: work.path) }

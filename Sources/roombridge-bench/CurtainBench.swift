@@ -9,13 +9,13 @@ final class BlueZSimProcess {
     /// The simulated curtain's address.
     static let deviceAddress = "C4:7C:8D:6A:3E:21"
 
-    init(bin: String, dir: URL, profile: CurtainProfile.ID = .roombridge) throws {
+    init(bin: String, dir: URL, profile: CurtainProfile.ID = .roombridge, extraArguments: [String] = []) throws {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         control = dir.appendingPathComponent("bluez.ctl").path
         process = Process()
         process.executableURL = URL(fileURLWithPath: bin).appendingPathComponent("bluez-sim")
         process.arguments = ["run", "--control", control, "--speed", "50", "--profile", profile.rawValue,
-                             "--device-address", Self.deviceAddress]
+                             "--device-address", Self.deviceAddress] + extraArguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -46,10 +46,22 @@ final class BlueZSimProcess {
         return text
     }
 
+    /// One control line sent on the control socket itself, without starting `bluez-sim ctl` (for timing: a
+    /// process start costs tens of milliseconds); the answer line.
+    @discardableResult
+    func send(_ line: String) throws -> String {
+        let client = try BlockingClient(path: control, terminator: 0x0A)
+        defer { client.close() }
+        let answer = String(decoding: try client.roundTrip(Array((line + "\n").utf8)), as: UTF8.self)
+        guard answer.hasPrefix("ok") else { throw BenchError("bluez-sim \(line): \(answer)") }
+        return answer
+    }
+
     /// Times (CLOCK_MONOTONIC) and bytes (hex) of the command writes, notifications and advertisements (the
     /// position they carry, one byte) since the last call.
-    func timing() throws -> (writes: [(Double, String)], notifications: [(Double, String)], adverts: [(Double, String)]) {
-        let line = try ctl("timing")
+    /// `device`: a further curtain's address (`--curtain`); nil: the first curtain.
+    func timing(device: String? = nil) throws -> (writes: [(Double, String)], notifications: [(Double, String)], adverts: [(Double, String)]) {
+        let line = try device.map { try ctl("device", $0, "timing") } ?? ctl("timing")
         func parse(_ key: String) -> [(Double, String)] {
             guard let part = line.split(separator: " ").first(where: { $0.hasPrefix(key + "=") }) else { return [] }
             return part.dropFirst(key.count + 1).split(separator: ",").compactMap { e in
@@ -72,8 +84,12 @@ struct CurtainDaemonSamples {
     var commandMs: [Double] = []
     var signalMs: [Double] = []
     var reconnectMs: [Double] = []
+    /// A pull at the curtain → the Watch event that marks it manual (from then on remote commands are refused).
+    var pullMs: [Double] = []
     /// The command each MoveTo wrote first, as `HEX@TARGET`: bleak writes the same.
     var writes: [String] = []
+    /// The same for the commands after the link's release (on-demand profiles).
+    var releasedWrites: [String] = []
 }
 
 extension Bench {
@@ -87,7 +103,8 @@ extension Bench {
             let sim = try BlueZSimProcess(bin: bin, dir: dir.appendingPathComponent("bluez"), profile: profile.id)
             defer { sim.stop() }
             let daemon = try daemonCurtainFigures(profile, sim: sim, dir: dir)
-            let peer = try await bleakCurtainFigures(profile, sim: sim, writes: daemon.writes)
+            let peer = try await bleakCurtainFigures(profile, sim: sim, writes: daemon.writes,
+                                                     releasedWrites: daemon.releasedWrites, pulls: pulls)
             let name = profile.id.rawValue
             let signal = profile.motionFromAdvertisements
                 ? "\(name): advertisement (motion, position) → Watch event (ms)"
@@ -101,9 +118,19 @@ extension Bench {
                 Row(signal, Stats(daemon.signalMs),
                     peer: peer.map { (peerSignal, Stats(profile.motionFromAdvertisements ? $0.advertMs : $0.notifyMs)) }
                         ?? Self.bleakSkipped),
-                Row(profile.connection.hold == nil ? "\(name): device returns → connected again (ms)"
-                        : "\(name): command after the link's release → WriteValue, reconnect included (ms)",
-                    Stats(daemon.reconnectMs), peer: nil),
+                profile.connection.hold == nil
+                    ? Row("\(name): device returns → connected again (ms)", Stats(daemon.reconnectMs), peer: nil)
+                    : Row("\(name): command after the link's release → WriteValue, reconnect included (ms)",
+                          Stats(daemon.reconnectMs),
+                          peer: peer.map { ("bleak: connect to the device found before + same write → WriteValue",
+                                            Stats($0.releasedWriteMs)) } ?? Self.bleakSkipped),
+                Row("\(name): pull at the curtain\(profile.connection.hold == nil ? "" : " (link released)") → "
+                        + "Watch event marking it manual, remote commands refused from then (ms)",
+                    Stats(daemon.pullMs),
+                    peer: peer.map { (profile.motionFromAdvertisements
+                                        ? "bleak: first detection callback after the pull (not connected)"
+                                        : "bleak: first notification after the pull", Stats($0.pullMs)) }
+                        ?? Self.bleakSkipped),
             ])
         }
     }
@@ -127,6 +154,7 @@ extension Bench {
         if !ready(watch.initialState) { _ = try watch.wait(for: "curtain", where: { ready($0.text) }) }
 
         var samples = CurtainDaemonSamples()
+        progress("curtain \(profile.id): \(moves) moves")
         for i in 0..<moves {
             let target = i % 2 == 0 ? 70 : 30
             _ = try sim.timing()
@@ -154,34 +182,65 @@ extension Bench {
             }
         }
 
+        progress("curtain \(profile.id): \(reconnects) reconnects")
         if profile.connection.hold != nil {
             // On demand: a command once the hold has passed and the link is released (standby).
             for i in 0..<reconnects {
                 let target = i % 2 == 0 ? 40 : 60
-                let start = monotonicSeconds()
-                while !String(decoding: try client.roundTrip(Array(#"{"method":"io.roombridge.Curtain.GetState"}"#.utf8) + [0]),
-                              as: UTF8.self).contains(#""connection":"standby""#) {
-                    guard monotonicSeconds() - start < 30 else { throw BenchError("the curtain was never released") }
-                    Thread.sleep(forTimeInterval: 0.01)
-                }
+                try waitUntilReleased(client)
                 _ = try sim.timing()
                 let t0 = monotonicSeconds()
                 _ = try client.roundTrip(Array(#"{"method":"io.roombridge.Curtain.MoveTo","parameters":{"position":\#(target)}}"#.utf8) + [0])
                 if let write = Self.moveWrite(try sim.timing().writes, target: target, profile: profile) {
                     samples.reconnectMs.append((write.0 - t0) * 1000)
+                    samples.releasedWrites.append("\(write.1)@\(target)")
                 }
+                _ = try watch.wait(for: "curtain", where: { $0.contains(#""motion":"idle""#) && Self.mentions(position: target, in: $0.text) })
             }
-            return samples
+        } else {
+            for _ in 0..<reconnects {
+                try sim.ctl("vanish")
+                _ = try watch.wait(for: "curtain", where: { !$0.contains(#""connection":"connected""#) })
+                let t0 = monotonicSeconds()
+                try sim.ctl("reappear")
+                _ = try watch.wait(for: "curtain", where: { $0.contains(#""connection":"connected""#) })
+                samples.reconnectMs.append((monotonicSeconds() - t0) * 1000)
+            }
         }
-        for _ in 0..<reconnects {
-            try sim.ctl("vanish")
-            _ = try watch.wait(for: "curtain", where: { !$0.contains(#""connection":"connected""#) })
+
+        // Pulls at the curtain (the wall switch, a SwitchBot's touch-and-go): press → the event that marks the
+        // motion manual. Each time, a remote command sent right after it must be refused as manual.
+        progress("curtain \(profile.id): \(pulls) pulls")
+        for i in 0..<pulls {
+            let (direction, end) = i % 2 == 0 ? ("open", 100) : ("close", 0)
+            if profile.connection.hold != nil { try waitUntilReleased(client) }
             let t0 = monotonicSeconds()
-            try sim.ctl("reappear")
-            _ = try watch.wait(for: "curtain", where: { $0.contains(#""connection":"connected""#) })
-            samples.reconnectMs.append((monotonicSeconds() - t0) * 1000)
+            try sim.send("press \(direction)")
+            // The state keeps `manual` after a pull stops (until the next command): wait for the manual motion.
+            _ = try watch.wait(for: "curtain", where: {
+                $0.contains(#""manual":true"#) && $0.contains(#""motion":"\#(direction == "open" ? "opening" : "closing")""#)
+            })
+            samples.pullMs.append((monotonicSeconds() - t0) * 1000)
+            let refusal = String(decoding: try client.roundTrip(Array(#"{"method":"io.roombridge.Curtain.Stop"}"#.utf8) + [0]),
+                                 as: UTF8.self)
+            guard refusal.contains("ManualOperationActive") else {
+                throw BenchError("a Stop during the pull was not refused as manual: \(refusal)")
+            }
+            _ = try watch.wait(for: "curtain", where: {
+                $0.contains(#""motion":"idle""#) && Self.mentions(position: end, in: $0.text)
+            })
         }
         return samples
+    }
+
+    /// Waits until the daemon has released an on-demand curtain's link (connection `standby`).
+    func waitUntilReleased(_ client: BlockingClient) throws {
+        let start = monotonicSeconds()
+        while !String(decoding: try client.roundTrip(Array(#"{"method":"io.roombridge.Curtain.GetState"}"#.utf8) + [0]),
+                      as: UTF8.self).contains(#""connection":"standby""#) {
+            guard monotonicSeconds() - start < 30 else { throw BenchError("the curtain was never released") }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
     }
 
     /// The write that carried the MoveTo to `target` (an on-demand profile also writes status polls).

@@ -153,12 +153,16 @@ func unixAddress(_ path: String) -> (sockaddr_un, socklen_t) {
     return (addr, socklen_t(MemoryLayout<sockaddr_un>.size))
 }
 
-/// A blocking Unix-socket client speaking NUL-terminated messages.
+/// A blocking Unix-socket client speaking NUL-terminated messages (Varlink), or newline-terminated ones.
 final class BlockingClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(path: String) throws {
+    /// The byte that ends each message.
+    let terminator: UInt8
+
+    init(path: String, terminator: UInt8 = 0) throws {
+        self.terminator = terminator
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var (addr, len) = unixAddress(path)
         let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, len) } }
@@ -179,10 +183,10 @@ final class BlockingClient {
         }
     }
 
-    /// Reads one NUL-terminated message (without the NUL).
+    /// Reads one message (without its terminator).
     func receive() throws -> [UInt8] {
         while true {
-            if let i = buffer.firstIndex(of: 0) {
+            if let i = buffer.firstIndex(of: terminator) {
                 let msg = Array(buffer[..<i])
                 buffer.removeSubrange(...i)
                 return msg
@@ -272,7 +276,9 @@ final class DaemonProcess {
         self.readySeconds = readySeconds
     }
 
-    static func start(bin: String, dir: URL, extraArguments: [String] = [], environment: [String: String] = [:]) throws -> DaemonProcess {
+    /// `config`: the configuration file's text (none by default).
+    static func start(bin: String, dir: URL, config: String = "", extraArguments: [String] = [],
+                      environment: [String: String] = [:]) throws -> DaemonProcess {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let notifyPath = dir.appendingPathComponent("notify.sock").path
         let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
@@ -282,11 +288,11 @@ final class DaemonProcess {
         let socketPath = dir.appendingPathComponent("roombridge.sock").path
         let p = Process()
         p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent("roombridged")
-        p.arguments = ["--config", dir.appendingPathComponent("none.toml").path,
+        p.arguments = ["--config", dir.appendingPathComponent("roombridged.toml").path,
                        "--socket-path", socketPath, "--socket-group", "",
                        "--database-path", dir.appendingPathComponent("db.sqlite").path,
                        "--no-nfc-enabled", "--no-curtain-enabled", "--log-level", "warning"] + extraArguments
-        try "".write(to: dir.appendingPathComponent("none.toml"), atomically: true, encoding: .utf8)
+        try config.write(to: dir.appendingPathComponent("roombridged.toml"), atomically: true, encoding: .utf8)
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notifyPath
         env["LIBNFC_LOG_LEVEL"] = "0"
@@ -327,4 +333,9 @@ final class DaemonProcess {
         process.terminate()
         process.waitUntilExit()
     }
+}
+
+/// A progress line on stderr (the report goes to stdout and the output file).
+func progress(_ line: String) {
+    FileHandle.standardError.write(Data("roombridge-bench: \(line)\n".utf8))
 }
