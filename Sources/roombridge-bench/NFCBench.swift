@@ -240,17 +240,37 @@ extension Bench {
             return (arrivals, spread, reader.lastMatch)
         }
         let one = try measure([first])
+        // 10 (a room), 100 (a room with its dashboards), then `subscribers`; the connections of the smaller counts
+        // stay, so each count's first events are drained from the ones not measured before.
         var many = [first]
-        for _ in 1..<subscribers { many.append(try WatchConnection(path: d.socketPath)) }
-        let all = try measure(many)
+        var rows: [Row] = []
+        var all = one
+        for count in [10, 100, subscribers] where count <= subscribers && count > many.count {
+            while many.count < count { many.append(try WatchConnection(path: d.socketPath)) }
+            Self.drain(many.map(\.client.fd))
+            all = try measure(many)
+            rows.append(Row("tap → Watch event at each of \(count) subscribers (ms)", Stats(all.arrivals),
+                            peer: ("the same with 1 subscriber", Stats(one.arrivals))))
+        }
         for w in many { w.client.close() }
         let plain = try plainWriteLoopArrivals(message: all.event, count: subscribers, rounds: fanOutTaps)
-        report.add(section: "Watch fan-out (PN532 simulator without timing; \(all.event.count)-byte event)", rows: [
-            Row("tap → Watch event at each of \(subscribers) subscribers (ms)", Stats(all.arrivals),
-                peer: ("the same with 1 subscriber", Stats(one.arrivals))),
-            Row("fan-out alone: each arrival after the tap's first (ms)", Stats(all.spread),
+        report.add(section: "Watch fan-out (PN532 simulator without timing; \(all.event.count)-byte event)", rows: rows + [
+            Row("fan-out alone at \(subscribers): each arrival after the tap's first (ms)", Stats(all.spread),
                 peer: ("the same event written to \(subscribers) Unix sockets by a plain write loop", Stats(plain))),
         ])
+    }
+
+    /// Reads and drops whatever `fds` hold until none has received anything for 200 ms (events sent to
+    /// connections that were not being measured).
+    static func drain(_ fds: [Int32]) {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        while poll(&polled, nfds_t(polled.count), 200) > 0 {
+            for i in polled.indices where polled[i].revents != 0 {
+                polled[i].revents = 0
+                _ = chunk.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            }
+        }
     }
 }
 
