@@ -87,7 +87,7 @@ struct Bench: AsyncParsableCommand {
                                valueName: "DIR"))
     var package: String?
 
-    @Option(help: "Sections to run, comma-separated: start (with socket), package, nfc, fanout, curtain, presence, store, postgres, fuzz, json, web; default all.")
+    @Option(help: "Sections to run, comma-separated: start (with socket), package, nfc, fanout, loops, curtain, presence, store, postgres, fuzz, json, web; default all.")
     var only: String?
 
     /// Whether `section` was asked for.
@@ -143,6 +143,7 @@ struct Bench: AsyncParsableCommand {
         if runs("package"), let package { try await packageFigures(&report, directory: package, work: work.path) }
         if runs("nfc") { try nfcFigures(&report, work: work.path) }
         if runs("fanout") { try fanOutFigures(&report, work: work.path) }
+        if runs("loops") { try eventLoopFigures(&report, work: work.path) }
         if runs("curtain") {
             try await curtainFigures(&report, work: work.path)
             try await curtainGroupFigures(&report, work: work.path)

@@ -210,21 +210,80 @@ extension Bench {
         return out
     }
 
-    /// Watch fan-out: one tap, delivered to 1,000 subscribers, next to the same with one subscriber.
+    /// Watch fan-out: one tap, delivered to 10, 100 and 1,000 subscribers, next to the same with one subscriber.
     func fanOutFigures(_ report: inout Report, work: URL) throws {
-        let sim = try SimulatorProcess(bin: bin, dir: work.appendingPathComponent("fan"), realistic: false)
+        let run = try fanOutSamples(counts: [10, 100, subscribers], work: work.appendingPathComponent("fan"))
+        guard let all = run.counts.last else { return }
+        let plain = try plainWriteLoopArrivals(message: all.event, count: all.count, rounds: fanOutTaps)
+        report.add(section: "Watch fan-out (PN532 simulator without timing; \(all.event.count)-byte event)", rows: run.counts.map {
+            Row("tap → Watch event at each of \($0.count) subscribers (ms)", Stats($0.arrivals),
+                peer: ("the same with 1 subscriber", Stats(run.one)))
+        } + [
+            Row("fan-out alone at \(all.count): each arrival after the tap's first (ms)", Stats(all.spread),
+                peer: ("the same event written to \(all.count) Unix sockets by a plain write loop", Stats(plain))),
+        ])
+    }
+
+    /// The socket's event loops (issue 30 §2): the daemon with one NIO event loop (`NIO_SINGLETON_GROUP_LOOP_COUNT=1`)
+    /// next to the default, one per core, one after the other in this run: GetState round trips and the fan-out at 100 and
+    /// at `subscribers`.
+    func eventLoopFigures(_ report: inout Report, work: URL) throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        var runs: [Int: FanOutRun] = [:]
+        for loops in [1, cores] {
+            runs[loops] = try fanOutSamples(counts: [100, subscribers], work: work.appendingPathComponent("loops\(loops)"),
+                                            environment: ["NIO_SINGLETON_GROUP_LOOP_COUNT": "\(loops)"], roundTrips: roundTrips / 4)
+        }
+        guard let one = runs[1], let many = runs[cores] else { return }
+        let peer = "the same with \(cores) event loops (one per core, the default)"
+        report.add(section: "Socket event loops: one against one per core (\(cores))", rows: [
+            Row("1 event loop: GetState round trip (µs)", Stats(one.getState.map { $0 * 1e6 }),
+                peer: (peer, Stats(many.getState.map { $0 * 1e6 }))),
+        ] + zip(one.counts, many.counts).map { a, b in
+            Row("1 event loop: tap → Watch event at each of \(a.count) subscribers (ms)", Stats(a.arrivals),
+                peer: (peer, Stats(b.arrivals)))
+        })
+    }
+
+    struct FanOutCount {
+        let count: Int
+        let arrivals: [Double]
+        let spread: [Double]
+        let event: [UInt8]
+    }
+
+    struct FanOutRun {
+        /// Tap → event with one subscriber (ms).
+        let one: [Double]
+        let counts: [FanOutCount]
+        /// GetState round trips on one connection (s), when asked for.
+        let getState: [Double]
+    }
+
+    /// One daemon on the PN532 simulator: `fanOutTaps` taps to one subscriber, then to each of `counts` (the
+    /// connections of the smaller counts stay, drained before each count is measured); first `roundTrips`
+    /// GetState round trips when asked for.
+    func fanOutSamples(counts: [Int], work: URL, environment: [String: String] = [:], roundTrips: Int = 0) throws -> FanOutRun {
+        let most = counts.max() ?? 1
+        let sim = try SimulatorProcess(bin: bin, dir: work, realistic: false)
         defer { sim.stop() }
-        let d = try DaemonProcess.start(bin: bin, dir: work.appendingPathComponent("fan-daemon"), extraArguments: [
+        let d = try DaemonProcess.start(bin: bin, dir: work.appendingPathComponent("daemon"), extraArguments: [
             "--nfc-enabled", "--nfc-readers", "front=pn532_uart:\(sim.link)", "--nfc-modulations", "iso14443a",
-            "--socket-max-connections", "\(subscribers + 16)"])
+            "--socket-max-connections", "\(most + 16)"], environment: environment)
         defer { d.stop() }
         let first = try WatchConnection(path: d.socketPath)
         try first.waitForReaderConnected()
+        var getState: [Double] = []
+        if roundTrips > 0 {
+            let client = try BlockingClient(path: d.socketPath)
+            getState = try client.time(Array(#"{"method":"io.roombridge.State.GetState"}"#.utf8) + [0], count: roundTrips)
+            client.close()
+        }
         let spec = try Self.deviceTagSpec(uid: "04A1B2C3D4E5F6")
 
         // Arrival at each subscriber, measured by one epoll reader (FanOutReader); `spread` is
         // each arrival minus the tap's first, the part that fan-out adds.
-        func measure(_ watchers: [WatchConnection]) throws -> (arrivals: [Double], spread: [Double], event: [UInt8]) {
+        func measure(_ watchers: [WatchConnection]) throws -> FanOutCount {
             let reader = try FanOutReader(fds: watchers.map(\.client.fd))
             var arrivals: [Double] = []
             var spread: [Double] = []
@@ -237,27 +296,18 @@ extension Bench {
                 try sim.ctl("remove")
                 _ = try reader.arrivals(of: #""kind":"tagRemoved""#, since: monotonicSeconds())
             }
-            return (arrivals, spread, reader.lastMatch)
+            return FanOutCount(count: watchers.count, arrivals: arrivals, spread: spread, event: reader.lastMatch)
         }
         let one = try measure([first])
-        // 10 (a room), 100 (a room with its dashboards), then `subscribers`; the connections of the smaller counts
-        // stay, so each count's first events are drained from the ones not measured before.
         var many = [first]
-        var rows: [Row] = []
-        var all = one
-        for count in [10, 100, subscribers] where count <= subscribers && count > many.count {
+        var measured: [FanOutCount] = []
+        for count in counts.sorted() where count > many.count {
             while many.count < count { many.append(try WatchConnection(path: d.socketPath)) }
             Self.drain(many.map(\.client.fd))
-            all = try measure(many)
-            rows.append(Row("tap → Watch event at each of \(count) subscribers (ms)", Stats(all.arrivals),
-                            peer: ("the same with 1 subscriber", Stats(one.arrivals))))
+            measured.append(try measure(many))
         }
         for w in many { w.client.close() }
-        let plain = try plainWriteLoopArrivals(message: all.event, count: subscribers, rounds: fanOutTaps)
-        report.add(section: "Watch fan-out (PN532 simulator without timing; \(all.event.count)-byte event)", rows: rows + [
-            Row("fan-out alone at \(subscribers): each arrival after the tap's first (ms)", Stats(all.spread),
-                peer: ("the same event written to \(subscribers) Unix sockets by a plain write loop", Stats(plain))),
-        ])
+        return FanOutRun(one: one.arrivals, counts: measured, getState: getState)
     }
 
     /// Reads and drops whatever `fds` hold until none has received anything for 200 ms (events sent to
