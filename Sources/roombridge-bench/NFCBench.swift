@@ -391,7 +391,45 @@ extension Bench {
         for line in text.split(separator: "\n") where line.hasPrefix("open with") || line.hasPrefix("fill:") {
             rows.append(Row.single(String(line), .nan))
         }
+        if let raw = micros["same, raw synchronous SQL"] {
+            rows.append(try getDeviceFigure(database: work.appendingPathComponent("lending/bench.sqlite"), rawSQLMicros: raw,
+                                            work: work.appendingPathComponent("lending-daemon")))
+        }
         report.add(section: "Store at scale: \(devices) devices, \(rentals) rentals (SQLite, WAL, synchronous=FULL)", rows: rows)
+    }
+
+    /// "Who has device X" as a client waits for it (issue 30 §3): `Inventory.GetDevice` over the socket, roombridged
+    /// on lending-bench's database, next to the sum of a raw Unix-socket ping-pong of the same reply bytes and the
+    /// raw synchronous SQL lookup lending-bench timed in this run.
+    func getDeviceFigure(database: URL, rawSQLMicros: Double, work: URL) throws -> Row {
+        let d = try DaemonProcess.start(bin: bin, dir: work, extraArguments: ["--database-path", database.path])
+        defer { d.stop() }
+        let client = try BlockingClient(path: d.socketPath)
+        let ids = (0..<1000).map { String(format: "D-%06d", ($0 * 7_919) % devices) }
+        func request(_ id: String) -> [UInt8] {
+            Array(#"{"method":"io.roombridge.Inventory.GetDevice","parameters":{"id":"\#(id)"}}"#.utf8) + [0]
+        }
+        let reply = try client.roundTrip(request(ids[0]))
+        guard String(decoding: reply, as: UTF8.self).contains(#""device""#) else {
+            throw BenchError("GetDevice: \(String(decoding: reply, as: UTF8.self))")
+        }
+        for id in ids { _ = try client.roundTrip(request(id)) }  // warm-up
+        var ours: [Double] = []
+        for i in 0..<roundTrips / 4 {
+            let bytes = request(ids[i % ids.count])
+            let t = monotonicSeconds()
+            _ = try client.roundTrip(bytes)
+            ours.append((monotonicSeconds() - t) * 1e6)
+        }
+        client.close()
+        let echo = try EchoServer(path: work.appendingPathComponent("echo.sock").path, reply: reply)
+        let raw = try BlockingClient(path: echo.path)
+        let pingPong = try raw.time(request(ids[0]), count: roundTrips / 4).map { $0 * 1e6 + rawSQLMicros }
+        raw.close()
+        echo.stop()
+        return Row("GetDevice over the socket, \(reply.count)-byte reply (µs)", Stats(ours),
+                   peer: ("raw Unix-socket ping-pong of the same bytes + the raw synchronous SQL lookup (\(fmt(rawSQLMicros)) µs)",
+                          Stats(pingPong)))
     }
 }
 
