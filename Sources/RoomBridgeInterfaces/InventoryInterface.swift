@@ -89,9 +89,11 @@ public struct InventoryInterface: VarlinkInterface {
             ]
         case "GetDevice":
             let id = try p.string("id")
+            // Two reads, each a hop to the store's read queue: side by side, the client waits for one
+            // (docs/benchmarks.md, "GetDevice over the socket").
+            async let bindings = store.tagBindings(deviceId: id)
             let r = try await record(id)
-            return ["device": try WireCoding.encode(r, now: t),
-                    "tags": try encode(try await store.tagBindings(deviceId: id))]
+            return ["device": try WireCoding.encode(r, now: t), "tags": try encode(try await bindings)]
         case "ListDevices":
             let filter = DeviceFilter(
                 groupId: try p.optionalString("groupId"),
