@@ -129,7 +129,7 @@ extension Bench {
                     Stats(daemon.pullMs),
                     peer: peer.map { (profile.motionFromAdvertisements
                                         ? "bleak: first detection callback after the pull (not connected)"
-                                        : "bleak: first notification after the pull", Stats($0.pullMs)) }
+                                        : "bleak: first notification after the pull that tells motion (decoded by the profile's codec)", Stats($0.pullMs)) }
                         ?? Self.bleakSkipped),
             ])
         }
