@@ -83,11 +83,14 @@ async def timing(args):
     return result
 
 
-async def wait_idle_at(args, target):
+async def wait_idle_at(args, target=None, device=None):
+    """Until the simulated motor (the first curtain, or `device`) is idle at `target` % open (None: anywhere)."""
+    where = ["device", device] if device else []
+    want = "status=idle" if target is None else f"idle at {target}%"
     deadline = time.monotonic() + 30  # a "does not hang" bound
-    while f"idle at {target}%" not in (status := await ctl(args, "status")):
+    while want not in (status := await ctl(args, *where, "status")):
         if time.monotonic() > deadline:
-            raise SystemExit(f"the simulated motor did not reach {target}%: {status}")
+            raise SystemExit(f"the simulated motor did not stop ({want}): {status}")
         await asyncio.sleep(0.02)
 
 
@@ -98,7 +101,7 @@ async def pulls(args, arrivals, count, notifications=None):
     samples = []
     for i in range(count):
         direction, end = ("open", 100) if i % 2 == 0 else ("close", 0)
-        await wait_idle(args)
+        await wait_idle_at(args)
         arrivals.clear()
         t0 = time.monotonic()
         await send(args, f"press {direction}")
@@ -112,14 +115,6 @@ async def pulls(args, arrivals, count, notifications=None):
         elif hit is not None:
             samples.append((hit - t0) * 1000)
     return samples
-
-
-async def wait_idle(args):
-    deadline = time.monotonic() + 30  # a "does not hang" bound
-    while "status=idle" not in (status := await ctl(args, "status")):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"the simulated motor did not stop: {status}")
-        await asyncio.sleep(0.02)
 
 
 async def main(args):
@@ -183,7 +178,7 @@ async def main(args):
         await client.disconnect()
         for spec in args.released:
             hex_bytes, _, target = spec.partition("@")
-            await wait_idle(args)
+            await wait_idle_at(args)
             await timing(args)
             t0 = time.monotonic()
             again = bleak.BleakClient(device, timeout=20)

@@ -54,14 +54,6 @@ async def device_timing(args, address):
     return []
 
 
-async def wait_idle_at(args, address, target):
-    deadline = time.monotonic() + 30  # a "does not hang" bound
-    while f"idle at {target}%" not in (status := await ctl(args, "device", address, "status")):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{address} did not reach {target}%: {status}")
-        await asyncio.sleep(0.02)
-
-
 async def main(args):
     response = args.response == "request"
     devices = []
@@ -94,7 +86,7 @@ async def main(args):
             else:
                 await asyncio.gather(*(c.write_gatt_char(args.write_char, data, response=response) for c in clients))
             for address in args.address:
-                await wait_idle_at(args, address, int(target))
+                await single.wait_idle_at(args, int(target), device=address)
             starts = []
             for address in args.address:
                 start = next((t for t, h in await device_timing(args, address) if h == hex_bytes), None)
