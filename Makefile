@@ -6,6 +6,14 @@ DESTDIR    ?=
 BUILD_DIR  := .build/debug
 # Extra flags for the release builds (release, deb), e.g. JOBS: `make deb RELEASE_FLAGS=-j1` on a Pi.
 RELEASE_FLAGS ?=
+# How the shipped program is linked (docs/architecture.md, "One program"): by lld (in the Swift toolchain on
+# amd64 and arm64) with the relative relocations packed (DT_RELR, glibc 2.36 and later: Debian 12, Raspberry
+# Pi OS bookworm), which gold, the toolchain's default, cannot do; and with no symbol of its own in the dynamic
+# symbol table (scripts/local-symbols.map): packaging/build-deb.sh puts the names for backtraces in a
+# package of their own, roombridge-dbgsym, instead.
+RELEASE_LINK  := -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
+                 -Xlinker --version-script=$(CURDIR)/scripts/local-symbols.map
+RELEASE_BUILD  = $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_LINK) $(RELEASE_FLAGS)
 
 .PHONY: all build test unit-tests integration-tests integration-tests-postgresql scenario fuzz run deps clean release install uninstall bench deb
 
@@ -50,7 +58,7 @@ scenario:
 # The package's size too (scripts/package-size.sh: a static release build of its own, in .build-static).
 bench:
 	$(SWIFT) build -c release
-	SWIFT=$(SWIFT) scripts/package-size.sh .build/package-size
+	SWIFT=$(SWIFT) RELEASE_LINK="$(RELEASE_LINK)" scripts/package-size.sh .build/package-size
 	.build/release/roombridge-bench --bin .build/release --package .build/package-size --output docs/benchmarks.md
 
 # A bounded libFuzzer run (AddressSanitizer) over the NDEF decoders; FUZZ_SECONDS=600 for longer.
@@ -65,14 +73,14 @@ run: deps build
 # A release build that needs no Swift runtime on the target (only Debian's runtime libraries).
 # `roombridge` is roombridged, roombridgectl and roombridge-web in one program (see install).
 release:
-	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product roombridge
-	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product pn532-sim
-	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product bluez-sim
+	$(RELEASE_BUILD) --product roombridge
+	$(RELEASE_BUILD) --product pn532-sim
+	$(RELEASE_BUILD) --product bluez-sim
 
 # make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the one program
 # (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
 deb:
-	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --product roombridge
+	$(RELEASE_BUILD) --product roombridge
 	packaging/build-deb.sh .build/release .
 
 BINDIR      = $(PREFIX)/bin

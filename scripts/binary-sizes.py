@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Where a statically linked program's bytes come from, by library, from the linker's map.
 
-    swift build -c release --static-swift-stdlib --product roombridge -Xlinker -Map=roombridge.map
-    scripts/binary-sizes.py roombridge.map .build/release/roombridge [--markdown]
+    swift build -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
+        --product roombridge -Xlinker -Map=roombridge.map -Xlinker --why-extract=roombridge.why
+    scripts/binary-sizes.py roombridge.map .build/release/roombridge [--why roombridge.why] [--markdown]
 
-Reads the GNU ld map's memory map (input section, size, input file) and adds up, per library,
+Reads the linker's map (lld's, as `make deb` links; or gold's and GNU ld's memory map: input
+section, size, input file) and adds up, per library,
 the sections that end up in the stripped program (the allocated ones: code, read-only data with
 ICU's data, Swift metadata, unwind tables, data). What no input file brings — the dynamic symbol
 table and its strings, relocations, the unwind index, alignment — is the rest, measured as the
@@ -75,8 +77,35 @@ def library(path):
     return "other: " + path
 
 
+# lld's map: VMA, LMA, size, alignment, then the output section, an input section indented by 8
+# (`file.o:(.text.x)`, `lib.a(member.o):(.rodata)`, `<internal>:(.dynsym)` for what lld makes itself),
+# or a symbol indented by 16.
+LLD_LINE = re.compile(r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+ (.*)$")
+
+
+def attribute_lld(lines, allocated):
+    sizes = defaultdict(int)
+    output = None
+    for line in lines:
+        m = LLD_LINE.match(line)
+        if not m:
+            continue
+        rest = m.group(2)
+        indent = len(rest) - len(rest.lstrip(" "))
+        if indent == 0:
+            output = rest.strip()
+        elif indent == 8 and output in allocated:
+            where = rest.strip().rsplit(":(", 1)[0]
+            sizes[LINKER if where == "<internal>" else library(where)] += int(m.group(1), 16)
+    return sizes
+
+
 def attribute(map_path, allocated):
     sizes = defaultdict(int)
+    with open(map_path, errors="replace") as f:
+        first = f.readline()
+        if first.split()[:3] == ["VMA", "LMA", "Size"]:
+            return attribute_lld(f, allocated)
     output = None
     pending = None
     in_memory_map = False
@@ -125,13 +154,26 @@ def attribute(map_path, allocated):
     return sizes
 
 
-def icu_roots(map_path):
-    """The program's own object files (not the Swift toolchain's archives) whose references make
-    the linker take ICU's archive members: the map's "Archive member included because of file
-    (symbol)" list, followed from each ICU member back to the first file outside the toolchain."""
+def extracted_by(why_path):
+    """lld's --why-extract file: each archive member, and the file whose reference extracted it."""
     included = {}
+    with open(why_path, errors="replace") as f:
+        next(f, None)
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 3:
+                included.setdefault(parts[1], parts[0])
+    return included
+
+
+def icu_roots(map_path, why_path=None):
+    """The program's own object files (not the Swift toolchain's archives) whose references make
+    the linker take ICU's archive members: lld's --why-extract list (or GNU ld's and gold's
+    "Archive member included because of file (symbol)" list in the map), followed from each ICU
+    member back to the first file outside the toolchain."""
+    included = extracted_by(why_path) if why_path else {}
     with open(map_path, errors="replace") as f:
-        lines = iter(f.read().split("\n"))
+        lines = iter([] if why_path else f.read().split("\n"))
     for line in lines:
         if line.startswith("Archive member included"):
             break
@@ -161,8 +203,9 @@ def icu_roots(map_path):
 
 def main():
     if len(sys.argv) < 3:
-        sys.exit("usage: binary-sizes.py LINK.map PROGRAM [--markdown]")
+        sys.exit("usage: binary-sizes.py LINK.map PROGRAM [--why LINK.why] [--markdown]")
     map_path, program = sys.argv[1], sys.argv[2]
+    why_path = sys.argv[sys.argv.index("--why") + 1] if "--why" in sys.argv else None
     with tempfile.NamedTemporaryFile() as stripped:
         subprocess.run(["strip", "--strip-unneeded", "--remove-section=.comment", "--remove-section=.note",
                         "-o", stripped.name, program], check=True)
@@ -184,7 +227,7 @@ def main():
         print()
         print("| module (object file) | ICU members reached |")
         print("|---|---:|")
-        for name, count in icu_roots(map_path):
+        for name, count in icu_roots(map_path, why_path):
             print(f"| {name} | {count} |")
     else:
         for name, size in rows:

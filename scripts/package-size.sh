@@ -15,7 +15,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 swift=${SWIFT:-swift}
 cd "$top"
-build() { $swift build -c release --static-swift-stdlib --scratch-path "$top/.build-static" "$@"; }
+# RELEASE_LINK: the Makefile's link flags for the shipped program (lld, packed relative relocations, no
+# symbols of its own exported).
+link=${RELEASE_LINK:?"set RELEASE_LINK as the Makefile does (make bench)"}
+# shellcheck disable=SC2086  # the flags are words
+build() { $swift build -c release --static-swift-stdlib $link --scratch-path "$top/.build-static" "$@"; }
 bin=$(build --show-bin-path)
 rm -rf "$out/one" "$out/three" "$out/deb"
 mkdir -p "$out/one" "$out/three" "$out/deb"
@@ -30,16 +34,15 @@ for program in idle-peer-essentials idle-peer-foundation; do
   build --product "$program" >&2
   strip_to "$bin/$program" "$out/$program"
 done
-# A candidate, measured: the same program with its symbols kept out of the dynamic symbol table.
-build --product roombridge -Xlinker --version-script="$top/scripts/local-symbols.map" >&2
-strip_to "$bin/roombridge" "$out/roombridge-local-symbols"
-local_runs=$("$out/roombridge-local-symbols" roombridged --version 2>&1 || true)
-build --product roombridge -Xlinker -Map="$out/roombridge.map" >&2
-strip_to "$bin/roombridge" "$out/one/roombridged"
+build --product roombridge -Xlinker -Map="$out/roombridge.map" -Xlinker --why-extract="$out/roombridge.why" >&2
+breakdown=$(python3 scripts/binary-sizes.py "$out/roombridge.map" "$bin/roombridge" --why "$out/roombridge.why" --markdown)
+deb=$(packaging/build-deb.sh "$bin" "$out/deb" | tail -1)
+dbgsym=$(ls "$out/deb"/roombridge-dbgsym_*.deb)
+# The program as the package installs it, which the benchmark starts.
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/roombridged > "$out/one/roombridged"
+chmod 0755 "$out/one/roombridged"
 ln -sf roombridged "$out/one/roombridgectl"
 ln -sf roombridged "$out/one/roombridge-web"
-breakdown=$(python3 scripts/binary-sizes.py "$out/roombridge.map" "$bin/roombridge" --markdown)
-deb=$(packaging/build-deb.sh "$bin" "$out/deb" | tail -1)
 
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 kib_mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }'; }
@@ -53,8 +56,10 @@ old_installed_kib=$(( installed_kib + (three - one) / 1024 ))
 peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Size:/{print v, $2; exit}'; }
 
 {
-  echo "Built by \`scripts/package-size.sh\` in this run: release, Swift runtime linked statically, stripped"
-  echo "as \`packaging/build-deb.sh\` strips; the package compressed with xz as \`make deb\` does."
+  echo "Built by \`scripts/package-size.sh\` in this run: release, Swift runtime linked statically, linked as the"
+  echo "Makefile's \`RELEASE_LINK\` says (lld, packed relative relocations, no symbols of its own exported), stripped"
+  echo "as \`packaging/build-deb.sh\` strips; the package compressed with xz as \`make deb\` does. The 0.1.0 rows are"
+  echo "its three programs, built and stripped the same way."
   echo
   echo "| what | MB |"
   echo "|---|---:|"
@@ -65,8 +70,8 @@ peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Si
   echo "| 0.1.0: installed size (the same tree with the three programs) | $(kib_mb "$old_installed_kib") |"
   echo "| now: \`roombridge\`, the one program (installed as \`roombridged\`, two links) | $(mb "$one") |"
   echo "| now: installed size (\`Installed-Size\`) | $(kib_mb "$installed_kib") |"
-  echo "| candidate: the one program linked with \`scripts/local-symbols.map\` (runs: \`$local_runs\`) | $(mb "$(stat -c %s "$out/roombridge-local-symbols")") |"
   echo "| now: the \`.deb\` (xz) | $(mb "$deb_bytes") |"
+  echo "| now: \`roombridge-dbgsym\`, the debug symbols for backtraces, installed only by those who want them (\`.deb\`, xz) | $(mb "$(stat -c %s "$dbgsym")") |"
   echo "| floor: a minimal Swift program importing Foundation, none of its formatters (\`idle-peer-foundation\`) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
   echo "| floor: a minimal Swift program with FoundationEssentials only (\`idle-peer-essentials\`) | $(mb "$(stat -c %s "$out/idle-peer-essentials")") |"
   for p in gpsd pcscd bluez; do

@@ -126,9 +126,10 @@ def test_the_program_under_its_own_name_runs_the_name_given_first_or_says_how():
 DEBUG_PACKAGE_INSTALLED_MB = 130
 
 
-# The release package: 101.4 MB (96.7 MiB) installed, the .deb 25.0 MB (make bench, 2026-11-26);
-# 0.1.0's was 260.6 MB. The bounds are in MiB (Installed-Size is in KiB).
-RELEASE_PACKAGE_INSTALLED_MB = 105
+# The release package: 92.9 MB (88.6 MiB) installed, the .deb 24.1 MB (lld, packed relocations, no
+# exported symbols; packaging/build-deb.sh on the static build of 8d446e3, 2026-11-27); 0.1.0's was
+# 260.6 MB. The bounds are in MiB (Installed-Size is in KiB).
+RELEASE_PACKAGE_INSTALLED_MB = 92
 
 
 def test_installed_size_stays_within_its_bound(deb):
@@ -145,6 +146,41 @@ def test_lintian_reports_no_errors_or_warnings(deb):
     findings, out = lintian_findings(deb)
     unexpected = [f for f in findings if f.split()[2] not in DEBUG_BUILD_TAGS]
     assert not unexpected, out.stdout + out.stderr
+
+
+def dbgsym_of(deb):
+    return os.path.join(os.path.dirname(deb), f"roombridge-dbgsym_{version()}_{field(deb, 'Architecture')}.deb")
+
+
+def build_id(path):
+    out = run(["readelf", "-n", str(path)]).stdout
+    return re.search(r"Build ID: ([0-9a-f]+)", out).group(1)
+
+
+def test_debug_symbols_are_a_package_of_their_own_found_by_the_programs_build_id(deb, tmp_path):
+    """The installed program carries no symbol table (and the release program exports none of its own);
+    roombridge-dbgsym holds its symbols and DWARF where gdb and elfutils look: by the build ID."""
+    dbgsym = dbgsym_of(deb)
+    assert os.path.exists(dbgsym), os.listdir(os.path.dirname(deb))
+    assert field(dbgsym, "Package") == "roombridge-dbgsym"
+    assert field(dbgsym, "Depends") == f"roombridge (= {version()})"
+    assert field(dbgsym, "Section") == "debug"
+    run(["dpkg-deb", "-x", deb, str(tmp_path)])
+    run(["dpkg-deb", "-x", dbgsym, str(tmp_path)])
+    program = tmp_path / "usr" / "bin" / "roombridged"
+    assert ".symtab" not in run(["readelf", "-S", "-W", str(program)]).stdout, "the installed program is stripped"
+    bid = build_id(program)
+    assert field(dbgsym, "Build-Ids") == bid
+    debug = tmp_path / "usr" / "lib" / "debug" / ".build-id" / bid[:2] / f"{bid[2:]}.debug"
+    assert debug.is_file(), sorted(str(p) for p in tmp_path.rglob("*.debug"))
+    assert build_id(debug) == bid
+    # The names a backtrace needs: the program's entry point and the daemon's own code.
+    names = run(["nm", "--defined-only", str(debug)]).stdout
+    assert re.search(r" [Tt] roombridge_main$", names, re.M), names[:2000]
+    assert "16RoomBridgeDaemon" in names
+    assert ".debug_info" in run(["readelf", "-S", "-W", str(debug)]).stdout
+    findings, out = lintian_findings(dbgsym)
+    assert not findings, out.stdout + out.stderr
 
 
 def dpkg_root(root, *args):
