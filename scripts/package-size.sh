@@ -72,7 +72,7 @@ peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Si
   echo "| now: installed size (\`Installed-Size\`) | $(kib_mb "$installed_kib") |"
   echo "| now: the \`.deb\` (xz) | $(mb "$deb_bytes") |"
   echo "| now: \`roombridge-dbgsym\`, the debug symbols for backtraces, installed only by those who want them (\`.deb\`, xz) | $(mb "$(stat -c %s "$dbgsym")") |"
-  echo "| floor: a minimal Swift program importing Foundation, none of its formatters (\`idle-peer-foundation\`) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
+  echo "| floor: a minimal Swift program importing Foundation, none of its formatters (\`idle-peer-foundation\`; lld keeps ICU's data in it, where gold dropped it) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
   echo "| floor: a minimal Swift program with FoundationEssentials only (\`idle-peer-essentials\`) | $(mb "$(stat -c %s "$out/idle-peer-essentials")") |"
   for p in gpsd pcscd bluez; do
     read -r version kib <<<"$(peer "$p")" || true
