@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Where a statically linked program's bytes come from, by library, from the linker's map.
 
-    swift build -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
-        --product roombridge -Xlinker -Map=roombridge.map -Xlinker --why-extract=roombridge.why
+    swift build -c release --static-swift-stdlib $RELEASE_LINK --product roombridge \
+        -Xlinker -Map=roombridge.map -Xlinker --why-extract=roombridge.why   # RELEASE_LINK: the Makefile's
     scripts/binary-sizes.py roombridge.map .build/release/roombridge [--why roombridge.why] [--markdown]
 
 Reads the linker's map (lld's, as `make deb` links; or gold's and GNU ld's memory map: input
