@@ -3,10 +3,9 @@
 
     swift build -c release --static-swift-stdlib $RELEASE_LINK --product roombridge \
         -Xlinker -Map=roombridge.map -Xlinker --why-extract=roombridge.why   # RELEASE_LINK: the Makefile's
-    scripts/binary-sizes.py roombridge.map .build/release/roombridge [--why roombridge.why] [--markdown]
+    scripts/binary-sizes.py roombridge.map roombridge.why .build/release/roombridge [--markdown]
 
-Reads the linker's map (lld's, as `make deb` links; or gold's and GNU ld's memory map: input
-section, size, input file) and adds up, per library,
+Reads lld's map (input section, size, input file; `make deb` links with lld) and adds up, per library,
 the sections that end up in the stripped program (the allocated ones: code, read-only data with
 ICU's data, Swift metadata, unwind tables, data). What no input file brings — the dynamic symbol
 table and its strings, relocations, the unwind index, alignment — is the rest, measured as the
@@ -54,9 +53,6 @@ _sources = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sourc
 RULES.insert(len(RULES) - 2, (r"/(" + "|".join(re.escape(d).replace("-", "_") for d in sorted(os.listdir(_sources)))
                                 + r")\.build/", OWN))
 
-INPUT = re.compile(r"^ (\S+)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*))?$")
-CONTINUATION = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
-OUTPUT = re.compile(r"^(\.\S+|\S+)(\s|$)")
 
 
 def allocated_sections(program):
@@ -101,57 +97,10 @@ def attribute_lld(lines, allocated):
 
 
 def attribute(map_path, allocated):
-    sizes = defaultdict(int)
     with open(map_path, errors="replace") as f:
-        first = f.readline()
-        if first.split()[:3] == ["VMA", "LMA", "Size"]:
-            return attribute_lld(f, allocated)
-    output = None
-    pending = None
-    in_memory_map = False
-    with open(map_path, errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not in_memory_map:
-                # "Memory map" (gold, Swift's default linker on Linux); GNU ld's heading as well.
-                in_memory_map = line == "Memory map" or line.startswith("Linker script and memory map")
-                continue
-            if pending is not None:
-                m = CONTINUATION.match(line)
-                bare = re.match(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s*$", line)
-                if m and output in allocated:
-                    sizes[library(m.group(3))] += int(m.group(2), 16)
-                elif bare and pending == LINKER and output in allocated:
-                    sizes[LINKER] += int(bare.group(2), 16)
-                m = m or bare
-                pending = None
-                if m:
-                    continue
-            if line.startswith(" ** "):
-                # What the linker makes itself: the dynamic symbol table and its strings, the
-                # relocations, the PLT, the unwind index (".eh_frame_hdr"), headers, fill.
-                label = line[4:].split("  ")[0].strip()
-                m = re.match(r"^ \*\* .*?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s*$", line)
-                kind = LINKER if "fill" not in label else None
-                if m:
-                    if kind and output in allocated:
-                        sizes[kind] += int(m.group(2), 16)
-                else:
-                    pending = kind or "fill"
-                continue
-            if line.startswith(" "):
-                m = INPUT.match(line)
-                if not m or m.group(1) in ("*fill*",) or m.group(1).startswith("*("):
-                    continue
-                if m.group(2) is None:
-                    pending = m.group(1)
-                elif output in allocated:
-                    sizes[library(m.group(4))] += int(m.group(3), 16)
-            elif line:
-                m = OUTPUT.match(line)
-                if m:
-                    output = m.group(1)
-    return sizes
+        if f.readline().split()[:3] != ["VMA", "LMA", "Size"]:
+            sys.exit(f"{map_path}: not lld's map (link with the Makefile's RELEASE_LINK)")
+        return attribute_lld(f, allocated)
 
 
 def extracted_by(why_path):
@@ -166,28 +115,11 @@ def extracted_by(why_path):
     return included
 
 
-def icu_roots(map_path, why_path=None):
+def icu_roots(why_path):
     """The program's own object files (not the Swift toolchain's archives) whose references make
-    the linker take ICU's archive members: lld's --why-extract list (or GNU ld's and gold's
-    "Archive member included because of file (symbol)" list in the map), followed from each ICU
-    member back to the first file outside the toolchain."""
-    included = extracted_by(why_path) if why_path else {}
-    with open(map_path, errors="replace") as f:
-        lines = iter([] if why_path else f.read().split("\n"))
-    for line in lines:
-        if line.startswith("Archive member included"):
-            break
-    member = None
-    for line in lines:
-        if line.startswith(("Discarded input sections", "Memory map", "Allocating common", "Linker script")):
-            break
-        if line and not line.startswith(" "):
-            member = line.strip()
-        elif member and line.strip():
-            m = re.match(r"^(.*) \((.*)\)$", line.strip())
-            if m:
-                included[member] = m.group(1)
-            member = None
+    the linker take ICU's archive members: lld's --why-extract list, followed from each ICU member
+    back to the first file outside the toolchain."""
+    included = extracted_by(why_path)
     roots = defaultdict(int)
     for member in included:
         if "lib_FoundationICU.a" not in member:
@@ -202,10 +134,9 @@ def icu_roots(map_path, why_path=None):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit("usage: binary-sizes.py LINK.map PROGRAM [--why LINK.why] [--markdown]")
-    map_path, program = sys.argv[1], sys.argv[2]
-    why_path = sys.argv[sys.argv.index("--why") + 1] if "--why" in sys.argv else None
+    if len(sys.argv) < 4:
+        sys.exit("usage: binary-sizes.py LINK.map LINK.why PROGRAM [--markdown]")
+    map_path, why_path, program = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.NamedTemporaryFile() as stripped:
         subprocess.run(["strip", "--strip-unneeded", "--remove-section=.comment", "--remove-section=.note",
                         "-o", stripped.name, program], check=True)
@@ -227,7 +158,7 @@ def main():
         print()
         print("| module (object file) | ICU members reached |")
         print("|---|---:|")
-        for name, count in icu_roots(map_path, why_path):
+        for name, count in icu_roots(why_path):
             print(f"| {name} | {count} |")
     else:
         for name, size in rows:

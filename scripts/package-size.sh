@@ -35,7 +35,7 @@ for program in idle-peer-essentials idle-peer-foundation; do
   strip_to "$bin/$program" "$out/$program"
 done
 build --product roombridge -Xlinker -Map="$out/roombridge.map" -Xlinker --why-extract="$out/roombridge.why" >&2
-breakdown=$(python3 scripts/binary-sizes.py "$out/roombridge.map" "$bin/roombridge" --why "$out/roombridge.why" --markdown)
+breakdown=$(python3 scripts/binary-sizes.py "$out/roombridge.map" "$out/roombridge.why" "$bin/roombridge" --markdown)
 deb=$(packaging/build-deb.sh "$bin" "$out/deb" | tail -1)
 dbgsym=$(ls "$out/deb"/roombridge-dbgsym_*.deb)
 # The program as the package installs it, which the benchmark starts.
