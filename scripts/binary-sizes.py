@@ -20,7 +20,10 @@ from collections import defaultdict
 
 # Input files to libraries. The first matching rule wins.
 RULES = [
-    (r"lib_FoundationICU\.a", "ICU (Foundation's copy: code and data)"),
+    # ICU's data as the Makefile links it: cut to English and Japanese (scripts/icu-data.py); the rest of
+    # Foundation's copy of ICU is its code (and all its data, in a program linked without the cut).
+    (r"/icu-data-[0-9a-f]+\.o$", "ICU's data, cut to English and Japanese (scripts/icu-data.py)"),
+    (r"lib_FoundationICU\.a", "ICU's code (Foundation's copy)"),
     (r"lib(Foundation|FoundationEssentials|FoundationInternationalization|FoundationNetworking|FoundationXML|"
      r"CoreFoundation|_FoundationCShims|_FoundationCollections|_CFURLSessionInterface|_CFXMLInterface)\.a",
      "Foundation (Essentials, Internationalization, CoreFoundation)"),

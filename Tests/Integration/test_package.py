@@ -8,11 +8,13 @@ one lintian error that is expected here, and only here (test_release_package_is_
 checks the real one when ROOMBRIDGE_DEB_TEST=1).
 """
 import gzip
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -401,3 +403,56 @@ def test_release_package_is_lintian_clean():
     assert set(LIBRARIES) <= set(depends) and not [d for d in depends if "swift" in d], depends
     size = installed_size_mb(deb)
     assert size <= RELEASE_PACKAGE_INSTALLED_MB, f"Installed-Size {size:.1f} MB > {RELEASE_PACKAGE_INSTALLED_MB} MB"
+
+
+# --- ICU's data, cut for the release program (scripts/icu-data.py) ----------------------------------
+
+def load_icu_data_script():
+    spec = importlib.util.spec_from_file_location("icu_data", ROOT / "scripts" / "icu-data.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_icu_data_keeps_english_japanese_and_time_zones_byte_for_byte(tmp_path):
+    """The Makefile links the release program with ICU's data cut to what it uses. The cut keeps the
+    items the web pages' dates and numbers need in English and Japanese, in any time zone, each
+    exactly as the toolchain ships it, and drops other languages, converters and transliterators."""
+    out = run([sys.executable, str(ROOT / "scripts" / "icu-data.py"), str(tmp_path)], timeout=300)
+    assert out.returncode == 0, out.stderr
+    flags = out.stdout.split()
+    assert len(flags) == 4 and flags[0] == flags[2] == "-Xlinker", flags
+    symbol = re.fullmatch(r"--wrap=(icudt\d+_dat)", flags[1]).group(1)
+    obj = flags[3]
+    defined = [line.split() for line in run(["nm", "-S", "--defined-only", obj]).stdout.splitlines()]
+    assert [(d[2], d[3]) for d in defined] == [("R", "__wrap_" + symbol)], defined
+
+    icu = load_icu_data_script()
+    original_symbol, original = icu.toolchain_package(os.environ.get("SWIFT", "swift"), tmp_path)
+    assert original_symbol == symbol
+    _, originals = icu.read_package(original)
+    header, items = icu.read_package((tmp_path / os.path.basename(obj).replace(".o", ".dat")).read_bytes())
+    assert int(defined[0][1], 16) == len((tmp_path / os.path.basename(obj).replace(".o", ".dat")).read_bytes())
+    # ICU finds an item by binary search over the names (udata.cpp, offsetTOCLookupFn).
+    names = [name for name, _ in items]
+    assert names == sorted(names, key=lambda n: n.encode()), "the table of contents is not sorted"
+    by_name = dict(originals)
+    for name, item in items:
+        assert item.rstrip(b"\0") == by_name[name].rstrip(b"\0"), f"{name} differs from the toolchain's"
+
+    prefix = names[0].split("/")[0] + "/"
+    needed = ["root.res", "en.res", "en_001.res", "en_GB.res", "ja.res", "zoneinfo64.res", "metaZones.res",
+              "timezoneTypes.res", "supplementalData.res", "likelySubtags.res", "plurals.res", "numberingSystems.res",
+              "zone/en.res", "zone/ja.res", "zone/root.res", "curr/ja.res", "curr/en.res", "unit/ja.res",
+              "coll/root.res", "coll/ja.res", "coll/ucadata.icu", "brkitr/word.brk", "brkitr/cjdict.dict", "uemoji.icu"]
+    missing = [n for n in needed if prefix + n not in by_name or prefix + n not in names]
+    assert not missing, missing
+    dropped = [n for n in names if n.endswith(".cnv") or "/translit/" in n or
+               re.search(r"/(de|fr|zh|ko|zh_Hant_TW)\.res$", n)]
+    assert not dropped, dropped
+    assert len(items) < len(originals) / 2
+
+    # The object is named by its content: the same data gives the same flag, so SwiftPM relinks only
+    # when the data changes.
+    again = run([sys.executable, str(ROOT / "scripts" / "icu-data.py"), str(tmp_path)], timeout=300)
+    assert again.stdout == out.stdout
