@@ -61,7 +61,7 @@ scenario:
 # The package's size too (scripts/package-size.sh: a static release build of its own, in .build-static).
 bench:
 	$(SWIFT) build -c release
-	SWIFT=$(SWIFT) RELEASE_LINK="$(RELEASE_LINK) $(ICU_LINK)" scripts/package-size.sh .build/package-size
+	SWIFT=$(SWIFT) RELEASE_LINK="$(RELEASE_LINK)" ICU_LINK="$(ICU_LINK)" scripts/package-size.sh .build/package-size
 	.build/release/roombridge-bench --bin .build/release --package .build/package-size --output docs/benchmarks.md
 
 # A bounded libFuzzer run (AddressSanitizer) over the NDEF decoders; FUZZ_SECONDS=600 for longer.

@@ -18,8 +18,12 @@ cd "$top"
 # RELEASE_LINK: the Makefile's link flags for the shipped program (lld, packed relative relocations, no
 # symbols of its own exported).
 link=${RELEASE_LINK:?"set RELEASE_LINK as the Makefile does (make bench)"}
+# ICU_LINK: ICU's data cut to English and Japanese (scripts/icu-data.py), as the Makefile links it.
+icu=${ICU_LINK:?"set ICU_LINK as the Makefile does (make bench)"}
 # shellcheck disable=SC2086  # the flags are words
-build() { $swift build -c release --static-swift-stdlib $link --scratch-path "$top/.build-static" "$@"; }
+build_uncut() { $swift build -c release --static-swift-stdlib $link --scratch-path "$top/.build-static" "$@"; }
+# shellcheck disable=SC2086
+build() { build_uncut $icu "$@"; }
 bin=$(build --show-bin-path)
 rm -rf "$out/one" "$out/three" "$out/deb"
 mkdir -p "$out/one" "$out/three" "$out/deb"
@@ -34,6 +38,9 @@ for program in idle-peer-essentials idle-peer-foundation; do
   build --product "$program" >&2
   strip_to "$bin/$program" "$out/$program"
 done
+# The one program with ICU's whole data, for the comparison; then linked as shipped.
+build_uncut --product roombridge >&2
+strip_to "$bin/roombridge" "$out/roombridge-uncut"
 build --product roombridge -Xlinker -Map="$out/roombridge.map" -Xlinker --why-extract="$out/roombridge.why" >&2
 breakdown=$(python3 scripts/binary-sizes.py "$out/roombridge.map" "$out/roombridge.why" "$bin/roombridge" --markdown)
 deb=$(packaging/build-deb.sh "$bin" "$out/deb" | tail -1)
@@ -57,9 +64,10 @@ peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Si
 
 {
   echo "Built by \`scripts/package-size.sh\` in this run: release, Swift runtime linked statically, linked as the"
-  echo "Makefile's \`RELEASE_LINK\` says (lld, packed relative relocations, no symbols of its own exported), stripped"
-  echo "as \`packaging/build-deb.sh\` strips; the package compressed with xz as \`make deb\` does. The 0.1.0 rows are"
-  echo "its three programs, built and stripped the same way."
+  echo "Makefile's \`RELEASE_LINK\` and \`ICU_LINK\` say (lld, packed relative relocations, no symbols of its own"
+  echo "exported, ICU's data cut to English and Japanese), stripped as \`packaging/build-deb.sh\` strips; the package"
+  echo "compressed with xz as \`make deb\` does. The 0.1.0 rows are its three programs, built, linked and stripped the"
+  echo "same way (0.1.0 itself was linked by gold, with ICU's whole data)."
   echo
   echo "| what | MB |"
   echo "|---|---:|"
@@ -69,10 +77,11 @@ peer() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/{v=$2} /^Installed-Si
   echo "| 0.1.0: the three programs | $(mb "$three") |"
   echo "| 0.1.0: installed size (the same tree with the three programs) | $(kib_mb "$old_installed_kib") |"
   echo "| now: \`roombridge\`, the one program (installed as \`roombridged\`, two links) | $(mb "$one") |"
+  echo "| now, with ICU's whole data (linked without \`ICU_LINK\`): the one program | $(mb "$(stat -c %s "$out/roombridge-uncut")") |"
   echo "| now: installed size (\`Installed-Size\`) | $(kib_mb "$installed_kib") |"
   echo "| now: the \`.deb\` (xz) | $(mb "$deb_bytes") |"
   echo "| now: \`roombridge-dbgsym\`, the debug symbols for backtraces, installed only by those who want them (\`.deb\`, xz) | $(mb "$(stat -c %s "$dbgsym")") |"
-  echo "| floor: a minimal Swift program importing Foundation, none of its formatters (\`idle-peer-foundation\`; lld keeps ICU's data in it, where gold dropped it) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
+  echo "| floor: a minimal Swift program importing Foundation, none of its formatters (\`idle-peer-foundation\`; lld keeps ICU's data in it, cut as the program's is) | $(mb "$(stat -c %s "$out/idle-peer-foundation")") |"
   echo "| floor: a minimal Swift program with FoundationEssentials only (\`idle-peer-essentials\`) | $(mb "$(stat -c %s "$out/idle-peer-essentials")") |"
   for p in gpsd pcscd bluez; do
     read -r version kib <<<"$(peer "$p")" || true
