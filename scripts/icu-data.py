@@ -89,7 +89,12 @@ def write_package(header, items):
 
 
 def run(*args):
-    return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    try:
+        return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        sys.exit(f"icu-data: {args[0]} not found: put the Swift toolchain on PATH (or set SWIFT), and install binutils")
+    except subprocess.CalledProcessError as error:
+        sys.exit(f"icu-data: {' '.join(args)} failed: {error.stderr.strip()}")
 
 
 def toolchain_package(swift, work):
