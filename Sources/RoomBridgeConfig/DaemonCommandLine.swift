@@ -101,6 +101,8 @@ public struct DaemonCommandLine: Sendable, Equatable {
         let text: String?
         do {
             text = try readFile(configPath)
+        } catch let error as ConfigError {
+            throw error
         } catch {
             throw ConfigError("\(configPath): cannot read the configuration file: \(error)")
         }
@@ -120,14 +122,9 @@ public struct DaemonCommandLine: Sendable, Equatable {
         return config
     }
 
-    /// Reads a file; nil when it does not exist.
-    public static func readFileIfPresent(_ path: String) throws -> String? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        guard let s = String(data: data, encoding: .utf8) else {
-            throw ConfigError("\(path): the file is not UTF-8 text")
-        }
-        return s
+    /// Reads a file; nil when it does not exist. Any readable file: `/dev/null` gives the defaults.
+    public static func readFileIfPresent(_ path: String) throws(ConfigError) -> String? {
+        try FileReading.configuration(path)
     }
 
     /// `roombridged --help`.

@@ -169,18 +169,7 @@ public enum Secrets {
             throw ConfigError("\(origin): \(path) can be read by every user (mode \(String(mode, radix: 8))); "
                               + "make it private: chmod 600 \(path)")
         }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ConfigError("\(origin): cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            bytes += buffer[..<n]
-            guard bytes.count <= 65536 else { throw ConfigError("\(origin): \(path) is too large for a \(key)") }
-        }
+        var bytes = try FileReading.readAll(fd, path: path, origin: origin, what: "a \(key)", limit: 65536)
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard let text = String(validating: bytes, as: UTF8.self) else {

@@ -131,6 +131,30 @@ import Testing
         }
     }
 
+    /// `--config /dev/null` runs on the defaults (as `ssh -F /dev/null` does): the file is read
+    /// through its descriptor, so a character device or a pipe works as a regular file does.
+    @Test func devNullIsAnEmptyConfiguration() throws {
+        let c = try DaemonCommandLine(arguments: ["--config", "/dev/null"]).load()
+        #expect(c == DaemonConfig())
+    }
+
+    @Test func aDirectoryOrNonUTF8FileSaysWhatToDo() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(throws: ConfigError("\(dir.path) is a directory; --config takes the configuration file (roombridged.toml)")) {
+            try DaemonCommandLine(arguments: ["--config", dir.path]).load()
+        }
+        let latin1 = dir.appendingPathComponent("roombridged.toml")
+        try Data([0x23, 0x20, 0xE9, 0x0A]).write(to: latin1)
+        #expect(throws: ConfigError("\(latin1.path): the file is not UTF-8 text; save it as UTF-8")) {
+            try DaemonCommandLine(arguments: ["--config", latin1.path]).load()
+        }
+        #expect(throws: ConfigError("\(dir.path)/absent.toml: no such configuration file; check the --config path")) {
+            try DaemonCommandLine(arguments: ["--config", dir.path + "/absent.toml"]).load()
+        }
+    }
+
     @Test func printedConfigParsesBackToTheSame() throws {
         let c = try load(nil, ["--nfc-readers", "a=pn532_uart:/dev/x \"q\"", "--socket-stall-timeout", "3"])
         var again = DaemonConfig()
