@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import struct RoomBridgeCore.TagUID
 
 /// Errors of the inventory and lending rules. Each message says what to do next.
 public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -153,4 +154,13 @@ public enum LendingError: Error, Sendable, Hashable, CustomStringConvertible {
 extension LendingError: LocalizedError {
     /// Same as ``description``, so `localizedDescription` shows the actionable text.
     public var errorDescription: String? { description }
+}
+
+extension TagUID {
+    /// A tag UID as a store holds it: a value that is not one is the database's corruption, reported
+    /// as such rather than dropped (both stores read UIDs through this).
+    public static func stored(_ text: String) throws(LendingError) -> TagUID {
+        guard let uid = TagUID(text) else { throw .storageCorrupt(path: "tag UID", detail: "\"\(text)\" is not a tag UID") }
+        return uid
+    }
 }

@@ -132,7 +132,7 @@ extension SQLiteInventoryStore {
             ORDER BY CASE list WHEN 'found' THEN 0 WHEN 'missing' THEN 1 WHEN 'lent' THEN 2 ELSE 3 END, device_id, uid
             """, arguments: [id]).map { row in
             StocktakeEntry(list: StocktakeEntry.List(rawValue: row[0]) ?? .unexpected, deviceId: row[1], model: row[2],
-                           serialNumber: row[3], userId: row[4], userName: row[5], uid: (row[6] as String?).flatMap(TagUID.init),
+                           serialNumber: row[3], userId: row[4], userName: row[5], uid: try (row[6] as String?).map(TagUID.stored),
                            tappedAt: (row[7] as Int64?).map(Millis.date), location: row[8])
         }
     }

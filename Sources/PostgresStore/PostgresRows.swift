@@ -31,15 +31,12 @@ struct Cells {
 
     /// A stored tag UID (stored canonical; anything else is a damaged row).
     mutating func uid() throws -> TagUID {
-        let text = try next(String.self)
-        guard let uid = TagUID(text) else { throw LendingError.storageCorrupt(path: "tag UID", detail: "\"\(text)\" is not a tag UID") }
-        return uid
+        try TagUID.stored(try next(String.self))
     }
 
     mutating func optionalUID() throws -> TagUID? {
         guard let text = try next(String?.self) else { return nil }
-        guard let uid = TagUID(text) else { throw LendingError.storageCorrupt(path: "tag UID", detail: "\"\(text)\" is not a tag UID") }
-        return uid
+        return try TagUID.stored(text)
     }
 }
 
