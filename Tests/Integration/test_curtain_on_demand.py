@@ -88,6 +88,36 @@ def test_a_pull_during_the_hold_is_heard_and_refuses_commands(daemon_factory, sb
     w.close()
 
 
+@pytest.fixture
+def slow_sbsim(tmpdir_path, adverts):
+    # 5 %/s: a pull from 0 % takes 20 s, longer than a loaded machine takes to start the daemon.
+    s = BlueZSim(tmpdir_path, "--profile", "switchbot", "--speed", "5", "--advertise-while-connected", adverts)
+    yield s
+    s.close()
+
+
+def test_a_pull_under_way_before_the_daemon_starts_is_manual_from_the_first_report(daemon_factory, slow_sbsim):
+    """The daemon's first news of the curtain is a hand pull already moving it: it never sent a command, so the
+    motion is manual from that first report, and a remote command is refused."""
+    sbsim = slow_sbsim
+    sbsim.ctl("press", "open")
+    assert re.search(r"status=opening", sbsim.status()), sbsim.status()
+    d = daemon_factory("--curtain-enabled", "--curtain-profile", "switchbot", "--curtain-hold", str(HOLD),
+                       env={"DBUS_SYSTEM_BUS_ADDRESS": sbsim.address})
+    first = wait_state(d, lambda c: c.get("position") is not None, timeout=20, what="the first report")
+    assert first["manual"] and first["motion"] == "opening", first
+    r = curtain(d, "Close")
+    assert r.get("error") == "io.roombridge.Curtain.ManualOperationActive", r
+    assert re.search(r"status=opening at \d+% → 100%", sbsim.status()), sbsim.status()
+    # When the pull ends the curtain takes commands again (the flag stays set until a command moves the motor:
+    # protocols/curtain-gatt.md, STATUS flags).
+    wait_state(d, lambda c: c["motion"] == "idle" and c["position"] == 100, timeout=30, what="the pull ending")
+    ok(curtain(d, "MoveTo", position=40))
+    sbsim.wait_status(r"→ 40%")
+    wait_state(d, lambda c: c["motion"] == "idle" and c["position"] == 40 and not c["manual"], timeout=30,
+               what="moved to 40")
+
+
 def test_own_move_outlasting_the_hold_is_never_manual(daemon_factory, sbsim):
     """A full open takes 10 s at 10 %/s: the link is released in the middle of it, and the rest of the move is heard
     from advertisements as the daemon's own."""
