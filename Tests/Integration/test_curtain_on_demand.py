@@ -19,17 +19,25 @@ def adverts(request):
     return request.param
 
 
+def switchbot_sim(tmpdir_path, adverts, speed):
+    return BlueZSim(tmpdir_path, "--profile", "switchbot", "--speed", str(speed), "--advertise-while-connected", adverts)
+
+
 @pytest.fixture
 def sbsim(tmpdir_path, adverts):
     # 10 %/s: a pull from 30 % takes 7 s, long enough to send commands during it.
-    s = BlueZSim(tmpdir_path, "--profile", "switchbot", "--speed", "10", "--advertise-while-connected", adverts)
+    s = switchbot_sim(tmpdir_path, adverts, 10)
     yield s
     s.close()
 
 
+def launch(daemon_factory, sim, hold=HOLD):
+    return daemon_factory("--curtain-enabled", "--curtain-profile", "switchbot", "--curtain-hold", str(hold),
+                          env={"DBUS_SYSTEM_BUS_ADDRESS": sim.address})
+
+
 def start(daemon_factory, sim, hold=HOLD):
-    d = daemon_factory("--curtain-enabled", "--curtain-profile", "switchbot", "--curtain-hold", str(hold),
-                       env={"DBUS_SYSTEM_BUS_ADDRESS": sim.address})
+    d = launch(daemon_factory, sim, hold)
     wait_state(d, lambda c: c.get("position") is not None and c["connection"] in ("connected", "standby"), timeout=20)
     return d
 
@@ -91,7 +99,7 @@ def test_a_pull_during_the_hold_is_heard_and_refuses_commands(daemon_factory, sb
 @pytest.fixture
 def slow_sbsim(tmpdir_path, adverts):
     # 5 %/s: a pull from 0 % takes 20 s, longer than a loaded machine takes to start the daemon.
-    s = BlueZSim(tmpdir_path, "--profile", "switchbot", "--speed", "5", "--advertise-while-connected", adverts)
+    s = switchbot_sim(tmpdir_path, adverts, 5)
     yield s
     s.close()
 
@@ -102,15 +110,14 @@ def test_a_pull_under_way_before_the_daemon_starts_is_manual_from_the_first_repo
     sbsim = slow_sbsim
     sbsim.ctl("press", "open")
     assert re.search(r"status=opening", sbsim.status()), sbsim.status()
-    d = daemon_factory("--curtain-enabled", "--curtain-profile", "switchbot", "--curtain-hold", str(HOLD),
-                       env={"DBUS_SYSTEM_BUS_ADDRESS": sbsim.address})
+    d = launch(daemon_factory, sbsim)
     first = wait_state(d, lambda c: c.get("position") is not None, timeout=20, what="the first report")
     assert first["manual"] and first["motion"] == "opening", first
     r = curtain(d, "Close")
     assert r.get("error") == "io.roombridge.Curtain.ManualOperationActive", r
     assert re.search(r"status=opening at \d+% → 100%", sbsim.status()), sbsim.status()
-    # When the pull ends the curtain takes commands again (the flag stays set until a command moves the motor:
-    # protocols/curtain-gatt.md, STATUS flags).
+    # When the pull ends the curtain takes commands again; `manual` still says who moved it last, until a
+    # command moves the motor.
     wait_state(d, lambda c: c["motion"] == "idle" and c["position"] == 100, timeout=30, what="the pull ending")
     ok(curtain(d, "MoveTo", position=40))
     sbsim.wait_status(r"→ 40%")
