@@ -163,6 +163,8 @@ public protocol InventoryStore: Sendable {
     /// Deletes a device (its history and log stay). Refused while it is lent.
     func deleteDevice(id: DeviceID, at: Date, by actor: ChangeActor?) async throws
     func device(id: DeviceID) async throws -> DeviceRecord?
+    /// The device record and its tag bindings, read together (nil when there is no such device).
+    func deviceDetail(id: DeviceID) async throws -> DeviceDetail?
     func devices(_ filter: DeviceFilter, page: PageRequest) async throws -> Page<DeviceRecord>
     /// A device's change log, newest first (also for deleted devices).
     func deviceLog(deviceId: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry>
@@ -305,6 +307,14 @@ public protocol InventoryStore: Sendable {
 }
 
 extension InventoryStore {
+    /// ``deviceDetail(id:)`` as two reads side by side, for a store whose reads are independent
+    /// round trips (PostgreSQL's connection pool); SQLite reads both in one transaction.
+    public func deviceDetail(id: DeviceID) async throws -> DeviceDetail? {
+        async let tags = tagBindings(deviceId: id)
+        guard let record = try await device(id: id) else { return nil }
+        return DeviceDetail(record: record, tags: try await tags)
+    }
+
     /// ``addDevice(_:at:by:)`` with no actor known.
     public func addDevice(_ device: Device, at: Date) async throws { try await addDevice(device, at: at, by: nil) }
 

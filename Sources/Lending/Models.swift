@@ -104,6 +104,18 @@ public struct Device: Sendable, Hashable, Codable {
     }
 }
 
+/// A device record with the tags bound to it: what `Inventory.GetDevice` answers.
+public struct DeviceDetail: Sendable, Hashable {
+    public var record: DeviceRecord
+    /// Its tag bindings, ordered by UID.
+    public var tags: [TagBinding]
+
+    public init(record: DeviceRecord, tags: [TagBinding]) {
+        self.record = record
+        self.tags = tags
+    }
+}
+
 /// A device together with its active rental, if any: the only source of "is it lent".
 public struct DeviceRecord: Sendable, Hashable, Codable {
     public var device: Device

@@ -126,9 +126,12 @@ extension SQLiteInventoryStore {
     }
 
     public func tagBindings(deviceId: DeviceID) async throws -> [TagBinding] {
-        try await read { db in
-            try TagBinding.filter(Column("device_id") == deviceId).order(Column("uid")).fetchAll(db)
-        }
+        try await read { db in try Self.tagBindings(db, deviceId: deviceId) }
+    }
+
+    static func tagBindings(_ db: Database, deviceId: DeviceID) throws -> [TagBinding] {
+        try TagBinding.fetchAll(db.cachedStatement(sql: "SELECT uid, device_id, bound_at FROM tag_bindings WHERE device_id = ? ORDER BY uid"),
+                                arguments: [deviceId])
     }
 
     public func registerTag(uid: TagUID, deviceId: DeviceID, at: Date, by actor: ChangeActor?) async throws {

@@ -89,11 +89,8 @@ public struct InventoryInterface: VarlinkInterface {
             ]
         case "GetDevice":
             let id = try p.string("id")
-            // Two reads, each a hop to the store's read queue: side by side, the client waits for one
-            // (docs/benchmarks.md, "GetDevice over the socket").
-            async let bindings = store.tagBindings(deviceId: id)
-            let r = try await record(id)
-            return ["device": try WireCoding.encode(r, now: t), "tags": try encode(try await bindings)]
+            guard let detail = try await store.deviceDetail(id: id) else { throw LendingError.noSuchDevice(id) }
+            return ["device": try WireCoding.encode(detail.record, now: t), "tags": try encode(detail.tags)]
         case "ListDevices":
             let filter = DeviceFilter(
                 groupId: try p.optionalString("groupId"),

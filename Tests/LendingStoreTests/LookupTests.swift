@@ -64,6 +64,27 @@ import Testing
         #expect(resolved == record)
     }
 
+    /// What `Inventory.GetDevice` answers: the record with its rental and every tag bound to it,
+    /// ordered by UID; nothing for a device that is not there (or no longer).
+    @Test(arguments: Backend.all) func aDeviceDetailHasTheRecordAndItsTags(_ backend: Backend) async throws {
+        let fixture = try await StoreFixture(backend, devices: 2, users: 1)
+        defer { fixture.close() }
+        let store = fixture.store
+        #expect(try await store.deviceDetail(id: "D-001") == DeviceDetail(record: try #require(try await store.device(id: "D-001")), tags: []))
+        let rental = try await store.lend(LendRequest(deviceId: "D-001", userId: "U-1", at: at(3)))
+        try await store.bindTag(TagBinding(uid: "04FFEEDDCCBBAA", deviceId: "D-001", boundAt: at(4)))
+        try await store.bindTag(TagBinding(uid: "0411223344", deviceId: "D-001", boundAt: at(5)))
+        try await store.bindTag(TagBinding(uid: "04AABBCCDD", deviceId: "D-002", boundAt: at(6)))
+        let detail = try #require(try await store.deviceDetail(id: "D-001"))
+        #expect(detail.record == (try await store.device(id: "D-001")))
+        #expect(detail.record.activeRental == rental && detail.record.device.isNFCRegistered)
+        #expect(detail.tags == [TagBinding(uid: "0411223344", deviceId: "D-001", boundAt: at(5)),
+                                TagBinding(uid: "04FFEEDDCCBBAA", deviceId: "D-001", boundAt: at(4))])
+        #expect(try await store.deviceDetail(id: "D-999") == nil)
+        try await store.deleteDevice(id: "D-002", at: at(7))
+        #expect(try await store.deviceDetail(id: "D-002") == nil)
+    }
+
     @Test func aClosedStoreRefusesLookups() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
