@@ -328,6 +328,9 @@ public actor SystemState {
     /// The curtain groups of the configuration (`[curtain.groups]`), sorted by name.
     public func curtainGroups() -> [CurtainGroup] { groups }
 
+    /// ``curtainIDs()`` and ``curtainGroups()`` in one visit to the actor: what a curtain command's name can mean.
+    public func curtainNames() -> (curtains: [String], groups: [CurtainGroup]) { (curtainIDs(), groups) }
+
     /// Sets the curtain groups (at start and on a reload).
     public func declareCurtainGroups(_ groups: [CurtainGroup]) { self.groups = groups.sorted { $0.name < $1.name } }
 
@@ -509,8 +512,17 @@ public actor SystemState {
     /// Records a curtain request (what a person or client last asked of the curtain `id`, nil: the first) and
     /// counts it.
     public func recordCurtainRequest(_ request: CurtainRequest, for id: String? = nil) {
-        counters.curtainRequests += 1
-        updateCurtain(id) { $0.lastRequest = request }
+        recordCurtainRequest(request, for: [id])
+    }
+
+    /// Records one request made of several curtains at once (a group command), counting each, in one visit to
+    /// the actor.
+    public func recordCurtainRequest(_ request: CurtainRequest, for ids: [String?]) {
+        guard !ids.isEmpty else { return }
+        for id in ids {
+            counters.curtainRequests += 1
+            updateCurtain(id) { $0.lastRequest = request }
+        }
         publish()  // the counter changed even if the curtain did not
     }
 

@@ -163,12 +163,13 @@ public struct CurtainInterface: VarlinkInterface {
                                       + "enable it and restart roombridged").varlinkError
         }
         let name = try Self.name(call.parameters)
-        let configured = await state.curtainIDs()
-        let targets = try Self.targets(name, configured: configured, groups: await state.curtainGroups())
+        // Each visit to the state's actor is a hop between threads on the command's way to the curtain: two.
+        let (configured, groups) = await state.curtainNames()
+        let targets = try Self.targets(name, configured: configured, groups: groups)
         var position: Int? = nil
         if case .moveTo(let p) = request { position = p }
         let asked = CurtainRequest(kind: request.kind, position: position, at: Date(), by: by)
-        for id in targets { await state.recordCurtainRequest(asked, for: id) }
+        await state.recordCurtainRequest(asked, for: targets)
         let refusals = await Self.perform(request, on: targets, controller)
         // Watchers see what became of the request: the curtains that refused it say why.
         for (id, why) in refusals {
@@ -231,7 +232,16 @@ public struct CurtainInterface: VarlinkInterface {
     /// Performs `request` on every target at once; returns each curtain's refusal (none: every one took it).
     static func perform(_ request: CurtainControlRequest, on targets: [String],
                         _ controller: any CurtainControlling) async -> [String: CurtainControlError] {
-        await withTaskGroup(of: (String, CurtainControlError?).self) { group in
+        if targets.count == 1, let id = targets.first {
+            // One curtain: no child task to start and wait for.
+            do throws(CurtainControlError) {
+                try await controller.perform(request, on: id)
+                return [:]
+            } catch {
+                return [id: error]
+            }
+        }
+        return await withTaskGroup(of: (String, CurtainControlError?).self) { group in
             for id in targets {
                 group.addTask {
                     do throws(CurtainControlError) {

@@ -490,7 +490,8 @@ public final class VarlinkServer: Sendable {
             // Ends when the channel closes (hang-up, stall timeout, shutdown) ...
             group.addTask { try? await channel.closeFuture.get() }
             // ... or when the calls end (the client stopped sending, or shutdown).
-            group.addTask {
+            // ... on the connection's event loop (`LoopExecutor`).
+            group.addTask(executorPreference: loopQueue(for: channel.eventLoop).executor) {
                 await self.callLoop(channel: channel, handler: handler, messages: messages, id: id, context: context)
             }
             _ = await group.next()
