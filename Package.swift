@@ -223,7 +223,7 @@ let package = Package(
         .testTarget(name: "CurtainProtocolTests", dependencies: ["TestSupport", "CurtainProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "JSONTests", dependencies: ["TestSupport", "JSON"], swiftSettings: swiftSettings),
         .testTarget(name: "VarlinkTests", dependencies: ["TestSupport", "JSON", "Varlink", "VarlinkNIO",
-            .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         .testTarget(name: "NFCReaderTests", dependencies: ["TestSupport", "NFCReader", "NDEF", "PN532Simulator",
             .product(name: "Logging", package: "swift-log"),

@@ -10,8 +10,6 @@ import RoomBridgeAPI
 public struct InventoryInterface: VarlinkInterface {
     public let name = "io.roombridge.Inventory"
     public var interfaceDescription: String { Self.idl }
-    /// Its calls wait on the store alone: they run on the connection's event loop.
-    public var runsOnConnectionThread: Bool { true }
     /// The interface's description, the contract's text (`RoomBridgeAPI`).
     public static let idl = InterfaceIDL.inventory
 

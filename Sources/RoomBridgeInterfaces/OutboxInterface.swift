@@ -9,8 +9,6 @@ import RoomBridgeAPI
 public struct OutboxInterface: VarlinkInterface {
     public let name = "io.roombridge.Outbox"
     public var interfaceDescription: String { Self.idl }
-    /// Its calls wait on the store alone: they run on the connection's event loop.
-    public var runsOnConnectionThread: Bool { true }
 
     private let store: any InventoryStore
     private let configuredTargets: @Sendable () -> [String]

@@ -119,16 +119,6 @@ public protocol VarlinkInterface: Sendable {
     /// other error answers `org.varlink.service.InternalError`. The task is cancelled when
     /// the client hangs up. For `oneway` calls replies are discarded.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws
-    /// Where the calls run: true on the thread that reads and writes the connection (VarlinkNIO's event
-    /// loop: see its `LoopExecutor`), false (the default) on the cooperative pool. True suits an interface
-    /// whose calls wait on threads of their own (a store's) and do little besides: the reply is written
-    /// where the answer arrives. Calls that go through actors belong on the pool, where an actor's work
-    /// continues on the same thread; from the loop every visit to an actor is a hop there and back.
-    var runsOnConnectionThread: Bool { get }
-}
-
-extension VarlinkInterface {
-    public var runsOnConnectionThread: Bool { false }
 }
 
 /// An interface that can answer some calls at once, from what it already holds (e.g. a cached
@@ -292,13 +282,7 @@ public final class VarlinkService: Sendable {
             try registered.definition.validateCall(method: call.methodName, parameters: call.parameters,
                                                   allowUnknownFields: allowUnknownParameters)
             if let implementation = registered.implementation {
-                if implementation.runsOnConnectionThread {
-                    try await implementation.handle(call, context: context, replies: sink)
-                } else {
-                    try await withTaskExecutorPreference(globalConcurrentExecutor) {
-                        try await implementation.handle(call, context: context, replies: sink)
-                    }
-                }
+                try await implementation.handle(call, context: context, replies: sink)
             } else {
                 try await handleServiceCall(call, sink: sink)
             }

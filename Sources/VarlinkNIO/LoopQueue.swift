@@ -23,13 +23,10 @@ final class LoopQueue: Sendable {
     }
 
     let eventLoop: any EventLoop
-    /// Where the calls of the loop's connections run.
-    let executor: LoopExecutor
     private let pending = Mutex(Pending())
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
-        self.executor = LoopExecutor(eventLoop: eventLoop)
     }
 
     /// Items queued without a kick after which the loop is woken anyway, so that it writes to

@@ -490,8 +490,7 @@ public final class VarlinkServer: Sendable {
             // Ends when the channel closes (hang-up, stall timeout, shutdown) ...
             group.addTask { try? await channel.closeFuture.get() }
             // ... or when the calls end (the client stopped sending, or shutdown).
-            // ... on the connection's event loop (`LoopExecutor`).
-            group.addTask(executorPreference: loopQueue(for: channel.eventLoop).executor) {
+            group.addTask {
                 await self.callLoop(channel: channel, handler: handler, messages: messages, id: id, context: context)
             }
             _ = await group.next()

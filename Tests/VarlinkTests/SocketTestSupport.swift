@@ -175,7 +175,6 @@ func testLogger() -> Logger {
 /// Binds a server at a fresh path, runs it while `body` executes, then shuts it down.
 func withServer(
     probe: Probe = Probe(),
-    runsOnConnectionThread: Bool = false,
     configure: (inout VarlinkServerConfiguration) -> Void = { _ in },
     _ body: (String, VarlinkServer) async throws -> Void
 ) async throws {
@@ -184,7 +183,7 @@ func withServer(
     let path = dir.file("test.sock")
     var config = VarlinkServerConfiguration(listen: .path(path))
     configure(&config)
-    let server = try await VarlinkServer.bind(service: makeService(probe, runsOnConnectionThread: runsOnConnectionThread), configuration: config, logger: testLogger())
+    let server = try await VarlinkServer.bind(service: makeService(probe), configuration: config, logger: testLogger())
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await server.run() }
         do {

@@ -33,19 +33,6 @@ import Varlink
         #expect(access(socketPath, F_OK) != 0)
     }
 
-    /// An interface that runs on the connection's thread answers from the event loop, also after awaiting an
-    /// actor; another's calls run on the cooperative pool (where its actors' work continues).
-    @Test(arguments: [true, false]) func callsRunWhereTheirInterfaceAsks(_ onConnectionThread: Bool) async throws {
-        try await withServer(runsOnConnectionThread: onConnectionThread) { path, _ in
-            let client = try await VarlinkClient.connect(path: path)
-            for _ in 0..<3 {
-                let reply = try await client.call("org.example.test.Where")
-                #expect(reply == ["onLoop": .bool(onConnectionThread), "stillOnLoop": .bool(onConnectionThread)])
-            }
-            await client.close()
-        }
-    }
-
     @Test func concurrentCallsArePipelinedAndMatched() async throws {
         try await withServer { path, _ in
             let client = try await VarlinkClient.connect(path: path)

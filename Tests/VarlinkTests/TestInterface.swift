@@ -1,4 +1,3 @@
-import NIOPosix
 import Synchronization
 import Varlink
 
@@ -12,10 +11,6 @@ final class Probe: Sendable {
     let log = Mutex<[String]>([])
 
     func record(_ s: String) { log.withLock { $0.append(s) } }
-    /// An actor of the test's: awaiting it leaves the caller's thread.
-    private actor Elsewhere { func visit() {} }
-    private let elsewhere = Elsewhere()
-    func visit() async { await elsewhere.visit() }
     var entries: [String] { log.withLock { $0 } }
 
     /// `Hold` calls wait here until ``release()``: a call that is surely still running when the test acts.
@@ -48,7 +43,6 @@ struct TestFailure: Error {}
 /// `Add` is answered at once (``VarlinkImmediateInterface``) when the transport can.
 struct TestInterface: VarlinkImmediateInterface {
     let probe: Probe
-    var runsOnConnectionThread = false
 
     var name: String { "org.example.test" }
 
@@ -99,10 +93,6 @@ struct TestInterface: VarlinkImmediateInterface {
 
         # The caller's credentials as the server sees them.
         method WhoAmI() -> (pid: int, uid: int, gid: int, groups: []int)
-
-        # Where the call runs: on an event loop (the connection's thread), before and after it awaited
-        # something elsewhere.
-        method Where() -> (onLoop: bool, stillOnLoop: bool)
 
         error Custom (reason: string)
         """
@@ -174,20 +164,15 @@ struct TestInterface: VarlinkImmediateInterface {
             ])
         case "Note":
             probe.record("note \(p["text"]!.stringValue!)")
-        case "Where":
-            let onLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
-            await probe.visit()
-            try await replies.reply(["onLoop": .bool(onLoop),
-                                     "stillOnLoop": .bool(MultiThreadedEventLoopGroup.currentEventLoop != nil)])
         default:
             throw VarlinkError.methodNotImplemented(call.method)
         }
     }
 }
 
-func makeService(_ probe: Probe, runsOnConnectionThread: Bool = false) throws -> VarlinkService {
+func makeService(_ probe: Probe) throws -> VarlinkService {
     try VarlinkService(vendor: "Example", product: "Test", version: "1", url: "https://example.com",
-                       interfaces: [TestInterface(probe: probe, runsOnConnectionThread: runsOnConnectionThread)])
+                       interfaces: [TestInterface(probe: probe)])
 }
 
 let validPerson: JSONValue = [
