@@ -8,6 +8,10 @@ same clock as Python's time.monotonic() on Linux):
 - advertMs (with --adverts, for curtains that advertise their motion, as SwitchBot's do): the simulator's
   advertisement (a PropertiesChanged on ServiceData/ManufacturerData) → the first BleakScanner detection
   callback for the curtain's address that arrives after it;
+- rawWriteMs: the floor of bleak's figure, the same WriteValue sent by dbus-fast alone (bleak's D-Bus library,
+  one method call on its own connection to the bus, no bleak): call → WriteValue at the simulator;
+- busctlWriteMs: the same WriteValue by `busctl call` (systemd's D-Bus tool, a new process per call): process
+  start → WriteValue at the simulator;
 - releasedWriteMs (with --released, for curtains driven on demand): after bleak let the link go, connect again to
   the device found before (a BLEDevice, as PySwitchbot keeps it) and write: connect call → WriteValue;
 - pullMs (with --pulls and --adverts): the wall switch pressed at the simulator (the control line `press`,
@@ -94,6 +98,57 @@ async def wait_idle_at(args, target=None, device=None):
         await asyncio.sleep(0.02)
 
 
+async def raw_writes(args, path, response, specs):
+    """Each write of `specs` (HEX@TARGET) as one org.bluez.GattCharacteristic1.WriteValue sent with dbus-fast on a
+    connection of its own (what bleak sends for write_gatt_char, without bleak): call → WriteValue (ms)."""
+    from dbus_fast import BusType, Message, MessageType, Variant
+    from dbus_fast.aio import MessageBus
+    bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
+    options = {"type": Variant("s", "request" if response else "command")}
+    samples = []
+    try:
+        for spec in specs:
+            hex_bytes, _, target = spec.partition("@")
+            await timing(args)
+            t0 = time.monotonic()
+            reply = await bus.call(Message(destination="org.bluez", path=path, interface="org.bluez.GattCharacteristic1",
+                                           member="WriteValue", signature="aya{sv}",
+                                           body=[bytes.fromhex(hex_bytes), options]))
+            if reply.message_type == MessageType.ERROR:
+                raise SystemExit(f"dbus-fast WriteValue: {reply.error_name} {reply.body}")
+            await wait_idle_at(args, int(target))
+            write = next((t for t, h in (await timing(args)).get("writes", []) if h == hex_bytes), None)
+            if write is not None:
+                samples.append((write - t0) * 1000)
+    finally:
+        bus.disconnect()
+    return samples
+
+
+async def busctl_writes(args, path, response, specs):
+    """Each write of `specs` by `busctl call` (a process each): process start → WriteValue (ms)."""
+    import os
+    address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
+    samples = []
+    for spec in specs:
+        hex_bytes, _, target = spec.partition("@")
+        data = bytes.fromhex(hex_bytes)
+        await timing(args)
+        t0 = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            "busctl", f"--address={address}", "call", "org.bluez", path, "org.bluez.GattCharacteristic1", "WriteValue",
+            "aya{sv}", str(len(data)), *[str(b) for b in data], "1", "type", "s", "request" if response else "command",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"busctl WriteValue: {out.decode()}{err.decode()}")
+        await wait_idle_at(args, int(target))
+        write = next((t for t, h in (await timing(args)).get("writes", []) if h == hex_bytes), None)
+        if write is not None:
+            samples.append((write - t0) * 1000)
+    return samples
+
+
 async def pulls(args, arrivals, count, notifications=None):
     """`count` wall-switch presses: press → the first arrival (monotonic) in `arrivals` after it; each press runs the
     motor to its end before the next. With `notifications` (the connected client's (arrival, hex)), returns each
@@ -123,6 +178,7 @@ async def main(args):
     detected = []  # monotonic arrivals of detection callbacks for the curtain
     notified = []  # monotonic arrivals of notifications
     write_ms, notify_ms, advert_ms, released_ms, pull_ms, pull_notifications = [], [], [], [], [], []
+    raw_ms, busctl_ms = [], []
     scanner = None
     device = await bleak.BleakScanner.find_device_by_address(args.address, timeout=20)
     if device is None:
@@ -172,6 +228,10 @@ async def main(args):
                 if hit is not None:
                     arrivals = [a for a in arrivals if a > hit]
                     advert_ms.append((hit - sent) * 1000)
+        # The floors, on the same link: the same writes as one raw method call each.
+        path = client.services.get_characteristic(args.write_char).obj[0]  # bleak's BlueZ backend: (path, properties)
+        raw_ms = await raw_writes(args, path, response, args.write)
+        busctl_ms = await busctl_writes(args, path, response, args.write)
         if not args.adverts and args.pulls:  # the curtain tells its motion through notifications, on the link
             pull_notifications = await pulls(args, notified, args.pulls, notifications=received)
         await client.stop_notify(args.notify_char)
@@ -195,7 +255,8 @@ async def main(args):
         if scanner is not None:
             await scanner.stop()
         await client.disconnect()
-    print(json.dumps({"writeMs": write_ms, "notifyMs": notify_ms, "advertMs": advert_ms,
+    print(json.dumps({"writeMs": write_ms, "rawWriteMs": raw_ms, "busctlWriteMs": busctl_ms,
+                      "notifyMs": notify_ms, "advertMs": advert_ms,
                       "releasedWriteMs": released_ms, "pullMs": pull_ms, "pullNotifications": pull_notifications}))
 
 

@@ -115,6 +115,14 @@ extension Bench {
                 Row("\(name): command (MoveTo) → WriteValue at the simulator (ms)", Stats(daemon.commandMs),
                     peer: peer.map { ("bleak, same write (\(profile.writeType.rawValue)) → WriteValue", Stats($0.writeMs)) }
                         ?? Self.bleakSkipped),
+                // The floors of the bleak figure: one raw method call on the bus (the busctl, and the same
+                // call from a process already connected, as bleak and the daemon are).
+                Row("\(name): command (MoveTo) → WriteValue at the simulator (ms)", Stats(daemon.commandMs),
+                    peer: peer.map { ("floor: the same WriteValue sent by dbus-fast alone (bleak's D-Bus library, no bleak)",
+                                      Stats($0.rawWriteMs)) } ?? Self.bleakSkipped),
+                Row("\(name): command (MoveTo) → WriteValue at the simulator (ms)", Stats(daemon.commandMs),
+                    peer: peer.map { ("busctl call, the same WriteValue (a new process per call)", Stats($0.busctlWriteMs)) }
+                        ?? Self.bleakSkipped),
                 Row(signal, Stats(daemon.signalMs),
                     peer: peer.map { (peerSignal, Stats(profile.motionFromAdvertisements ? $0.advertMs : $0.notifyMs)) }
                         ?? Self.bleakSkipped),

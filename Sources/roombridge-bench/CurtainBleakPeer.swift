@@ -8,6 +8,9 @@ import Varlink
 extension Bench {
     struct BleakCurtainSamples {
         let writeMs: [Double]
+        /// The floors of `writeMs`: the same WriteValue by dbus-fast alone (no bleak), and by `busctl call`.
+        let rawWriteMs: [Double]
+        let busctlWriteMs: [Double]
         let notifyMs: [Double]
         /// Advertisement → BleakScanner detection callback (profiles that advertise their motion).
         let advertMs: [Double]
@@ -57,7 +60,8 @@ extension Bench {
                 }
                 return Self.firstTellingMotion(notes, profile: profile)
             }
-        return BleakCurtainSamples(writeMs: ms("writeMs"), notifyMs: ms("notifyMs"), advertMs: ms("advertMs"),
+        return BleakCurtainSamples(writeMs: ms("writeMs"), rawWriteMs: ms("rawWriteMs"), busctlWriteMs: ms("busctlWriteMs"),
+                                   notifyMs: ms("notifyMs"), advertMs: ms("advertMs"),
                                    releasedWriteMs: ms("releasedWriteMs"), pullMs: pullMs)
     }
 
