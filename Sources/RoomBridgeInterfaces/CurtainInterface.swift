@@ -163,7 +163,7 @@ public struct CurtainInterface: VarlinkInterface {
                                       + "enable it and restart roombridged").varlinkError
         }
         let name = try Self.name(call.parameters)
-        // Each visit to the state's actor is a hop between threads on the command's way to the curtain: two.
+        // Two visits to the state's actor before the write (the names, then the request of every target), not 2 + N.
         let (configured, groups) = await state.curtainNames()
         let targets = try Self.targets(name, configured: configured, groups: groups)
         var position: Int? = nil
