@@ -11,8 +11,17 @@ RELEASE_FLAGS ?=
 # Pi OS bookworm), which gold, the toolchain's default, cannot do; and with no symbol of its own in the dynamic
 # symbol table (scripts/local-symbols.map): packaging/build-deb.sh puts the names for backtraces in a
 # package of their own, roombridge-dbgsym, instead.
+#
+# And laid out for a small idle footprint (docs/architecture.md, "Startup order"): every function in a section of
+# its own, and the functions the daemon runs from start to idle placed first, in the order
+# packaging/startup-order.xz names them (written by scripts/startup-order.py), so they fill few pages: the
+# kernel maps a program's code 64 KiB around each page it runs, so scattered functions keep most of the code
+# resident. A name the order lists that no longer exists is ignored (hence no warning for it).
+STARTUP_ORDER := $(CURDIR)/.build/startup.order
 RELEASE_LINK  := -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
-                 -Xlinker --version-script=$(CURDIR)/scripts/local-symbols.map
+                 -Xlinker --version-script=$(CURDIR)/scripts/local-symbols.map \
+                 -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcxx -ffunction-sections \
+                 -Xlinker --symbol-ordering-file=$(STARTUP_ORDER) -Xlinker --no-warn-symbol-ordering
 # And ICU's data cut to what the program uses (English and Japanese; scripts/icu-data.py): 7 MB of ICU's 34.
 # Expanded only by the rules that link statically; the script fails loudly rather than ship the whole data.
 ICU_LINK = $(or $(shell SWIFT=$(SWIFT) $(PYTHON) scripts/icu-data.py $(CURDIR)/.build/icu-data),$(error scripts/icu-data.py failed))
@@ -59,7 +68,7 @@ scenario:
 
 # Every benchmark figure in one invocation (release build); writes docs/benchmarks.md.
 # The package's size too (scripts/package-size.sh: a static release build of its own, in .build-static).
-bench:
+bench: $(STARTUP_ORDER)
 	$(SWIFT) build -c release
 	SWIFT=$(SWIFT) RELEASE_LINK="$(RELEASE_LINK)" ICU_LINK="$(ICU_LINK)" scripts/package-size.sh .build/package-size
 	.build/release/roombridge-bench --bin .build/release --package .build/package-size --output docs/benchmarks.md
@@ -75,16 +84,23 @@ run: deps build
 
 # A release build that needs no Swift runtime on the target (only Debian's runtime libraries).
 # `roombridge` is roombridged, roombridgectl and roombridge-web in one program (see install).
-release:
+release: $(STARTUP_ORDER)
 	$(RELEASE_BUILD) --product roombridge
 	$(RELEASE_BUILD) --product pn532-sim
 	$(RELEASE_BUILD) --product bluez-sim
 
 # make deb: roombridge_VERSION_ARCH.deb in this directory, from a release build of the one program
 # (Swift runtime linked statically; Depends: only Debian's libraries). See packaging/build-deb.sh.
-deb:
+deb: $(STARTUP_ORDER)
 	$(RELEASE_BUILD) --product roombridge
 	packaging/build-deb.sh .build/release .
+
+# A new order takes effect at the next link: SwiftPM sees the same flags and would keep the program it linked
+# with the old one, so it goes.
+$(STARTUP_ORDER): packaging/startup-order.xz
+	mkdir -p $(@D)
+	xz -dc $< > $@
+	rm -f .build/release/roombridge .build-static/release/roombridge
 
 BINDIR      = $(PREFIX)/bin
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system

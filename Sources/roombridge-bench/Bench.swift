@@ -182,20 +182,25 @@ extension Bench {
         }
         func mib(_ kB: Int?) -> Stats { Stats([Double(kB ?? 0) / 1024]) }
         let old = "0.1.0's roombridged, its own program"
+        // The minimal programs, built and stripped as the package's program (package-size.sh), settled as long.
+        let essentials = try await idlePeerMemory(bin: directory, name: "idle-peer-essentials", settle: 2)
+        let foundation = try await idlePeerMemory(bin: directory, name: "idle-peer-foundation", settle: 2)
+        let installed = memory["one"].map { Self.idleMemoryRows($0, essentials: essentials, foundation: foundation) } ?? []
         report.add(section: "Package size", text: text + """
 
             The installed daemon, started \(starts) times each, alternately: the package's one program
             (run as `roombridged`) next to 0.1.0's `roombridged`, both as packaged.
 
-            | figure | n | median | p99 | peer (same run) | peer median | peer p99 | ratio |
-            |---|---|---|---|---|---|---|---|
-            \(Self.line("start → READY=1 (ms)", Stats(ready["one"] ?? []), old, Stats(ready["three"] ?? [])))
-            \(Self.line("idle RSS (MiB)", mib(memory["one"]?.rssKB), old, mib(memory["three"]?.rssKB)))
-            \(Self.line("idle Pss (MiB)", mib(memory["one"]?.pssKB), old, mib(memory["three"]?.pssKB)))
-            """)
-    }
+            \(Report.table([
+                Row("start → READY=1 (ms)", Stats(ready["one"] ?? []), peer: (old, Stats(ready["three"] ?? []))),
+                Row("idle RSS (MiB)", mib(memory["one"]?.rssKB), peer: (old, mib(memory["three"]?.rssKB))),
+                Row("idle Pss (MiB)", mib(memory["one"]?.pssKB), peer: (old, mib(memory["three"]?.pssKB))),
+            ]))
+            The package's program idle, next to the minimal programs built, linked and stripped the same way
+            (`idle-peer-essentials`, `idle-peer-foundation`; statically, by package-size.sh), each 2 s after it
+            said it was ready, its file in the page cache (as after installing):
 
-    static func line(_ name: String, _ s: Stats, _ peerName: String, _ p: Stats) -> String {
-        "| \(name) | \(s.count) | \(fmt(s.p50)) | \(fmt(s.p99)) | \(peerName) | \(fmt(p.p50)) | \(fmt(p.p99)) | \(fmt(s.p50 / p.p50))× |"
+            \(Report.table(installed))
+            """)
     }
 }

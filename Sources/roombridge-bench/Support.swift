@@ -90,19 +90,25 @@ struct Report {
                 if case .text(let text) = body { out += "\n## \(title)\n\n\(text)\n" }
                 continue
             }
-            out += "\n## \(title)\n\n| figure | n | median | p99 | peer (same run) | peer median | peer p99 | ratio |\n|---|---|---|---|---|---|---|---|\n"
-            for r in rows {
-                if let s = r.stats {
-                    var line = "| \(r.name) | \(s.count) | \(fmt(s.p50)) | \(fmt(s.p99)) |"
-                    if let (peerName, p) = r.peer {
-                        line += " \(peerName) | \(fmt(p.p50)) | \(fmt(p.p99)) | \(p.count == 0 ? "" : fmt(s.p50 / p.p50) + "×") |"
-                    } else {
-                        line += " | | | |"
-                    }
-                    out += line + "\n"
-                } else if let v = r.value {
-                    out += v.isNaN ? "| \(r.name) | | | | | | | |\n" : "| \(r.name) | 1 | \(fmt(v)) | | | | | |\n"
+            out += "\n## \(title)\n\n" + Self.table(rows)
+        }
+        return out
+    }
+
+    /// Rows as the common table (header, then a line each).
+    static func table(_ rows: [Row]) -> String {
+        var out = "| figure | n | median | p99 | peer (same run) | peer median | peer p99 | ratio |\n|---|---|---|---|---|---|---|---|\n"
+        for r in rows {
+            if let s = r.stats {
+                var line = "| \(r.name) | \(s.count) | \(fmt(s.p50)) | \(fmt(s.p99)) |"
+                if let (peerName, p) = r.peer {
+                    line += " \(peerName) | \(fmt(p.p50)) | \(fmt(p.p99)) | \(p.count == 0 ? "" : fmt(s.p50 / p.p50) + "×") |"
+                } else {
+                    line += " | | | |"
                 }
+                out += line + "\n"
+            } else if let v = r.value {
+                out += v.isNaN ? "| \(r.name) | | | | | | | |\n" : "| \(r.name) | 1 | \(fmt(v)) | | | | | |\n"
             }
         }
         return out
