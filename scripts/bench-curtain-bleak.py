@@ -98,43 +98,47 @@ async def wait_idle_at(args, target=None, device=None):
         await asyncio.sleep(0.02)
 
 
+async def timed_writes(args, specs, send_one):
+    """Each write of `specs` (HEX@TARGET) sent by `send_one(data)`: sent → WriteValue at the simulator (ms), the
+    motor run to TARGET before the next."""
+    samples = []
+    for spec in specs:
+        hex_bytes, _, target = spec.partition("@")
+        await timing(args)
+        t0 = time.monotonic()
+        await send_one(bytes.fromhex(hex_bytes))
+        await wait_idle_at(args, int(target))
+        write = next((t for t, h in (await timing(args)).get("writes", []) if h == hex_bytes), None)
+        if write is not None:
+            samples.append((write - t0) * 1000)
+    return samples
+
+
 async def raw_writes(args, path, response, specs):
-    """Each write of `specs` (HEX@TARGET) as one org.bluez.GattCharacteristic1.WriteValue sent with dbus-fast on a
-    connection of its own (what bleak sends for write_gatt_char, without bleak): call → WriteValue (ms)."""
+    """Each write of `specs` as one org.bluez.GattCharacteristic1.WriteValue sent with dbus-fast on a connection
+    of its own (what bleak sends for write_gatt_char, without bleak): call → WriteValue (ms)."""
     from dbus_fast import BusType, Message, MessageType, Variant
     from dbus_fast.aio import MessageBus
     bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
     options = {"type": Variant("s", "request" if response else "command")}
-    samples = []
+
+    async def send_one(data):
+        reply = await bus.call(Message(destination="org.bluez", path=path, interface="org.bluez.GattCharacteristic1",
+                                       member="WriteValue", signature="aya{sv}", body=[data, options]))
+        if reply.message_type == MessageType.ERROR:
+            raise SystemExit(f"dbus-fast WriteValue: {reply.error_name} {reply.body}")
     try:
-        for spec in specs:
-            hex_bytes, _, target = spec.partition("@")
-            await timing(args)
-            t0 = time.monotonic()
-            reply = await bus.call(Message(destination="org.bluez", path=path, interface="org.bluez.GattCharacteristic1",
-                                           member="WriteValue", signature="aya{sv}",
-                                           body=[bytes.fromhex(hex_bytes), options]))
-            if reply.message_type == MessageType.ERROR:
-                raise SystemExit(f"dbus-fast WriteValue: {reply.error_name} {reply.body}")
-            await wait_idle_at(args, int(target))
-            write = next((t for t, h in (await timing(args)).get("writes", []) if h == hex_bytes), None)
-            if write is not None:
-                samples.append((write - t0) * 1000)
+        return await timed_writes(args, specs, send_one)
     finally:
         bus.disconnect()
-    return samples
 
 
 async def busctl_writes(args, path, response, specs):
     """Each write of `specs` by `busctl call` (a process each): process start → WriteValue (ms)."""
     import os
     address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
-    samples = []
-    for spec in specs:
-        hex_bytes, _, target = spec.partition("@")
-        data = bytes.fromhex(hex_bytes)
-        await timing(args)
-        t0 = time.monotonic()
+
+    async def send_one(data):
         proc = await asyncio.create_subprocess_exec(
             "busctl", f"--address={address}", "call", "org.bluez", path, "org.bluez.GattCharacteristic1", "WriteValue",
             "aya{sv}", str(len(data)), *[str(b) for b in data], "1", "type", "s", "request" if response else "command",
@@ -142,11 +146,7 @@ async def busctl_writes(args, path, response, specs):
         out, err = await proc.communicate()
         if proc.returncode != 0:
             raise SystemExit(f"busctl WriteValue: {out.decode()}{err.decode()}")
-        await wait_idle_at(args, int(target))
-        write = next((t for t, h in (await timing(args)).get("writes", []) if h == hex_bytes), None)
-        if write is not None:
-            samples.append((write - t0) * 1000)
-    return samples
+    return await timed_writes(args, specs, send_one)
 
 
 async def pulls(args, arrivals, count, notifications=None):
