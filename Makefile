@@ -95,12 +95,13 @@ deb: $(STARTUP_ORDER)
 	$(RELEASE_BUILD) --product roombridge
 	packaging/build-deb.sh .build/release .
 
-# A new order takes effect at the next link: SwiftPM sees the same flags and would keep the program it linked
-# with the old one, so it goes.
+# A new order takes effect at the next link: SwiftPM sees the same flags and would keep the programs it linked
+# with the old one, so they go (those of make release and deb in .build, and package-size.sh's in .build-static).
+ORDERED_PROGRAMS := roombridge roombridged roombridgectl roombridge-web pn532-sim bluez-sim idle-peer-essentials idle-peer-foundation
 $(STARTUP_ORDER): packaging/startup-order.xz
 	mkdir -p $(@D)
 	xz -dc $< > $@
-	rm -f .build/release/roombridge .build-static/release/roombridge
+	rm -f $(foreach p,$(ORDERED_PROGRAMS),.build/release/$(p) .build-static/release/$(p))
 
 BINDIR      = $(PREFIX)/bin
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system

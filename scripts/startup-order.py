@@ -4,11 +4,12 @@
     sudo scripts/startup-order.py PROGRAM OUTPUT.xz [--runs N]
 
 PROGRAM is the release program as `make deb` builds it (.build/release/roombridge: unstripped, every function in
-a section of its own). The script starts it as roombridged, idle with no hardware, N times in each of two
-configurations (as the benchmark starts it: reader and curtain off; and the defaults: reader and curtain on, none
-present), each time from a cold page cache with read-ahead off, so that the pages of the program mapped at idle
-are the pages its code ran in. The names of the functions in those pages (the union of every run), in address
-order, go to OUTPUT.xz; the Makefile links the release program with them first (lld's --symbol-ordering-file).
+a section of its own). The script starts it as roombridged (logging at its default level, as installed), idle
+with no hardware, N times in each of two configurations (as the benchmark starts it: reader and curtain off; and
+the defaults: reader and curtain on, none present), each time from a cold page cache with read-ahead off, so
+that the pages of the program mapped at idle are the pages its code ran in. The names of the functions in those
+pages (the union of every run), in address order, go to OUTPUT.xz; the Makefile links the release program with
+them first (lld's --symbol-ordering-file).
 
 Root only: it drops the page cache and sets read-ahead to 0 on the program's block device for the runs (restored
 afterwards, also on failure). The order is a layout hint: a function it names that no longer exists is ignored,
@@ -91,7 +92,7 @@ def one_run(program, arguments, segments, ra_file):
         env = dict(os.environ, NOTIFY_SOCKET=os.path.join(d, "notify.sock"), LIBNFC_LOG_LEVEL="0")
         proc = subprocess.Popen([os.path.join(d, "roombridged"), "--config", os.path.join(d, "roombridged.toml"),
                                  "--socket-path", os.path.join(d, "roombridge.sock"), "--socket-group", "",
-                                 "--database-path", os.path.join(d, "db.sqlite"), "--log-level", "error"] + arguments,
+                                 "--database-path", os.path.join(d, "db.sqlite")] + arguments,
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             while b"READY=1" not in notify.recv(4096):
