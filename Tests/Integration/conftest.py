@@ -189,7 +189,12 @@ class Daemon:
 
     def wait_ready(self, timeout=15.0):
         if self.notify:
-            self.notify.wait_for(lambda m: "READY=1" in m, timeout)
+            try:
+                self.notify.wait_for(lambda m: "READY=1" in m, timeout)
+            except AssertionError as e:
+                # Say what the daemon did instead (seen once in CI: no READY=1 within 15 s, nothing else known).
+                status = "still running" if self.proc.poll() is None else f"exited with {self.proc.returncode}"
+                raise AssertionError(f"{e}; the daemon is {status}; its log:\n{self.log()[-4000:]}") from None
         else:
             def listening():
                 assert self.proc.poll() is None, f"daemon exited before listening: {self.log()}"
