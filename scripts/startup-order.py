@@ -95,8 +95,13 @@ def one_run(program, arguments, segments, ra_file):
                                  "--database-path", os.path.join(d, "db.sqlite")] + arguments,
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            while b"READY=1" not in notify.recv(4096):
-                pass
+            try:
+                while b"READY=1" not in notify.recv(4096):
+                    pass
+            except socket.timeout:
+                status = "still running" if proc.poll() is None else f"exited with {proc.returncode}"
+                sys.exit(f"startup-order: {program} sent no READY=1 within 20 s ({status}); run it by hand with "
+                         f"the same arguments to see why: {' '.join(arguments) or '(no arguments)'}")
             time.sleep(SETTLE_SECONDS)
             return mapped_code_pages(proc.pid, program, segments)
         finally:
