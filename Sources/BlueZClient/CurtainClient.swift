@@ -171,6 +171,7 @@ public actor CurtainClient {
     /// Sends a command: validated, refused while a wall-switch motion is in progress (manual priority), refused
     /// at once while not connected, then written with `type=request` so the controller's errors come back.
     public func send(_ command: CurtainCommand) async throws(CurtainError) {
+        defer { eventSink.yield(.commandAnswered) }
         // Validation and manual priority are the same for every profile; the bytes come from its codec.
         _ = try CurtainCommandGate.prepare(command, status: snapshot.status)
         let frames: [[UInt8]]
@@ -238,6 +239,7 @@ public actor CurtainClient {
                                     member: "Disconnect", timeout: configuration.callTimeout)
         }
         changed()
+        eventSink.yield(.commandAnswered)
     }
 
     /// Disconnects the curtain this client chose (Device1.Disconnect), e.g. after ``run()`` ended because the

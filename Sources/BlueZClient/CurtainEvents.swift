@@ -61,6 +61,10 @@ public enum CurtainEvent: Sendable, Hashable {
     case profile(CurtainProfile.ID, keepsSchedule: Bool)
     /// Battery and light levels, percent, where the device reports them.
     case levels(battery: Int?, light: Int?)
+    /// A command is done: the curtain answered its write, or it failed. What the curtain told in answer came
+    /// before (a STATUS frame is delivered before the write's reply), so the daemon announces the command's
+    /// request here if nothing since showed it (``SystemState/announceCurtainRequests()``).
+    case commandAnswered
 }
 
 /// The client's view of the curtain; updated only from frames the device sends and link events.
@@ -100,6 +104,7 @@ public struct CurtainSnapshot: Sendable, Hashable {
         case .levels(let b, let l):
             battery = b
             light = l
+        case .commandAnswered: break
         }
         return before != self
     }

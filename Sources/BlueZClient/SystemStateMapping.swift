@@ -41,6 +41,7 @@ extension RoomBridgeCore.CurtainState {
         case .levels(let b, let l):
             battery = b
             light = l
+        case .commandAnswered: break
         }
     }
 }
@@ -49,6 +50,10 @@ extension CurtainClient {
     /// Feeds every event into the daemon's `SystemState` until the event stream ends.
     public nonisolated func forward(to state: SystemState) async {
         for await event in events {
+            if event == .commandAnswered {
+                await state.announceCurtainRequests()
+                continue
+            }
             await state.updateCurtain { $0.apply(event) }
         }
     }

@@ -217,6 +217,10 @@ struct CurtainService: Service {
         var adapterError: String? = nil
         let progress = Mutex(MotionProgress())
         for await event in client.events {
+            if event == .commandAnswered {
+                await state.announceCurtainRequests()
+                continue
+            }
             let resolvedAdapterError: String?
             switch event {
             case .adapter(.poweredOn):

@@ -104,7 +104,9 @@ extension CurtainOutcome {
 /// Carries out curtain requests (implemented by the daemon over one BlueZ client per curtain).
 public protocol CurtainControlling: Sendable {
     /// Performs `request` on the curtain named `curtain` (a name `SystemState.curtainIDs()` lists); returns once
-    /// its controller accepted the write (motions continue afterwards).
+    /// its controller accepted the write (motions continue afterwards). The request is in `SystemState` already;
+    /// the controller announces it (`SystemState.announceCurtainRequests()`) once the curtain answered, after the
+    /// events the answer caused.
     func perform(_ request: CurtainControlRequest, on curtain: String) async throws(CurtainControlError)
 }
 
@@ -169,6 +171,8 @@ public struct CurtainInterface: VarlinkInterface {
         var position: Int? = nil
         if case .moveTo(let p) = request { position = p }
         let asked = CurtainRequest(kind: request.kind, position: position, at: Date(), by: by)
+        // Recorded before the write; the controller announces it to watchers once the curtain answered, after
+        // what the curtain told in answer (the event's serialization is not in the command's way).
         await state.recordCurtainRequest(asked, for: targets)
         let refusals = await Self.perform(request, on: targets, controller)
         // Watchers see what became of the request: the curtains that refused it say why.
@@ -177,6 +181,7 @@ public struct CurtainInterface: VarlinkInterface {
                 if c.lastRequest == asked { c.lastRequest?.refused = why.message }
             }
         }
+        if !refusals.isEmpty { await state.announceCurtainRequests() }
         // A name that is no curtain's is a group (`targets` refused any other): one curtain answers for itself.
         guard let name, !configured.contains(name) else {
             if let failure = targets.first.flatMap({ refusals[$0] }) { throw failure.varlinkError }

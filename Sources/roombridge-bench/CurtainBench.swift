@@ -166,13 +166,13 @@ extension Bench {
         for i in 0..<moves {
             let target = i % 2 == 0 ? 70 : 30
             _ = try sim.timing()
-            var received: [(Double, String)] = []
+            var received: [(Double, JSONValueLite)] = []
             let t0 = monotonicSeconds()
             _ = try client.roundTrip(Array(#"{"method":"io.roombridge.Curtain.MoveTo","parameters":{"position":\#(target)}}"#.utf8) + [0])
             while true {
                 let (_, e) = try watch.nextEvent()
-                received.append((monotonicSeconds(), e.text))
-                if e.contains(#""motion":"idle""#) && Self.mentions(position: target, in: e.text) { break }
+                received.append((monotonicSeconds(), e))
+                if e.contains(#""motion":"idle""#) && e.curtainPosition == target { break }
             }
             let timing = try sim.timing()
             if let write = Self.moveWrite(timing.writes, target: target, profile: profile) {
@@ -184,7 +184,7 @@ extension Bench {
                 ? timing.adverts.compactMap { sent, hex in Int(hex, radix: 16).map { (sent, $0) } }
                 : timing.notifications.flatMap { sent, hex in Self.positions(notified: hex, by: profile).map { (sent, $0) } }
             for (sent, position) in signals {
-                if let hit = received.first(where: { $0.0 >= sent && Self.mentions(position: position, in: $0.1) }) {
+                if let hit = received.first(where: { $0.0 >= sent && $0.1.curtainPosition == position }) {
                     samples.signalMs.append((hit.0 - sent) * 1000)
                 }
             }
@@ -203,7 +203,7 @@ extension Bench {
                     samples.reconnectMs.append((write.0 - t0) * 1000)
                     samples.releasedWrites.append("\(write.1)@\(target)")
                 }
-                _ = try watch.wait(for: "curtain", where: { $0.contains(#""motion":"idle""#) && Self.mentions(position: target, in: $0.text) })
+                _ = try watch.wait(for: "curtain", where: { $0.contains(#""motion":"idle""#) && $0.curtainPosition == target })
             }
         } else {
             for _ in 0..<reconnects {
@@ -235,7 +235,7 @@ extension Bench {
                 throw BenchError("a Stop during the pull was not refused as manual: \(refusal)")
             }
             _ = try watch.wait(for: "curtain", where: {
-                $0.contains(#""motion":"idle""#) && Self.mentions(position: end, in: $0.text)
+                $0.contains(#""motion":"idle""#) && $0.curtainPosition == end
             })
         }
         return samples
@@ -256,11 +256,6 @@ extension Bench {
         guard let frame = (try? profile.codec.frames(for: .command(.moveTo(target))))?.first else { return writes.first }
         let hex = frame.map { String(format: "%02x", $0) }.joined()
         return writes.first { $0.1 == hex }
-    }
-
-    /// True when an event's text carries `"position":N`.
-    static func mentions(position: Int, in text: String) -> Bool {
-        text.contains(#""position":\#(position),"#) || text.contains(#""position":\#(position)}"#)
     }
 
     /// The positions (percent open) a notification of `profile` reports, decoded by the profile's codec.

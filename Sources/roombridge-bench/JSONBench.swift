@@ -11,6 +11,8 @@ enum JSONBench {
     struct Messages {
         let snapshot: StateSnapshot
         let event: Event
+        /// A curtain's event as a MoveTo records it (the request, then the motion): the event a command waits for.
+        let curtainEvent: Event
         /// Framed messages without the NUL: (name, bytes).
         let texts: [(String, [UInt8])]
     }
@@ -41,7 +43,15 @@ enum JSONBench {
         let watch = VarlinkReply(parameters: ["event": try encoder.encode(event)], continues: true).json.serializedBytes()
         let lend = VarlinkCall(method: "io.roombridge.Lending.Lend", parameters: [
             "deviceId": "D-0001", "userId": "U-0017", "dueAt": "2026-12-01T00:00:00Z"]).json.serializedBytes()
-        return Messages(snapshot: snapshot, event: event, texts: [
+        var curtain = CurtainState(id: "window", connection: .connected, address: "C0:FF:EE:00:00:01", name: "RoomBridge Curtain",
+                                   lastRequest: CurtainRequest(kind: .moveTo, position: 70, at: clock, by: "unix:aiko"),
+                                   motion: .opening, position: 40, target: 70)
+        curtain.profile = "roombridge"
+        curtain.scheduleSource = "device"
+        curtain.battery = 87
+        curtain.finishesAt = clock.addingTimeInterval(0.6)
+        let curtainEvent = Event(seq: snapshot.seq + 2, at: clock, payload: .curtain(curtain))
+        return Messages(snapshot: snapshot, event: event, curtainEvent: curtainEvent, texts: [
             ("GetState reply", reply), ("Watch event", watch), ("Lend call", lend), ("device record payload", payload),
         ])
     }
@@ -110,6 +120,9 @@ enum JSONBench {
         rows.append(Row("encode Event (Codable → bytes) (µs)",
                         try time(perBatch: perBatch) { _ = try encoder.encode(m.event).serializedBytes() },
                         peer: ("JSONEncoder", try time(perBatch: perBatch) { _ = try fEncoder.encode(m.event) })))
+        rows.append(Row("encode Event, a curtain's (Codable → bytes) (µs)",
+                        try time(perBatch: perBatch) { _ = try encoder.encode(m.curtainEvent).serializedBytes() },
+                        peer: ("JSONEncoder", try time(perBatch: perBatch) { _ = try fEncoder.encode(m.curtainEvent) })))
         rows.append(Row("decode Event (bytes → Codable) (µs)",
                         try time(perBatch: perBatch) { _ = try decoder.decode(Event.self, from: JSONParser.parse(eventBytes)) },
                         peer: ("JSONDecoder", try time(perBatch: perBatch) { _ = try fDecoder.decode(Event.self, from: eventData) })))

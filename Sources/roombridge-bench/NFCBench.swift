@@ -63,7 +63,7 @@ final class WatchConnection {
         // Parse it: nested objects (a curtain's lastRequest, a lending outcome) have "kind" keys too.
         guard let event = (try? JSONValue(parsing: bytes))?["parameters"]?["event"],
               let kind = event["kind"]?.stringValue else { throw BenchError("not an event: \(text.prefix(200))") }
-        return (kind, JSONValueLite(text: text))
+        return (kind, JSONValueLite(text: text, curtainPosition: event["curtain"]?["position"]?.intValue.map { Int($0) }))
     }
 
     /// Reads events until one of `kind` (and matching `filter`) arrives.
@@ -75,9 +75,11 @@ final class WatchConnection {
     }
 }
 
-/// Just enough of an event's text to look for substrings.
+/// Just enough of an event's text to look for substrings, and a curtain event's position (the curtain's own: its
+/// `lastRequest` carries a position too).
 struct JSONValueLite {
     let text: String
+    var curtainPosition: Int? = nil
     func contains(_ s: String) -> Bool { text.contains(s) }
 }
 

@@ -200,6 +200,24 @@ def test_move_to_40(connected, sim):
     assert counters["curtainRequests"] >= 1
 
 
+def test_watchers_see_each_request_before_what_the_curtain_does_after_it(connected, sim):
+    """The request's event comes once the curtain answered the write, never after the motion it started (the
+    motion's first event carries the request), and a command that changes nothing is shown as well."""
+    ok(curtain(connected, "MoveTo", position=40))
+    wait_state(connected, lambda c: c["motion"] == "idle" and c["position"] == 40, timeout=10)
+    w = Watcher(connected.socket_path)
+    ok(curtain(connected, "MoveTo", position=60))
+    first = w.wait_for(curtain_event(lambda c: c["motion"] != "idle" or (c.get("lastRequest") or {}).get("position") == 60),
+                       timeout=5, what="the move's request or its motion")["curtain"]
+    assert first["lastRequest"]["kind"] == "moveTo" and first["lastRequest"]["position"] == 60, first
+    w.wait_for(curtain_event(lambda c: c["motion"] == "idle" and c["position"] == 60), timeout=10)
+    before = state(connected)["lastRequest"]["at"]
+    ok(curtain(connected, "MoveTo", position=60))  # where it is: nothing moves
+    again = w.wait_for(curtain_event(lambda c: c["lastRequest"]["at"] != before), timeout=5,
+                       what="the request of the move that changed nothing")["curtain"]
+    assert again["lastRequest"]["position"] == 60 and again["motion"] == "idle" and again["position"] == 60, again
+
+
 # --- Manual priority ----------------------------------------------------------------------------
 
 def test_wall_switch_refuses_remote_motions_but_not_schedules(connected, sim):

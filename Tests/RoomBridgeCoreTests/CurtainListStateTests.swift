@@ -13,6 +13,7 @@ import Testing
         #expect(sub.snapshot.curtains.allSatisfy { $0.connection == .searching })
         await state.updateCurtain("right") { $0.position = 30 }
         await state.recordCurtainRequest(CurtainRequest(kind: .open, at: Date()), for: "left")
+        await state.announceCurtainRequests()
         let snapshot = await state.snapshot()
         #expect(snapshot.curtains.map(\.position) == [nil, 30])
         #expect(snapshot.curtains.map { $0.lastRequest?.kind } == [.open, nil])

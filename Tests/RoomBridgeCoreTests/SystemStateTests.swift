@@ -252,6 +252,33 @@ private func tap(_ uid: TagUID, at: Date = t0) -> Tap {
         #expect(s.counters.curtainRequests == 1)
     }
 
+    /// A command's request is in the state at once, and its event comes when the command announces it, or
+    /// before the next event if that comes first: never after what the curtain does next.
+    @Test func aCurtainRequestIsAnnouncedBeforeAnythingAfterIt() async throws {
+        let state = SystemState(now: { t0 })
+        let sub = await state.subscribe()
+        let asked = CurtainRequest(kind: .moveTo, position: 40, at: t0, by: "unix:aiko")
+        await state.recordCurtainRequest(asked)
+        #expect(state.latestSnapshot().snapshot.curtain.lastRequest == asked)
+        #expect(await state.snapshot().counters.events == 0, "no event before the command announces it")
+        // The curtain starts moving before the command announced its request: that event shows it.
+        await state.updateCurtain { $0.motion = .opening }
+        await state.announceCurtainRequests()  // already announced: nothing more
+        await state.recordCurtainRequest(CurtainRequest(kind: .stop, at: t0))
+        await state.announceCurtainRequests()
+        await state.updateCurtain("curtain") { $0.motion = .idle }
+        var seen: [(CurtainRequestKind?, CurtainMotion)] = []
+        for try await e in sub.events {
+            guard case .curtain(let c) = e.payload else { continue }
+            seen.append((c.lastRequest?.kind, c.motion))
+            if seen.count == 3 { break }
+        }
+        // The motion's event carries the move (no event of its own); the stop's is announced before the next one.
+        #expect(seen.map(\.0) == [.moveTo, .stop, .stop])
+        #expect(seen.map(\.1) == [.opening, .opening, .idle])
+        #expect(await state.snapshot().counters.events == 3)
+    }
+
     @Test func readersKeepDeclaredOrder() async {
         let state = SystemState(now: { t0 })
         await state.declareReaders(["b", "a"])
