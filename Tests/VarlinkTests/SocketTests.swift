@@ -448,12 +448,14 @@ import Varlink
             // without backpressure the handler would have produced hundreds of thousands by now.
             #expect(stuck > 0)
             #expect(stuck < 5000, "handler produced \(stuck) replies for a client that reads nothing")
-            // Reading lets it continue.
-            for _ in 0..<2000 { _ = try await raw.readReply() }
-            // A liveness check: what it guards against is a handler that never resumes. Under a full CI run the
-            // whole test took 14–23 s (0.6 s alone), so the default 20 s was a race; 120 s is not.
+            // Reading lets it continue. The client reads until it does: what the handler produced before it
+            // stopped comes first, and on a loaded machine that is more than a fixed count (the task can hand
+            // thousands of replies to the loop before the loop writes them and the channel turns unwritable; a
+            // CI run read 2,000 and waited in vain). A liveness check: what it guards against is a handler that
+            // never resumes. Under a full CI run the whole test took 14–23 s (0.6 s alone), so 120 s.
             try await eventually("the handler resumes once the client reads", timeout: .seconds(120)) {
-                probe.sent.load(ordering: .relaxed) > stuck + 1000
+                for _ in 0..<100 { _ = try await raw.readReply() }
+                return probe.sent.load(ordering: .relaxed) > stuck + 1000
             }
         }
     }
