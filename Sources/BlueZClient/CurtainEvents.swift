@@ -61,9 +61,12 @@ public enum CurtainEvent: Sendable, Hashable {
     case profile(CurtainProfile.ID, keepsSchedule: Bool)
     /// Battery and light levels, percent, where the device reports them.
     case levels(battery: Int?, light: Int?)
-    /// A command is done: the curtain answered its write, or it failed. What the curtain told in answer came
-    /// before (a STATUS frame is delivered before the write's reply), so the daemon announces the command's
-    /// request here if nothing since showed it (``SystemState/announceCurtainRequests()``).
+    /// A command is done: the curtain answered its write, or it failed; the daemon announces the command's
+    /// request here if nothing since showed it (``SystemState/announceCurtainRequests()``). Whether the frame a
+    /// curtain sends in answer comes before the write's reply or after it is the device's affair (BlueZ replies
+    /// to WriteValue when the ATT Write Response arrives; a notification may precede or follow it): before, its
+    /// event carries the request and nothing more is sent; after, the request's own event comes first. bluez-sim
+    /// delivers it before (`SimulatedCharacteristic.writeValue`); `SystemStateTests` covers both orders.
     case commandAnswered
 }
 
