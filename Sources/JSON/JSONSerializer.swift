@@ -19,15 +19,38 @@ public enum JSONSerializer {
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             out.append(UInt8(ascii: "{"))
-            let keys = o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for (i, k) in keys.enumerated() {
+            for (i, member) in sortedMembers(o).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(k, into: &out)
+                writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(o[k]!, into: &out)
+                write(member.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// The members of an object in key order (by UTF-8 bytes), each with its value, so that no
+    /// key is hashed again to find it.
+    static func sortedMembers(_ o: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
+        o.sorted { utf8Precedes($0.key, $1.key) }
+    }
+
+    /// `a` before `b` by their UTF-8 bytes, compared in place where the strings are contiguous
+    /// (as native strings are), else byte by byte through their views.
+    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { pa in
+            b.utf8.withContiguousStorageIfAvailable { pb in
+                let n = min(pa.count, pb.count)
+                var i = 0
+                while i < n {
+                    if pa[i] != pb[i] { return pa[i] < pb[i] }
+                    i += 1
+                }
+                return pa.count < pb.count
+            }
+        }
+        if let result = inPlace ?? nil { return result }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// Appends `value` indented by two spaces per level, one member or element per line, for
@@ -49,13 +72,12 @@ public enum JSONSerializer {
             out.append(UInt8(ascii: "]"))
         case .object(let o) where !o.isEmpty:
             out.append(UInt8(ascii: "{"))
-            let keys = o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for (i, k) in keys.enumerated() {
+            for (i, member) in sortedMembers(o).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 newline(level + 1)
-                writeString(k, into: &out)
+                writeString(member.key, into: &out)
                 out.append(contentsOf: [UInt8(ascii: ":"), UInt8(ascii: " ")])
-                writeIndented(o[k]!, into: &out, level: level + 1)
+                writeIndented(member.value, into: &out, level: level + 1)
             }
             newline(level)
             out.append(UInt8(ascii: "}"))
@@ -75,6 +97,18 @@ public enum JSONSerializer {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        var s = s
+        // Most strings need no escape: copy them whole.
+        let plain = s.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+            else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if plain {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])

@@ -27,11 +27,27 @@ public struct JSONValueEncoder: Sendable {
 }
 
 final class EncodingBox {
+    /// A member or element: a value written at once (no box of its own), or a box that a
+    /// value's `encode(to:)` fills.
+    enum Slot {
+        case value(JSONValue)
+        case box(EncodingBox)
+
+        func materialize() -> JSONValue {
+            switch self {
+            case .value(let v): return v
+            case .box(let b): return b.materialize()
+            }
+        }
+    }
+
     enum Content {
         case empty
         case value(JSONValue)
-        case array([EncodingBox])
-        case object([String: EncodingBox])
+        case array([Slot])
+        /// Members in the order written, hashed once when the object is materialized (a key
+        /// written twice keeps its last value).
+        case object([(key: String, slot: Slot)])
     }
     var content: Content = .empty
 
@@ -40,13 +56,16 @@ final class EncodingBox {
         case .empty: return .object([:])  // a type that encoded nothing at all
         case .value(let v): return v
         case .array(let a): return .array(a.map { $0.materialize() })
-        case .object(let o): return .object(o.mapValues { $0.materialize() })
+        case .object(let members):
+            var o = [String: JSONValue](minimumCapacity: members.count)
+            for member in members { o[member.key] = member.slot.materialize() }
+            return .object(o)
         }
     }
 
     func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws {
-        if let json = value as? JSONValue {
-            content = .value(json)
+        if T.self == JSONValue.self {
+            content = .value(value as! JSONValue)
             return
         }
         if let date = JSONDates.encode(value) {
@@ -70,7 +89,7 @@ struct BoxEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .object = box.content {} else { box.content = .object([:]) }
+        if case .object = box.content {} else { box.content = .object([]) }
         return KeyedEncodingContainer(KeyedBoxContainer<Key>(box: box, codingPath: codingPath))
     }
 
@@ -117,17 +136,21 @@ struct KeyedBoxContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let box: EncodingBox
     var codingPath: [any CodingKey]
 
+    private func add(_ slot: EncodingBox.Slot, _ key: Key) {
+        if case .object(var members) = box.content {
+            box.content = .empty  // keep the array uniquely referenced while mutating
+            members.append((key.stringValue, slot))
+            box.content = .object(members)
+        }
+    }
+
     private func child(_ key: Key) -> EncodingBox {
         let child = EncodingBox()
-        if case .object(var o) = box.content {
-            box.content = .empty  // keep the dictionary uniquely referenced while mutating
-            o[key.stringValue] = child
-            box.content = .object(o)
-        }
+        add(.box(child), key)
         return child
     }
 
-    private func set(_ value: JSONValue, _ key: Key) { child(key).content = .value(value) }
+    private func set(_ value: JSONValue, _ key: Key) { add(.value(value), key) }
 
     mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
@@ -135,6 +158,17 @@ struct KeyedBoxContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: Double, forKey key: Key) throws { set(.double(value), key) }
     mutating func encode(_ value: Float, forKey key: Key) throws { set(.double(Double(value)), key) }
     mutating func encode(_ value: Int64, forKey key: Key) throws { set(.int(value), key) }
+    // Each integer type its own witness, so that the synthesized code does not reach the generic
+    // method below and its cast to `any BinaryInteger` (a conformance lookup per field).
+    mutating func encode(_ value: Int, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { set(try encodeInteger(value, codingPath: codingPath + [key]), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { set(try encodeInteger(value, codingPath: codingPath + [key]), key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let path = codingPath + [key]
         if let i = value as? any BinaryInteger {
@@ -146,7 +180,7 @@ struct KeyedBoxContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         let c = child(key)
-        c.content = .object([:])
+        c.content = .object([])
         return KeyedEncodingContainer(KeyedBoxContainer<NestedKey>(box: c, codingPath: codingPath + [key]))
     }
 
@@ -168,26 +202,41 @@ struct UnkeyedBoxContainer: UnkeyedEncodingContainer {
         return 0
     }
 
-    private func append() -> EncodingBox {
-        let child = EncodingBox()
+    private func add(_ slot: EncodingBox.Slot) {
         if case .array(var a) = box.content {
             box.content = .empty
-            a.append(child)
+            a.append(slot)
             box.content = .array(a)
         }
+    }
+
+    private func append() -> EncodingBox {
+        let child = EncodingBox()
+        add(.box(child))
         return child
     }
 
-    mutating func encodeNil() throws { append().content = .value(.null) }
-    mutating func encode(_ value: Bool) throws { append().content = .value(.bool(value)) }
-    mutating func encode(_ value: String) throws { append().content = .value(.string(value)) }
-    mutating func encode(_ value: Double) throws { append().content = .value(.double(value)) }
-    mutating func encode(_ value: Float) throws { append().content = .value(.double(Double(value))) }
-    mutating func encode(_ value: Int64) throws { append().content = .value(.int(value)) }
+    private func append(_ value: JSONValue) { add(.value(value)) }
+
+    mutating func encodeNil() throws { append(.null) }
+    mutating func encode(_ value: Bool) throws { append(.bool(value)) }
+    mutating func encode(_ value: String) throws { append(.string(value)) }
+    mutating func encode(_ value: Double) throws { append(.double(value)) }
+    mutating func encode(_ value: Float) throws { append(.double(Double(value))) }
+    mutating func encode(_ value: Int64) throws { append(.int(value)) }
+    mutating func encode(_ value: Int) throws { append(.int(Int64(value))) }
+    mutating func encode(_ value: Int8) throws { append(.int(Int64(value))) }
+    mutating func encode(_ value: Int16) throws { append(.int(Int64(value))) }
+    mutating func encode(_ value: Int32) throws { append(.int(Int64(value))) }
+    mutating func encode(_ value: UInt8) throws { append(.int(Int64(value))) }
+    mutating func encode(_ value: UInt16) throws { append(.int(Int64(value))) }
+    mutating func encode(_ value: UInt32) throws { append(.int(Int64(value))) }
+    mutating func encode(_ value: UInt) throws { append(try encodeInteger(value, codingPath: codingPath + [AnyKey(intValue: count)])) }
+    mutating func encode(_ value: UInt64) throws { append(try encodeInteger(value, codingPath: codingPath + [AnyKey(intValue: count)])) }
     mutating func encode<T: Encodable>(_ value: T) throws {
         let path = codingPath + [AnyKey(intValue: count)]
         if let i = value as? any BinaryInteger {
-            append().content = .value(try encodeInteger(i, codingPath: path))
+            append(try encodeInteger(i, codingPath: path))
             return
         }
         try append().encode(value, codingPath: path)
@@ -196,7 +245,7 @@ struct UnkeyedBoxContainer: UnkeyedEncodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let path = codingPath + [AnyKey(intValue: count)]
         let c = append()
-        c.content = .object([:])
+        c.content = .object([])
         return KeyedEncodingContainer(KeyedBoxContainer<NestedKey>(box: c, codingPath: path))
     }
 

@@ -42,9 +42,10 @@ public enum WireTime {
 /// `Date` in ``JSONValueEncoder`` and ``JSONValueDecoder``: ``WireTime``'s form.
 enum JSONDates {
     /// The wire form of `value` when it is a `Date`, else nil.
-    static func encode(_ value: Any) -> JSONValue? {
-        guard let date = value as? Date else { return nil }
-        return .string(WireTime.string(date))
+    /// Generic, and compared by type, so that encoding a value that is not a `Date` boxes and casts nothing.
+    static func encode<T>(_ value: T) -> JSONValue? {
+        guard T.self == Date.self else { return nil }
+        return .string(WireTime.string(value as! Date))
     }
 
     static func decode(_ value: JSONValue, codingPath: [any CodingKey]) throws -> Date {

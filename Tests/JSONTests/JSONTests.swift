@@ -100,6 +100,23 @@ import Testing
         #expect(try JSONValue(parsing: text) == v)
     }
 
+    @Test func keysAreOrderedByTheirUTF8Bytes() {
+        // By bytes, not by Swift's String order: "Z" (5A) before "a" (61), "é" (C3 A9) before "ÿ" (C3 BF)
+        // before "😀" (F0 …), a prefix before what extends it.
+        let v: JSONValue = .object(["😀": 1, "ÿ": 2, "é": 3, "~": 4, "z": 5, "ab": 6, "a": 7, "Z": 8, "": 9,
+                                    String(repeating: "k", count: 40): 10, String(repeating: "k", count: 39): 11])
+        let k39 = String(repeating: "k", count: 39)
+        #expect(v.serialized() == #"{"":9,"Z":8,"a":7,"ab":6,"\#(k39)":11,"\#(k39)k":10,"z":5,"~":4,"é":3,"ÿ":2,"😀":1}"#)
+    }
+
+    @Test func stringsWithoutEscapesAreCopiedWholeAndTheRestEscaped() {
+        let long = String(repeating: "貸出 lent ", count: 20)
+        #expect(JSONValue.string(long).serialized() == "\"" + long + "\"")
+        #expect(JSONValue.string(long + "\u{1F}").serialized() == "\"" + long + "\\u001f\"")
+        #expect(JSONValue.string("\"" + long).serialized() == "\"\\\"" + long + "\"")
+        #expect(JSONValue.string("").serialized() == "\"\"")
+    }
+
     @Test func escaping() {
         let v = JSONValue.string("q\"b\\n\nt\tc\u{1}d\u{7f}é😀/")
         #expect(v.serialized() == #""q\"b\\n\nt\tc\u0001d\u007fé😀/""#)

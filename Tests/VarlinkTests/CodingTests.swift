@@ -68,6 +68,25 @@ struct Widths: Codable, Equatable {
         #expect(throws: EncodingError.self) { try encoder.encode(["big": UInt64.max]) }
     }
 
+    @Test func integersInArraysKeepTheirValuesAndARefusalNamesItsPlace() throws {
+        #expect(try encoder.encode([Int8.min, 0, Int8.max]) == [-128, 0, 127])
+        #expect(try encoder.encode([UInt32.max]) == [.int(Int64(UInt32.max))])
+        #expect(try encoder.encode([Int.min]) == [.int(Int64.min)])
+        #expect(try encoder.encode([UInt(Int64.max)]) == [.int(Int64.max)])
+        do {
+            _ = try encoder.encode(["a": [UInt64(1), UInt64.max]])
+            Issue.record("UInt64.max was encoded")
+        } catch let EncodingError.invalidValue(_, context) {
+            #expect(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["a", "1"])
+        }
+        do {
+            _ = try encoder.encode(["b": UInt.max])
+            Issue.record("UInt.max was encoded")
+        } catch let EncodingError.invalidValue(_, context) {
+            #expect(context.codingPath.map(\.stringValue) == ["b"])
+        }
+    }
+
     @Test func integersFromDoubles() throws {
         #expect(try decoder.decode(Int.self, from: .double(3.0)) == 3)
         #expect(throws: DecodingError.self) { try decoder.decode(Int.self, from: .double(3.5)) }
