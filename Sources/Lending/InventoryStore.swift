@@ -165,6 +165,8 @@ public protocol InventoryStore: Sendable {
     func device(id: DeviceID) async throws -> DeviceRecord?
     /// The device record and its tag bindings, read together (nil when there is no such device).
     func deviceDetail(id: DeviceID) async throws -> DeviceDetail?
+    /// The reads this store can also make synchronously, on its own threads (nil by default).
+    var blockingReads: (any BlockingInventoryReads)? { get }
     func devices(_ filter: DeviceFilter, page: PageRequest) async throws -> Page<DeviceRecord>
     /// A device's change log, newest first (also for deleted devices).
     func deviceLog(deviceId: DeviceID, page: PageRequest) async throws -> Page<DeviceLogEntry>
@@ -306,7 +308,21 @@ public protocol InventoryStore: Sendable {
     func enqueueOutbox(_ entries: [OutboxEntry]) async throws -> Int
 }
 
+/// Reads a store can make synchronously, for a caller on a thread that may block, with the
+/// threads to make them on (``InventoryStore/blockingReads``): a client's point lookup then
+/// goes from the socket's event loop to the store's thread and back, and through no task.
+public protocol BlockingInventoryReads: Sendable {
+    /// Runs `work` on one of the store's read threads (never the cooperative pool or an event loop).
+    func schedule(_ work: @escaping @Sendable () -> Void)
+    /// ``InventoryStore/deviceDetail(id:)``, blocking; call it only from ``schedule(_:)``'s work.
+    func deviceDetail(id: DeviceID) throws -> DeviceDetail?
+}
+
 extension InventoryStore {
+    /// The store's synchronous reads, for a store whose reads are local and short (SQLite); nil
+    /// (the default) where every read is a round trip to a server (PostgreSQL).
+    public var blockingReads: (any BlockingInventoryReads)? { nil }
+
     /// ``deviceDetail(id:)`` as two reads side by side, for a store whose reads are independent
     /// round trips (PostgreSQL's connection pool); SQLite reads both in one transaction.
     public func deviceDetail(id: DeviceID) async throws -> DeviceDetail? {

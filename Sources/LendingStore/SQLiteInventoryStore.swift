@@ -7,8 +7,8 @@ import Synchronization
 /// ``Lending/InventoryStore``. Open it with ``open(_:)``.
 ///
 /// SQLite never runs on the cooperative pool. Writes use GRDB's async APIs (GRDB's writer
-/// queue); reads run GRDB's synchronous read on the store's own read queue (``read(_:)``), one
-/// thread hop each way: GRDB's async read also hops through its reader pool's queues, which
+/// queue); reads run GRDB's synchronous read on the store's own read threads (``read(_:)``,
+/// ``ReadThreads``), one thread hop each way: GRDB's async read also hops through its reader pool's queues, which
 /// made a point lookup several times slower (docs/benchmarks.md, "Store at scale", measures
 /// both against the same query read synchronously). Every mutation is one
 /// `BEGIN IMMEDIATE` transaction; SQLite's single-writer lock plus the busy timeout serialize
@@ -31,17 +31,19 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func setOutboxRoutes(_ routes: [OutboxRoute]) { self.routes.withLock { $0 = routes } }
 
-    /// Where reads run: concurrent, so reads still run side by side on the pool's readers.
-    private let readQueue = DispatchQueue(label: "roombridge.store.read", attributes: .concurrent)
+    /// Where reads run: several threads, so reads still run side by side on the pool's readers.
+    private let readThreads = ReadThreads.shared
 
-    /// Runs `body` in a read transaction of the pool, on the read queue's threads.
+    /// Runs `body` in a read transaction of the pool, on the read threads.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            readQueue.async { [pool] in
+            readThreads.schedule { [pool] in
                 continuation.resume(with: Result { try pool.read(body) })
             }
         }
     }
+
+    public var blockingReads: (any BlockingInventoryReads)? { SQLiteBlockingReads(pool: pool, threads: readThreads) }
 
     /// Closes the connections (further calls fail). Blocks until running accesses finish;
     /// call it once at shutdown, off the cooperative pool if accesses may be long.
@@ -53,6 +55,18 @@ public final class SQLiteInventoryStore: InventoryStore {
     public func close() throws {
         pool.invalidateReadOnlyConnections()
         try pool.close()
+    }
+}
+
+/// ``SQLiteInventoryStore``'s reads made synchronously on its read threads.
+struct SQLiteBlockingReads: BlockingInventoryReads {
+    let pool: DatabasePool
+    let threads: ReadThreads
+
+    func schedule(_ work: @escaping @Sendable () -> Void) { threads.schedule(work) }
+
+    func deviceDetail(id: DeviceID) throws -> DeviceDetail? {
+        try pool.read { db in try SQLiteInventoryStore.deviceDetail(db, id: id) }
     }
 }
 

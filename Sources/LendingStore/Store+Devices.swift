@@ -106,13 +106,15 @@ extension SQLiteInventoryStore {
         }
     }
 
-    /// One read: the device and its tags from one snapshot, one hop to the read queue.
+    /// One read: the device and its tags from one snapshot, one hop to the read threads.
     public func deviceDetail(id: DeviceID) async throws -> DeviceDetail? {
-        try await read { db in
-            guard let record = try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"),
-                                                arguments: [id]).map(Self.decodeDeviceRecord) else { return nil }
-            return DeviceDetail(record: record, tags: try Self.tagBindings(db, deviceId: id))
-        }
+        try await read { db in try Self.deviceDetail(db, id: id) }
+    }
+
+    static func deviceDetail(_ db: Database, id: DeviceID) throws -> DeviceDetail? {
+        guard let record = try Row.fetchOne(db.cachedStatement(sql: "\(Self.deviceRecordSelect) WHERE d.id = ?"),
+                                            arguments: [id]).map(Self.decodeDeviceRecord) else { return nil }
+        return DeviceDetail(record: record, tags: try Self.tagBindings(db, deviceId: id))
     }
 
     public func devices(_ filter: DeviceFilter, page: PageRequest) async throws -> Page<DeviceRecord> {

@@ -7,7 +7,7 @@ import RoomBridgeAPI
 /// `io.roombridge.Inventory`: create, change, delete, get and list groups, devices, users,
 /// badges and tag bindings; a device's change log. Store errors become the typed errors
 /// declared in ``idl``.
-public struct InventoryInterface: VarlinkInterface {
+public struct InventoryInterface: VarlinkOffloadingInterface {
     public let name = "io.roombridge.Inventory"
     public var interfaceDescription: String { Self.idl }
     /// The interface's description, the contract's text (`RoomBridgeAPI`).
@@ -36,6 +36,22 @@ public struct InventoryInterface: VarlinkInterface {
     }
 
     private func encode<T: Encodable>(_ value: T) throws -> JSONValue { try WireCoding.encode(value) }
+
+    /// `GetDevice` by the store's blocking read on its own thread, where the store has one
+    /// (SQLite): from the socket's event loop to the store's thread and back, through no task.
+    public func offload(_ call: VarlinkCall, context: VarlinkCallContext) -> VarlinkOffload? {
+        guard call.methodName == "GetDevice", let reads = store.blockingReads,
+              let id = call.parameters["id"]?.stringValue else { return nil }
+        let t = now()
+        return VarlinkOffload(schedule: reads.schedule) { [name] in
+            try LendingWireErrors.mapping(name) { try deviceReply(try reads.deviceDetail(id: id), id: id, now: t) }
+        }
+    }
+
+    private func deviceReply(_ detail: DeviceDetail?, id: DeviceID, now t: Date) throws -> [String: JSONValue] {
+        guard let detail else { throw LendingError.noSuchDevice(id) }
+        return ["device": try WireCoding.encode(detail.record, now: t), "tags": try encode(detail.tags)]
+    }
 
     private func answer(_ call: VarlinkCall, _ context: VarlinkCallContext) async throws -> [String: JSONValue] {
         let p = Parameters(call)
@@ -89,8 +105,7 @@ public struct InventoryInterface: VarlinkInterface {
             ]
         case "GetDevice":
             let id = try p.string("id")
-            guard let detail = try await store.deviceDetail(id: id) else { throw LendingError.noSuchDevice(id) }
-            return ["device": try WireCoding.encode(detail.record, now: t), "tags": try encode(detail.tags)]
+            return try deviceReply(try await store.deviceDetail(id: id), id: id, now: t)
         case "ListDevices":
             let filter = DeviceFilter(
                 groupId: try p.optionalString("groupId"),

@@ -77,4 +77,13 @@ enum LendingWireErrors {
             throw varlink(error, interface: interface)
         }
     }
+
+    /// ``mapping(_:_:)`` for synchronous work.
+    static func mapping<T>(_ interface: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as LendingError {
+            throw varlink(error, interface: interface)
+        }
+    }
 }

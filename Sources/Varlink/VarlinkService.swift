@@ -131,6 +131,34 @@ public protocol VarlinkImmediateInterface: VarlinkInterface {
     func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply?
 }
 
+/// A call answered by synchronous work on a thread that may block (a point lookup in a local
+/// database), started by the transport on the thread that read the call: one hop to that thread
+/// and one back, instead of through a task.
+public struct VarlinkOffload: Sendable {
+    /// Runs its argument on a thread that may block: never the cooperative pool or an event loop.
+    public let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
+    /// The reply's parameters; a ``VarlinkError`` thrown answers with it, any other error with
+    /// `InternalError`, as from ``VarlinkInterface/handle(_:context:replies:)``.
+    public let work: @Sendable () throws -> [String: JSONValue]
+
+    public init(schedule: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
+                work: @escaping @Sendable () throws -> [String: JSONValue]) {
+        self.schedule = schedule
+        self.work = work
+    }
+}
+
+/// An interface that can answer some calls by synchronous work off the event loop and off the
+/// cooperative pool (``VarlinkOffload``). Only for calls that change nothing: a transport may
+/// drop the reply of an offloaded call when its connection closes meanwhile, and a shutdown
+/// does not wait for one.
+public protocol VarlinkOffloadingInterface: VarlinkInterface {
+    /// The work that answers `call` (validated, neither `more` nor `oneway`), or nil to send
+    /// the call through ``VarlinkInterface/handle(_:context:replies:)`` as usual. The call's
+    /// answer must be the same either way.
+    func offload(_ call: VarlinkCall, context: VarlinkCallContext) -> VarlinkOffload?
+}
+
 /// A problem with the interfaces given to ``VarlinkService``.
 public enum VarlinkServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidInterfaceDescription(interface: String, VarlinkIDLError)
@@ -298,18 +326,46 @@ public final class VarlinkService: Sendable {
         }
     }
 
-    /// The framed reply (with its NUL) to `message` when its interface can answer it at once
-    /// (``VarlinkImmediateInterface``), else nil: then pass the message to
-    /// ``handle(message:context:send:)``, which also answers every malformed or invalid call.
-    public func immediateReply(to message: [UInt8], context: VarlinkCallContext) -> [UInt8]? {
+    /// How a call is answered without the connection's task.
+    public enum AnswerWithoutTask: Sendable {
+        /// The framed reply (with its NUL), ready now (``VarlinkImmediateInterface``).
+        case now([UInt8])
+        /// Offloaded work (``VarlinkOffloadingInterface``): call it to start the work; its argument
+        /// is called, on the work's thread, with the framed reply.
+        case offloaded(@Sendable (_ done: @escaping @Sendable ([UInt8]) -> Void) -> Void)
+    }
+
+    /// The answer to `message` when its interface can give it at once or by offloaded work, else
+    /// nil: then pass the message to ``handle(message:context:send:)``, which also answers every
+    /// malformed or invalid call. The message is parsed and validated once for both.
+    public func answerWithoutTask(to message: [UInt8], context: VarlinkCallContext) -> AnswerWithoutTask? {
         guard let call = try? VarlinkCall(bytes: message), !call.more, !call.oneway, !call.upgrade,
-              let registered = interfaces[call.interface],
-              let implementation = registered.implementation as? any VarlinkImmediateInterface,
+              let registered = interfaces[call.interface] else { return nil }
+        let immediate = registered.implementation as? any VarlinkImmediateInterface
+        let offloading = registered.implementation as? any VarlinkOffloadingInterface
+        guard immediate != nil || offloading != nil,
               (try? registered.definition.validateCall(method: call.methodName, parameters: call.parameters,
-                                                       allowUnknownFields: allowUnknownParameters)) != nil,
-              let reply = implementation.immediateReply(to: call, context: context), !reply.continues
+                                                       allowUnknownFields: allowUnknownParameters)) != nil
         else { return nil }
-        return reply.framedBytes()
+        if let reply = immediate?.immediateReply(to: call, context: context), !reply.continues {
+            return .now(reply.framedBytes())
+        }
+        guard let offload = offloading?.offload(call, context: context) else { return nil }
+        let unexpected = unexpectedErrorHandler
+        return .offloaded { done in
+            offload.schedule {
+                let reply: VarlinkReply
+                do {
+                    reply = VarlinkReply(parameters: try offload.work())
+                } catch let error as VarlinkError {
+                    reply = VarlinkReply(error)
+                } catch {
+                    unexpected?(call, error)
+                    reply = VarlinkReply(.internalError)
+                }
+                done(reply.framedBytes())
+            }
+        }
     }
 
     /// Runs one call and collects its replies (for tests and in-process use).

@@ -3,11 +3,16 @@ import NIOCore
 import Varlink
 
 /// One server connection on its event loop: frames the messages, answers at once the calls an
-/// interface can answer without waiting (``VarlinkService/immediateReply(to:context:)``, e.g.
+/// interface can answer without waiting (``VarlinkService/answerWithoutTask(to:context:)``, e.g.
 /// `GetState` from its cached serialization: no task, no thread hop), and hands every other
 /// message, in order, to the connection's task.
 ///
-/// Order is kept: a call is answered at once only while the task has nothing in hand, and the
+/// Calls an interface answers by synchronous work off the loop (``VarlinkOffloadingInterface``,
+/// e.g. `GetDevice`'s point lookup) go from here to the work's thread and back, not through the
+/// task.
+///
+/// Order is kept: a call is answered at once or offloaded only while the task has nothing in
+/// hand, the messages read while an offloaded call runs wait until its reply is written, and the
 /// task reports each finished call (``callFinished()``) after its last reply was written. The
 /// handler also keeps the idle and stall timers (a partial message, or replies the client does
 /// not read), and stops reading from the socket while the
@@ -30,6 +35,12 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private let logTimeout: @Sendable (_ reason: String) -> Void
     private var context: ChannelHandlerContext?
     private var queued = 0
+    /// An offloaded call is running (``VarlinkOffloadingInterface``); the
+    /// messages read meanwhile wait in ``held``.
+    private var offloading = false
+    private var held: [[UInt8]] = []
+    /// The client half-closed while an offloaded call ran: stop once it and ``held`` are answered.
+    private var inputEnded = false
     private var readHeldBack = false
     private var closing = false
     /// The idle timer while nothing is buffered, the stall timer once part of a message has
@@ -86,7 +97,6 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
         decoder.append(unwrapInboundIn(data).readableBytesView)
-        var wrote = false
         while !closing {
             let message: [UInt8]?
             do {
@@ -111,27 +121,69 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             }
             guard let message else { break }
             cancelTimer()
-            if queued == 0, context.channel.isWritable,
-               let reply = service.immediateReply(to: message, context: callContext) {
-                context.write(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
-                wrote = true
-            } else {
-                queued += 1
-                toTask.yield(message)
-            }
+            held.append(message)
         }
+        dispatchHeld(context: context)
+        armTimer()
+    }
+
+    /// Answers or hands on the messages read, in order: at once when nothing is in hand
+    /// (immediate replies), by offloaded work when nothing is in hand (the messages after it
+    /// wait here until its reply is written), else through the task.
+    private func dispatchHeld(context: ChannelHandlerContext) {
+        var wrote = false
+        var taken = 0
+        while taken < held.count, !offloading, !closing {
+            let message = held[taken]
+            taken += 1
+            if queued == 0, context.channel.isWritable,
+               let answer = service.answerWithoutTask(to: message, context: callContext) {
+                switch answer {
+                case .now(let reply):
+                    context.write(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
+                    wrote = true
+                case .offloaded(let start):
+                    offloading = true
+                    let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+                    let eventLoop = context.eventLoop
+                    start { reply in
+                        eventLoop.execute { handler.value.offloadFinished(reply) }
+                    }
+                }
+                continue
+            }
+            queued += 1
+            toTask.yield(message)
+        }
+        held.removeFirst(taken)
         if wrote { context.flush() }
+    }
+
+    /// The offloaded call's reply, on the event loop: written, then what waited behind it.
+    private func offloadFinished(_ reply: [UInt8]) {
+        offloading = false
+        guard let context, !closing else { return }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
+        dispatchHeld(context: context)
+        if inputEnded, !offloading {
+            stop()
+            return
+        }
+        resumeReadingIfHeldBack(context: context)
         armTimer()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // The client sent all it will send (half-close): answer what it sent, then close.
-        if let e = event as? ChannelEvent, case .inputClosed = e { stop() }
+        if let e = event as? ChannelEvent, case .inputClosed = e {
+            // An offloaded call and the messages behind it are answered first.
+            if offloading { inputEnded = true } else { stop() }
+        }
         context.fireUserInboundEventTriggered(event)
     }
 
     func read(context: ChannelHandlerContext) {
-        if queued >= Self.maxQueued {
+        if queued + held.count >= Self.maxQueued {
             readHeldBack = true
         } else {
             context.read()
@@ -142,16 +194,20 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func callFinished() {
         queued -= 1
         guard let context, !closing else { return }
-        if readHeldBack, queued < Self.maxQueued {
+        resumeReadingIfHeldBack(context: context)
+        armTimer()
+    }
+
+    private func resumeReadingIfHeldBack(context: ChannelHandlerContext) {
+        if readHeldBack, queued + held.count < Self.maxQueued {
             readHeldBack = false
             context.read()
         }
-        armTimer()
     }
 
     /// While no call runs, one timer watches the connection.
     private func armTimer() {
-        guard let context, !closing, queued == 0 else { return }
+        guard let context, !closing, queued == 0, !offloading, held.isEmpty else { return }
         let stall = decoder.hasPartialMessage
         if let timer, timer.stall == stall || !stall { return }
         cancelTimer()

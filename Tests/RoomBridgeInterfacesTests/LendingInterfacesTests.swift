@@ -37,10 +37,24 @@ import VarlinkNIO
             let (interface, idl): (any VarlinkInterface, VarlinkInterfaceDefinition) =
                 call.interface == inventory.name ? (inventory, inventoryIDL) : (lending, lendingIDL)
             try idl.validateCall(method: call.methodName, parameters: parameters)
+            // A call the interface can also answer by offloaded work (GetDevice) must get the
+            // same answer that way, on the store's thread.
+            var offloaded: Result<[String: JSONValue], any Error>? = nil
+            if let offload = (interface as? any VarlinkOffloadingInterface)?.offload(call, context: context) {
+                offloaded = await withCheckedContinuation { continuation in
+                    offload.schedule { continuation.resume(returning: Result { try offload.work() }) }
+                }
+            }
             let sink = Sink()
             do {
                 try await interface.handle(call, context: context, replies: sink)
+                if let offloaded {
+                    #expect(try offloaded.get() == sink.replies.withLock { $0.first ?? [:] }, "\(method) offloaded")
+                }
             } catch let error as VarlinkError {
+                if let offloaded {
+                    #expect(throws: error, "\(method) offloaded") { try offloaded.get() }
+                }
                 if error.name.hasPrefix(idl.name + ".") {
                     let short = String(error.name.dropFirst(idl.name.count + 1))
                     let declared = try #require(idl.errors[short], "\(error.name) is not declared")
@@ -170,6 +184,9 @@ import VarlinkNIO
         #expect(overdue["rentals"]?.arrayValue?.count == 1)
         let device = try await f.call("io.roombridge.Inventory.GetDevice", ["id": "D-1"])
         #expect(device["device"]?["rental"]?["userId"]?.stringValue == "U-1")
+        let missing = await error { _ = try await f.call("io.roombridge.Inventory.GetDevice", ["id": "D-404"]) }
+        #expect(missing?.name == "io.roombridge.Inventory.NoSuchDevice")
+        #expect(missing?.parameters["deviceId"]?.stringValue == "D-404")
 
         _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1"])
         let notLent = await error { _ = try await f.call("io.roombridge.Lending.Return", ["deviceId": "D-1"]) }

@@ -84,6 +84,76 @@ import Varlink
         }
     }
 
+    @Test func offloadedCallsKeepTheirPlaceInTheOrder() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { path, _ in
+            let raw = try RawClient(path: path)
+            func lookup(_ tag: String, wait: Bool = false) -> [UInt8] {
+                VarlinkCall(method: "org.example.test.Lookup", parameters: ["tag": .string(tag), "wait": .bool(wait)]).framedBytes()
+            }
+            // On an idle connection: offloaded, not through the task.
+            try await raw.send(lookup("a"))
+            #expect(try await raw.readReply().parameters == ["tag": "a", "by": "offload"])
+            // The calls read while an offloaded one runs wait for its reply; then they go the
+            // usual ways, in order.
+            _ = try await raw.send(lookup("b", wait: true)
+                + VarlinkCall(method: "org.example.test.Sleep", parameters: ["ms": 0, "tag": "c"]).framedBytes()
+                + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 1, "b": 1]).framedBytes()
+                + lookup("d"))
+            try await eventually("the offloaded call runs") { probe.entries.contains("offload start b") }
+            probe.openGate()
+            #expect(try await raw.readReply().parameters == ["tag": "b", "by": "offload"])
+            #expect(try await raw.readReply().parameters == ["tag": "c"])
+            #expect(try await raw.readReply().parameters == ["sum": 2])
+            #expect(try await raw.readReply().parameters == ["tag": "d", "by": "task"])
+            #expect(probe.entries == ["offload start a", "offload end a", "offload start b", "offload end b",
+                                      "start c", "end c", "task lookup d"])
+            // Idle again: offloaded again; its errors are the usual replies.
+            try await raw.send(lookup("e"))
+            #expect(try await raw.readReply().parameters == ["tag": "e", "by": "offload"])
+            try await raw.send(VarlinkCall(method: "org.example.test.Lookup", parameters: ["tag": "f", "fail": "varlink"]))
+            let typed = try await raw.readReply()
+            #expect(typed.error == "org.example.test.Custom")
+            #expect(typed.parameters == ["reason": "offloaded"])
+            try await raw.send(VarlinkCall(method: "org.example.test.Lookup", parameters: ["tag": "g", "fail": "swift"]))
+            #expect(try await raw.readReply().error == "org.varlink.service.InternalError")
+            try await raw.send(VarlinkCall(method: "org.example.test.Lookup", parameters: ["tag": 1]))
+            #expect(try await raw.readReply().error == "org.varlink.service.InvalidParameter")
+        }
+    }
+
+    @Test func aClientThatHalfClosesGetsTheOffloadedReplyAndWhatFollows() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { path, _ in
+            let raw = try RawClient(path: path)
+            _ = try await raw.send(
+                VarlinkCall(method: "org.example.test.Lookup", parameters: ["tag": "a", "wait": true]).framedBytes()
+                + VarlinkCall(method: "org.example.test.Add", parameters: ["a": 2, "b": 2]).framedBytes())
+            shutdown(raw.fd, Int32(SHUT_WR))
+            try await eventually("the offloaded call runs") { probe.entries.contains("offload start a") }
+            probe.openGate()
+            #expect(try await raw.readReply().parameters == ["tag": "a", "by": "offload"])
+            #expect(try await raw.readReply().parameters == ["sum": 4])
+            try await raw.waitForClose()
+        }
+    }
+
+    @Test func aClientGoneWhileItsCallIsOffloadedLeavesTheServerServing() async throws {
+        let probe = Probe()
+        try await withServer(probe: probe) { path, server in
+            var raw: RawClient? = try RawClient(path: path)
+            try await raw?.send(VarlinkCall(method: "org.example.test.Lookup", parameters: ["tag": "a", "wait": true]))
+            try await eventually("the offloaded call runs") { probe.entries.contains("offload start a") }
+            raw = nil  // closes the socket
+            probe.openGate()
+            try await eventually("the server has no connection left") { server.connectionCount == 0 }
+            #expect(probe.entries.contains("offload end a"))
+            let next = try RawClient(path: path)
+            try await next.send(VarlinkCall(method: "org.example.test.Lookup", parameters: ["tag": "b"]))
+            #expect(try await next.readReply().parameters == ["tag": "b", "by": "offload"])
+        }
+    }
+
     @Test func halfClosedClientGetsItsReplies() async throws {
         try await withServer { path, _ in
             let raw = try RawClient(path: path)

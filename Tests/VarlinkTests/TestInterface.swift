@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import Varlink
 
@@ -35,13 +36,18 @@ final class Probe: Sendable {
         }
         for c in waiting { c.resume() }
     }
+
+    /// Offloaded `Lookup` calls with `wait` block their thread here until ``openGate()``.
+    let gate = DispatchSemaphore(value: 0)
+    func openGate() { gate.signal() }
 }
 
 struct TestFailure: Error {}
 
 /// A realistic interface exercising nested types, enums, optionals, maps and streaming;
-/// `Add` is answered at once (``VarlinkImmediateInterface``) when the transport can.
-struct TestInterface: VarlinkImmediateInterface {
+/// `Add` is answered at once (``VarlinkImmediateInterface``) and `Lookup` by offloaded work
+/// (``VarlinkOffloadingInterface``) when the transport can.
+struct TestInterface: VarlinkImmediateInterface, VarlinkOffloadingInterface {
     let probe: Probe
 
     var name: String { "org.example.test" }
@@ -72,6 +78,10 @@ struct TestInterface: VarlinkImmediateInterface {
         method Echo(person: Person, note: ?string) -> (person: Person, note: ?string)
 
         method Add(a: int, b: int) -> (sum: int)
+
+        # Answered by blocking work on another thread when the connection is idle, else by the
+        # task; `by` says which. With `wait`, the work waits for the test's gate.
+        method Lookup(tag: string, wait: ?bool, fail: ?(varlink, swift)) -> (tag: string, by: string)
 
         # Replies n times (with 'more'), each with the optional payload.
         method Count(n: int, payload: ?string) -> (i: int, payload: ?string)
@@ -104,9 +114,29 @@ struct TestInterface: VarlinkImmediateInterface {
         return VarlinkReply(encodedParameters: JSONValue.object(["sum": .int(a + b)]).serializedBytes())
     }
 
+    func offload(_ call: VarlinkCall, context: VarlinkCallContext) -> VarlinkOffload? {
+        guard call.methodName == "Lookup", let tag = call.parameters["tag"]?.stringValue else { return nil }
+        let wait = call.parameters["wait"]?.boolValue ?? false
+        let fail = call.parameters["fail"]?.stringValue
+        return VarlinkOffload(schedule: { work in DispatchQueue.global().async(execute: work) }) { [probe] in
+            probe.record("offload start \(tag)")
+            if wait { probe.gate.wait() }
+            probe.record("offload end \(tag)")
+            switch fail {
+            case "varlink": throw VarlinkError("org.example.test.Custom", parameters: ["reason": "offloaded"])
+            case "swift": throw TestFailure()
+            default: return ["tag": .string(tag), "by": "offload"]
+            }
+        }
+    }
+
     func handle(_ call: VarlinkCall, context: VarlinkCallContext, replies: any VarlinkReplySink) async throws {
         let p = call.parameters
         switch call.methodName {
+        case "Lookup":
+            let tag = p["tag"]!.stringValue!
+            probe.record("task lookup \(tag)")
+            try await replies.reply(["tag": .string(tag), "by": "task"])
         case "Echo":
             var out: [String: JSONValue] = ["person": p["person"]!]
             if let note = p["note"], !note.isNull { out["note"] = note }
