@@ -312,7 +312,7 @@ public protocol InventoryStore: Sendable {
 /// threads to make them on (``InventoryStore/blockingReads``): a client's point lookup then
 /// goes from the socket's event loop to the store's thread and back, and through no task.
 public protocol BlockingInventoryReads: Sendable {
-    /// Runs `work` on one of the store's read threads (never the cooperative pool or an event loop).
+    /// Runs `work` on the store's read threads (never the cooperative pool or an event loop).
     func schedule(_ work: @escaping @Sendable () -> Void)
     /// ``InventoryStore/deviceDetail(id:)``, blocking; call it only from ``schedule(_:)``'s work.
     func deviceDetail(id: DeviceID) throws -> DeviceDetail?

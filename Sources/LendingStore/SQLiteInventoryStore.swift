@@ -7,8 +7,8 @@ import Synchronization
 /// ``Lending/InventoryStore``. Open it with ``open(_:)``.
 ///
 /// SQLite never runs on the cooperative pool. Writes use GRDB's async APIs (GRDB's writer
-/// queue); reads run GRDB's synchronous read on the store's own read threads (``read(_:)``,
-/// ``ReadThreads``), one thread hop each way: GRDB's async read also hops through its reader pool's queues, which
+/// queue); reads run GRDB's synchronous read on the store's own read queue (``read(_:)``), one
+/// thread hop each way: GRDB's async read also hops through its reader pool's queues, which
 /// made a point lookup several times slower (docs/benchmarks.md, "Store at scale", measures
 /// both against the same query read synchronously). Every mutation is one
 /// `BEGIN IMMEDIATE` transaction; SQLite's single-writer lock plus the busy timeout serialize
@@ -31,19 +31,23 @@ public final class SQLiteInventoryStore: InventoryStore {
 
     public func setOutboxRoutes(_ routes: [OutboxRoute]) { self.routes.withLock { $0 = routes } }
 
-    /// Where reads run: several threads, so reads still run side by side on the pool's readers.
-    private let readThreads = ReadThreads.shared
+    /// Where reads run: concurrent, so reads still run side by side on the pool's readers. A
+    /// libdispatch queue, not threads of our own: the worker that ran a read resumes the awaiting
+    /// task itself, so the pool pays no wake-up (four threads of our own, the one idle last taking
+    /// the next read, were measured: the store's lookup 94–117 µs against 57 here, since each
+    /// resume then woke a pool thread; GetDevice, offloaded, no faster beyond the VM's noise).
+    private let readQueue = DispatchQueue(label: "roombridge.store.read", attributes: .concurrent)
 
-    /// Runs `body` in a read transaction of the pool, on the read threads.
+    /// Runs `body` in a read transaction of the pool, on the read queue's threads.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            readThreads.schedule { [pool] in
+            readQueue.async { [pool] in
                 continuation.resume(with: Result { try pool.read(body) })
             }
         }
     }
 
-    public var blockingReads: (any BlockingInventoryReads)? { SQLiteBlockingReads(pool: pool, threads: readThreads) }
+    public var blockingReads: (any BlockingInventoryReads)? { SQLiteBlockingReads(pool: pool, queue: readQueue) }
 
     /// Closes the connections (further calls fail). Blocks until running accesses finish;
     /// call it once at shutdown, off the cooperative pool if accesses may be long.
@@ -58,12 +62,12 @@ public final class SQLiteInventoryStore: InventoryStore {
     }
 }
 
-/// ``SQLiteInventoryStore``'s reads made synchronously on its read threads.
+/// ``SQLiteInventoryStore``'s reads made synchronously on its read queue.
 struct SQLiteBlockingReads: BlockingInventoryReads {
     let pool: DatabasePool
-    let threads: ReadThreads
+    let queue: DispatchQueue
 
-    func schedule(_ work: @escaping @Sendable () -> Void) { threads.schedule(work) }
+    func schedule(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
 
     func deviceDetail(id: DeviceID) throws -> DeviceDetail? {
         try pool.read { db in try SQLiteInventoryStore.deviceDetail(db, id: id) }

@@ -106,7 +106,7 @@ extension SQLiteInventoryStore {
         }
     }
 
-    /// One read: the device and its tags from one snapshot, one hop to the read threads.
+    /// One read: the device and its tags from one snapshot, one hop to the read queue.
     public func deviceDetail(id: DeviceID) async throws -> DeviceDetail? {
         try await read { db in try Self.deviceDetail(db, id: id) }
     }
